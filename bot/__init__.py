@@ -1,0 +1,1 @@
+"""Slack surface of RED Searcher (issue 5)."""

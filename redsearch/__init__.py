@@ -1,0 +1,1 @@
+"""The redsearch command line."""

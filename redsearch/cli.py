@@ -1,0 +1,67 @@
+"""`redsearch`: research from the terminal. Progress goes to stderr, the report to stdout.
+
+A run failure (bad question, missing corpus, unreachable model) is one line and exit 2,
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import sys
+from collections.abc import Sequence
+
+from redsearch.research import ResearchRequest, run_research
+from research_core.errors import RunError
+
+SAMPLE_QUESTION = (
+    "How did European residential heat pump sales and prices move between November 2025 "
+    "and October 2026, and why?"
+)
+
+
+def _date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from exc
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="redsearch", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    research = commands.add_parser("research", help="research a question from the terminal")
+    research.add_argument("question", help="the question (in quotes)")
+    research.add_argument("--corpus", help="folder of markdown documents (default: the sample)")
+    research.add_argument("--as-of", type=_date, help="the run's 'as of' date (default: today)")
+    research.add_argument("--json", dest="json_path", help="also write the result as JSON here")
+    research.add_argument("--quiet", action="store_true", help="no progress lines")
+    sample = commands.add_parser("sample", help="research the sample question on the sample corpus")
+    sample.add_argument("--json", dest="json_path", help="also write the result as JSON here")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    request = _request(args)
+    try:
+        return asyncio.run(run_research(request))
+    except RunError as exc:
+        print(f"redsearch: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("redsearch: interrupted", file=sys.stderr)
+        return 130
+
+
+def _request(args: argparse.Namespace) -> ResearchRequest:
+    if args.command == "sample":
+        return ResearchRequest(question=SAMPLE_QUESTION, corpus=None,
+                               as_of=dt.date(2026, 10, 31), json_path=args.json_path)
+    return ResearchRequest(question=args.question, corpus=args.corpus, as_of=args.as_of,
+                           json_path=args.json_path, quiet=args.quiet)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

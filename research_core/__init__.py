@@ -1,0 +1,1 @@
+"""RED Searcher research engine: the hierarchical, evidence-driven research loop."""

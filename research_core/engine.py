@@ -1,0 +1,213 @@
+"""The REDSearcher loop: greedy goal-tree research with scored evidence, bounded memory,
+periodic reflection, and one report at the end (DESIGN.md §2)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from research_core import executor, planner, reporter
+from research_core.errors import InvalidQuestion
+from research_core.evidence import Evidence, combined_score, credibility, recency
+from research_core.gateway import Gateway
+from research_core.goal_tree import Node
+from research_core.protocols import ModelTier, Publisher, SearchBackend, SearchHit
+from research_core.reflection import reflect_and_correct
+from research_core.reporter import Report
+from research_core.schemas import HitScore
+from research_core.search import HitCache, QueryResult, SearchTool
+from research_core.settings import Settings
+from research_core.state import QueryRecord, RunState
+
+
+class Checkpointer(Protocol):
+    """Where a run's state is saved after every step (the store)."""
+
+    async def save_checkpoint(self, state: RunState) -> None: ...
+
+    async def save_report(self, run_id: str, report: Report) -> None: ...
+
+
+def validate_question(question: str, max_chars: int) -> str:
+    cleaned = question.strip()
+    if not cleaned:
+        raise InvalidQuestion("the question is empty")
+    if len(cleaned) > max_chars:
+        raise InvalidQuestion(f"the question has {len(cleaned)} characters; "
+                              f"the limit is {max_chars}")
+    return cleaned
+
+
+@dataclass
+class Engine:
+    settings: Settings
+    tiers: Mapping[str, ModelTier]
+    backend: SearchBackend
+    store: Checkpointer
+    cache: HitCache
+    publisher: Publisher | None = None
+
+    async def run(self, state: RunState) -> Report:
+        """Research until no node is open or the step limit is reached, then report."""
+        research = _Research(self, state)
+        return await research.run()
+
+
+class _Research:
+    """One run's loop, over its state."""
+
+    def __init__(self, engine: Engine, state: RunState) -> None:
+        self.e = engine
+        self.s = state
+        self.cfg = engine.settings.engine
+        self.gw = Gateway(engine.tiers, state.ledger, state.log, self.cfg.json_max_tokens)
+        self.search = SearchTool(engine.backend, engine.cache, self.cfg, state.log)
+
+    async def run(self) -> Report:
+        self.s.log.emit("start", f"run {self.s.run_id}: {self.s.question!r} as of "
+                        f"{self.s.as_of}", run_id=self.s.run_id)
+        while self.s.step < self.cfg.max_steps:
+            node = self.s.tree.next_open()
+            if node is None:
+                break
+            await self._step(node)
+        if self.s.step >= self.cfg.max_steps:
+            self.s.log.emit("limit", f"step limit {self.cfg.max_steps} reached; reporting")
+        await self._close_working_memory()
+        return await self._report()
+
+    async def _step(self, node: Node) -> None:
+        self.s.step += 1
+        self.s.log.step = self.s.step
+        if node.id != self.s.working.node_id:
+            await self._switch_to(node)
+        if self._should_expand(node):
+            await self._expand(node)
+        else:
+            await self._research_round(node)
+        if self.s.step % self.cfg.reflect_every_steps == 0:
+            await reflect_and_correct(self.gw, self.s, node)
+        self.s.tree.settle_parents()
+        await self.e.store.save_checkpoint(self.s)
+
+    def _should_expand(self, node: Node) -> bool:
+        if node.depth == 0:
+            return True
+        thin = len(self.s.kept_for({node.id})) < self.cfg.evidence_per_done_node
+        return thin and node.rounds >= self.cfg.rounds_per_node and node.depth < self.cfg.max_depth
+
+    async def _switch_to(self, node: Node) -> None:
+        """Sub-question switch: rewrite the previous one's working memory into a summary."""
+        await self._close_working_memory()
+        self.s.working.reset(node.id)
+        self.s.log.emit("focus", f"{node.id} (value {node.value:.2f}): {node.question}",
+                        node=node.id)
+        if self.e.publisher and node.depth > 0:
+            await self.e.publisher.progress(self.s.run_id, f"Checking: {node.question}")
+
+    async def _close_working_memory(self) -> None:
+        wm = self.s.working
+        if wm.node_id is None or not wm.items:
+            return
+        node = self.s.tree.nodes[wm.node_id]
+        previous = self.s.summaries.get(node.id)
+        summary = await executor.summarise(self.gw, node.id, node.question, wm.items, previous)
+        self.s.summaries[node.id] = summary
+        how = "lossless fallback" if summary.lossless_fallback else "model summary"
+        self.s.log.emit("memory", f"{node.id}: {len(wm.items)} items → summary v"
+                        f"{summary.version} ({how})", node=node.id)
+        wm.items = []
+
+    async def _expand(self, node: Node) -> None:
+        known = "; ".join(s.conclusion[:120] for s in list(self.s.summaries.values())[-4:])
+        subs = await planner.decompose(self.gw, self.s.question, node, known,
+                                       self.cfg.max_children)
+        children = [self.s.tree.add_child(node.id, s.question, s.value) for s in subs]
+        listing = ", ".join(f"{c.id} ({c.value:.2f}) {c.question!r}" for c in children)
+        self.s.log.emit("expand", f"{node.id} → {listing}", node=node.id)
+
+    async def _research_round(self, node: Node) -> None:
+        plan = await planner.plan_queries(self.gw, node, self.s.sent_queries(), self.s.as_of,
+                                          self.cfg.query_variants)
+        window = planner.time_range(plan, self.s.as_of, self.cfg.lookback_days)
+        results = await self.search.batch(plan.queries, window)
+        hits = self._new_hits(node, results)
+        node.rounds += 1
+        if hits:
+            scores = await executor.score_hits(self.gw, node.question, [h for _, h in hits])
+            await self._admit(node, hits, scores)
+        self._settle(node)
+
+    def _new_hits(self, node: Node, results: list[QueryResult]) -> list[tuple[str, SearchHit]]:
+        """Hits not yet judged for this node, each with the id of the query that found it."""
+        seen = self.s.judged_sources(node.id)
+        fresh: list[tuple[str, SearchHit]] = []
+        for result in results:
+            qid = f"Q{len(self.s.queries) + 1}"
+            self.s.queries.append(QueryRecord(
+                qid, node.id, self.s.step, result.query, result.time_range, result.from_cache,
+                [h.source_id for h in result.hits]))
+            for hit in result.hits:
+                if hit.source_id not in seen:
+                    seen.add(hit.source_id)
+                    fresh.append((qid, hit))
+        return fresh
+
+    async def _admit(self, node: Node, hits: list[tuple[str, SearchHit]],
+                     scores: list[HitScore]) -> None:
+        for (qid, hit), score in zip(hits, scores, strict=True):
+            item = self._evidence(node, qid, hit, score)
+            self.s.evidence.append(item)
+            if not item.kept:
+                self.s.log.emit("discard", f"{item.id} {hit.source_id}: {item.discarded_reason}",
+                                evidence=item.id, score=item.score)
+                continue
+            if self.s.working.full:
+                self.s.log.emit("memory", f"working memory at its cap of {self.s.working.cap}")
+                await self._close_working_memory()
+            self.s.working.add(item)
+            self.s.log.emit("keep", f"{item.id} {hit.source_id}: score {item.score:.2f} "
+                            f"(rel {item.relevance:.2f}) {item.reason[:80]}", evidence=item.id)
+
+    def _evidence(self, node: Node, qid: str, hit: SearchHit, score: HitScore) -> Evidence:
+        cred = credibility(hit.source_type)
+        rec = recency(hit.published, self.s.as_of, self.cfg)
+        total = combined_score(score.relevance, cred, rec, self.cfg)
+        kept = total >= self.cfg.evidence_threshold
+        why = "" if kept else (f"score {total:.2f} < {self.cfg.evidence_threshold} (rel "
+                               f"{score.relevance:.2f}, cred {cred:.2f}, rec {rec:.2f})")
+        return Evidence(
+            id=f"E{len(self.s.evidence) + 1}", node_id=node.id, query_id=qid,
+            source_id=hit.source_id, title=hit.title, url=hit.url, published=hit.published,
+            source_type=hit.source_type, publisher=hit.publisher, text=hit.snippet,
+            relevance=score.relevance, credibility=cred, recency=rec, score=total,
+            reason=score.reason, kept=kept, discarded_reason=why,
+        )
+
+    def _settle(self, node: Node) -> None:
+        have = len(self.s.kept_for({node.id}))
+        if have >= self.cfg.evidence_per_done_node:
+            node.status = "done"
+            self.s.log.emit("done", f"{node.id}: {have} reliable items", node=node.id)
+        elif node.rounds >= self.cfg.rounds_per_node and node.depth >= self.cfg.max_depth:
+            node.status = "insufficient"
+            self.s.log.emit("thin", f"{node.id}: insufficient evidence after {node.rounds} "
+                            "rounds", node=node.id)
+        elif node.rounds >= self.cfg.rounds_per_node:
+            self.s.log.emit("thin", f"{node.id}: only {have} reliable items; will split deeper",
+                            node=node.id)
+
+    async def _report(self) -> Report:
+        kept = self.s.kept()
+        summaries = list(self.s.summaries.values())
+        report = await reporter.write_report(
+            self.gw, self.s.question, self.s.as_of, summaries, kept,
+            (self.cfg.report_max_sources, self.cfg.report_max_tokens),
+        )
+        self.s.status = "finished"
+        self.s.log.emit("report", f"{len(report.cited)} of {len(report.sources)} sources cited"
+                        + (" (assembled from evidence)" if report.fallback else ""))
+        await self.e.store.save_checkpoint(self.s)
+        await self.e.store.save_report(self.s.run_id, report)
+        return report

@@ -1,0 +1,140 @@
+"""A model tier behind any OpenAI-compatible endpoint, through the official `openai` client.
+
+The client itself retries 408/409/429/5xx and connection errors (honouring Retry-After)
+up to `max_retries` times; what is still failing after that becomes `ModelUnavailable`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+import openai
+from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
+from openai.types.chat.completion_create_params import ResponseFormat
+
+from research_core.errors import ModelUnavailable
+from research_core.protocols import Completion, Message
+from research_core.settings import TierSettings
+
+UNUSED_KEY = "unused"
+
+# Failures the caller cannot fix by retrying the same request with other content.
+_UNAVAILABLE: tuple[type[openai.OpenAIError], ...] = (
+    openai.APIConnectionError,  # includes APITimeoutError
+    openai.AuthenticationError,
+    openai.PermissionDeniedError,
+    openai.RateLimitError,
+    openai.NotFoundError,
+    openai.InternalServerError,
+)
+
+
+def endpoint_host(base_url: str | None) -> str:
+    """host[:port] of a base URL, without any user:password part."""
+    if not base_url:
+        return ""
+    parts = urlsplit(base_url)
+    host = parts.hostname or base_url
+    return f"{host}:{parts.port}" if parts.port else host
+
+
+class OpenAITier:
+    """`ModelTier` over `openai.AsyncOpenAI`. Call `aclose()` when done with it."""
+
+    def __init__(self, settings: TierSettings, *, name: str = "model") -> None:
+        if not settings.base_url:
+            raise ValueError("OpenAITier needs TierSettings.base_url")
+        self._name = name
+        self._model = settings.model
+        self._host = endpoint_host(settings.base_url)
+        self._key = str(settings.api_key)
+        self._client = openai.AsyncOpenAI(
+            base_url=settings.base_url,
+            api_key=self._key or UNUSED_KEY,
+            timeout=settings.timeout_s,
+            max_retries=settings.max_retries,
+        )
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def host(self) -> str:
+        return self._host
+
+    def __repr__(self) -> str:
+        return f"OpenAITier(name={self._name!r}, model={self._model!r}, host={self._host!r})"
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        schema: dict[str, Any] | None,
+        schema_name: str,
+        max_tokens: int,
+    ) -> Completion:
+        try:
+            response = await self._create(messages, schema, schema_name, max_tokens)
+        except _UNAVAILABLE as exc:
+            raise ModelUnavailable(self._unavailable_message(exc)) from exc
+        return self._to_completion(response)
+
+    async def _create(
+        self,
+        messages: list[Message],
+        schema: dict[str, Any] | None,
+        schema_name: str,
+        max_tokens: int,
+    ) -> ChatCompletion:
+        params = [_message_param(m) for m in messages]
+        if schema is None:
+            return await self._client.chat.completions.create(
+                model=self._model, messages=params, max_tokens=max_tokens, temperature=0
+            )
+        return await self._client.chat.completions.create(
+            model=self._model,
+            messages=params,
+            max_tokens=max_tokens,
+            temperature=0,
+            response_format=_json_schema_format(schema, schema_name),
+        )
+
+    def _to_completion(self, response: ChatCompletion) -> Completion:
+        text = (response.choices[0].message.content or "") if response.choices else ""
+        usage = response.usage
+        return Completion(
+            text=text,
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            model=response.model or self._model,
+        )
+
+    def _unavailable_message(self, exc: openai.OpenAIError) -> str:
+        """One line naming tier, model and host; the API key is never part of it."""
+        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+        if self._key:
+            reason = reason.replace(self._key, "***")
+        return (
+            f"{self._name} model {self._model!r} at {self._host} is unavailable: "
+            f"{type(exc).__name__}: {reason}"
+        )
+
+
+def _message_param(message: Message) -> ChatCompletionMessageParam:
+    if message.role == "system":
+        return {"role": "system", "content": message.content}
+    if message.role == "assistant":
+        return {"role": "assistant", "content": message.content}
+    return {"role": "user", "content": message.content}
+
+
+def _json_schema_format(schema: dict[str, Any], name: str) -> ResponseFormat:
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": name, "schema": schema, "strict": False},
+    }

@@ -1,0 +1,113 @@
+"""The planner tier's decisions: splitting a node, writing query variants, reflecting."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from research_core.evidence import Evidence
+from research_core.gateway import Gateway
+from research_core.goal_tree import Node
+from research_core.prompts import render
+from research_core.protocols import TimeRange
+from research_core.schemas import Decomposition, QueryPlan, ReflectionOut, SubQuestion
+from research_core.terms import terms
+
+_CONJUNCTION = re.compile(r"\s*(?:,?\s+and\s+|;|，|；|、|以及|和)\s*", re.I)
+
+
+async def decompose(gw: Gateway, goal: str, node: Node, known: str,
+                    max_children: int) -> list[SubQuestion]:
+    """Sub-questions for `node`, most valuable first."""
+    messages = render("decompose", goal=goal, question=node.question,
+                      known=known or "nothing yet", max_children=max_children)
+
+    def check(out: Decomposition) -> str | None:
+        return _duplicate_problem(node.question, [s.question for s in out.subquestions])
+
+    out = await gw.structured("planner", "decompose", messages, Decomposition,
+                              lambda: Decomposition(subquestions=split_fallback(node.question)),
+                              check)
+    ranked = sorted(out.subquestions, key=lambda s: -s.value)
+    return ranked[:max_children]
+
+
+def split_fallback(question: str) -> list[SubQuestion]:
+    """Split at conjunctions; when there are none, ask for figures and for causes."""
+    parts = [p.strip(" ?？。") for p in _CONJUNCTION.split(question) if len(p.strip()) >= 8]
+    if len(parts) >= 2:
+        return [SubQuestion(question=p, value=round(0.9 - 0.1 * i, 2))
+                for i, p in enumerate(parts)]
+    core = question.strip(" ?？。")
+    return [
+        SubQuestion(question=f"{core}: latest figures and dates", value=0.9),
+        SubQuestion(question=f"{core}: causes and explanations", value=0.7),
+    ]
+
+
+def _duplicate_problem(parent: str, questions: list[str]) -> str | None:
+    lowered = [q.strip().lower() for q in questions]
+    if len(set(lowered)) != len(lowered):
+        return "two sub-questions are the same; make each one distinct"
+    if parent.strip().lower() in lowered:
+        return "a sub-question repeats the question itself; split it into narrower parts"
+    return None
+
+
+async def plan_queries(gw: Gateway, node: Node, sent: list[str], as_of: dt.date,
+                       variants: int) -> QueryPlan:
+    """Up to `variants` distinct queries for the node, with an optional narrower date range."""
+    messages = render("plan_query", question=node.question, as_of=as_of.isoformat(),
+                      variants=variants, sent="; ".join(sent[-6:]) or "none")
+
+    def check(plan: QueryPlan) -> str | None:
+        return _range_problem(plan, as_of)
+
+    plan = await gw.structured("planner", "plan_query", messages, QueryPlan,
+                               lambda: query_fallback(node.question), check)
+    unique = list(dict.fromkeys(q.strip() for q in plan.queries))
+    return plan.model_copy(update={"queries": unique[:variants]})
+
+
+def query_fallback(question: str) -> QueryPlan:
+    """The question itself, and its content words as a keyword query."""
+    keywords = " ".join(terms(question)[:8])
+    queries = [question[:200]] + ([keywords] if keywords and keywords != question else [])
+    return QueryPlan(queries=queries)
+
+
+def _range_problem(plan: QueryPlan, as_of: dt.date) -> str | None:
+    if plan.until and dt.date.fromisoformat(plan.until) > as_of:
+        return f"until {plan.until} is after the as-of date {as_of}"
+    if plan.since and plan.until and plan.since > plan.until:
+        return f"since {plan.since} is after until {plan.until}"
+    return None
+
+
+def time_range(plan: QueryPlan, as_of: dt.date, lookback_days: int | None) -> TimeRange:
+    """The range sent to the backend: never past the as-of date."""
+    default_since = as_of - dt.timedelta(days=lookback_days) if lookback_days else None
+    since = dt.date.fromisoformat(plan.since) if plan.since else default_since
+    until = dt.date.fromisoformat(plan.until) if plan.until else as_of
+    return TimeRange(since=since, until=min(until, as_of))
+
+
+async def reflect(gw: Gateway, goal: str, current: Node, open_nodes: list[Node],
+                  evidence: list[Evidence]) -> ReflectionOut:
+    """The three questions of DESIGN §2, about the evidence gathered so far."""
+    shown = evidence[-12:]
+    messages = render(
+        "reflect", goal=goal, current=current.question,
+        open="; ".join(n.question for n in open_nodes[:6]) or "none",
+        evidence="\n".join(e.line() for e in shown) or "no evidence yet",
+    )
+    known = {e.id for e in shown}
+
+    def check(out: ReflectionOut) -> str | None:
+        unknown = [i for i in out.off_goal if i not in known]
+        return f"unknown evidence ids {unknown}; use ids from the list" if unknown else None
+
+    return await gw.structured(
+        "planner", "reflect", messages, ReflectionOut,
+        lambda: ReflectionOut(answers_goal=bool(evidence), drifted=False), check,
+    )

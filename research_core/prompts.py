@@ -1,0 +1,33 @@
+"""Loads the prompts (data, in prompts.yaml) and renders them into chat messages."""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from string import Template
+from typing import Any
+
+import yaml
+
+from research_core.protocols import Message
+
+
+@cache
+def _prompts() -> dict[str, Any]:
+    text = resources.files("research_core").joinpath("prompts.yaml").read_text("utf-8")
+    loaded: dict[str, Any] = yaml.safe_load(text)
+    return loaded
+
+
+def render(key: str, **variables: object) -> list[Message]:
+    """The system and user messages of one prompt, with its variables filled in."""
+    spec = _prompts()[key]
+    values = {"data_rule": _prompts()["data_rule"], **{k: str(v) for k, v in variables.items()}}
+    return [
+        Message("system", Template(spec["system"]).substitute(values)),
+        Message("user", Template(spec["user"]).substitute(values)),
+    ]
+
+
+def retry_message(error: str) -> Message:
+    return Message("user", Template(_prompts()["retry"]).substitute(error=error))

@@ -1,0 +1,101 @@
+"""The seams of the engine: small Protocols for the outside world and the values they exchange.
+
+`research_core` talks to models, search services, channels and storage only through these.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+Role = Literal["system", "user", "assistant"]
+TierName = Literal["planner", "executor", "reporter"]
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What one model call returned, with the token counts the provider reported."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    model: str
+
+
+class ModelTier(Protocol):
+    """One model behind one tier. `schema` asks for JSON matching a JSON schema."""
+
+    @property
+    def model(self) -> str: ...
+
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        schema: dict[str, Any] | None,
+        schema_name: str,
+        max_tokens: int,
+    ) -> Completion: ...
+
+
+@dataclass(frozen=True)
+class TimeRange:
+    """Inclusive publish-date range; either end may be open."""
+
+    since: dt.date | None = None
+    until: dt.date | None = None
+
+    def key(self) -> str:
+        return f"{self.since or ''}..{self.until or ''}"
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One search result in the engine's common shape."""
+
+    source_id: str
+    title: str
+    snippet: str
+    url: str
+    published: dt.date | None
+    source_type: str
+    publisher: str = ""
+    lang: str = ""
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    time_range: TimeRange = field(default_factory=TimeRange)
+    lang: str | None = None
+    limit: int = 8
+
+
+class SearchBackend(Protocol):
+    """A search service. It applies the time range itself (never filtered afterwards)."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def search(self, request: SearchRequest) -> list[SearchHit]: ...
+
+    async def read_body(self, source_id: str) -> str | None:
+        """Full text of a result, or None when the backend cannot read it."""
+        ...
+
+
+class Publisher(Protocol):
+    """Where a run speaks to people: short progress notes, and sourced answer parts."""
+
+    async def progress(self, run_id: str, text: str) -> None: ...
+
+    async def answer_part(
+        self, run_id: str, part_key: str, text: str, sources: list[str], replaces: str | None = None
+    ) -> None: ...

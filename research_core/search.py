@@ -1,0 +1,78 @@
+"""The search tool: query variants sent as one batch, truncated hits, and a response cache."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from research_core.protocols import SearchBackend, SearchHit, SearchRequest, TimeRange
+from research_core.runlog import RunLog
+from research_core.settings import EngineSettings
+
+
+class HitCache(Protocol):
+    """Stored search responses, keyed by backend + normalised query + time range."""
+
+    async def cache_get(self, key: str, ttl_s: int) -> list[SearchHit] | None: ...
+
+    async def cache_put(self, key: str, hits: list[SearchHit]) -> None: ...
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    query: str
+    hits: list[SearchHit]
+    from_cache: bool
+    time_range: TimeRange
+
+
+def normalise(query: str) -> str:
+    return re.sub(r"\s+", " ", query.strip().lower()).strip(" ?？。.!！")
+
+
+def cache_key(backend: str, query: str, time_range: TimeRange) -> str:
+    raw = f"{backend}\n{normalise(query)}\n{time_range.key()}"
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def truncate(hit: SearchHit, chars: int) -> SearchHit:
+    """Title + the first `chars` characters of the snippet + date + url."""
+    snippet = " ".join(hit.snippet.split())
+    return replace(hit, snippet=snippet[:chars])
+
+
+@dataclass
+class SearchTool:
+    backend: SearchBackend
+    cache: HitCache
+    cfg: EngineSettings
+    log: RunLog
+
+    async def batch(self, queries: list[str], time_range: TimeRange) -> list[QueryResult]:
+        """All variants at once, at most `search_concurrency` in flight."""
+        gate = asyncio.Semaphore(self.cfg.search_concurrency)
+
+        async def one(query: str) -> QueryResult:
+            async with gate:
+                return await self._search(query, time_range)
+
+        return list(await asyncio.gather(*(one(q) for q in queries)))
+
+    async def _search(self, query: str, time_range: TimeRange) -> QueryResult:
+        key = cache_key(self.backend.name, query, time_range)
+        cached = await self.cache.cache_get(key, self.cfg.cache_ttl_s)
+        if cached is not None:
+            self.log.emit("cache-hit", f"{query!r} served from cache ({len(cached)} hits)",
+                          query=query)
+            return QueryResult(query, cached, True, time_range)
+        request = SearchRequest(query=query, time_range=time_range,
+                                limit=self.cfg.hits_per_query)
+        raw = await self.backend.search(request)
+        hits = [truncate(h, self.cfg.snippet_chars) for h in raw]
+        await self.cache.cache_put(key, hits)
+        self.log.emit("search", f"{self.backend.name}: {query!r} range {time_range.key()} → "
+                      f"{len(hits)} hits", query=query, hits=len(hits))
+        return QueryResult(query, hits, False, time_range)

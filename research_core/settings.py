@@ -1,0 +1,155 @@
+"""The one settings object. Only `Settings.from_env` reads the environment.
+
+Every tier is one setting away from a real model:
+  RED_<TIER>_MODEL     "bundled" (default), a path ending in .gguf, or a model name
+  RED_<TIER>_BASE_URL  an OpenAI-compatible base URL; when set, the tier uses it
+  RED_<TIER>_API_KEY   the key for that endpoint (never logged)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from research_core.errors import SettingsError
+
+TIERS = ("planner", "executor", "reporter")
+BUNDLED = "bundled"
+
+
+class Secret(str):
+    """A string that never shows itself in repr or logs."""
+
+    def __repr__(self) -> str:
+        return "Secret('***')" if self else "Secret('')"
+
+
+@dataclass(frozen=True)
+class TierSettings:
+    model: str = BUNDLED
+    base_url: str | None = None
+    api_key: Secret = field(default_factory=lambda: Secret(""))
+    price_in_per_mtok: float = 0.0
+    price_out_per_mtok: float = 0.0
+    timeout_s: float = 120.0
+    max_retries: int = 3
+
+    @property
+    def kind(self) -> str:
+        if self.base_url:
+            return "openai"
+        return "gguf"
+
+    @property
+    def gguf_path(self) -> str | None:
+        return None if self.base_url or self.model == BUNDLED else self.model
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """The research loop's knobs, with seed 000's defaults."""
+
+    query_variants: int = 3
+    search_concurrency: int = 3
+    snippet_chars: int = 200
+    hits_per_query: int = 5
+    cache_ttl_s: int = 86_400
+    weight_relevance: float = 0.6
+    weight_credibility: float = 0.2
+    weight_recency: float = 0.2
+    evidence_threshold: float = 0.65
+    working_memory_cap: int = 30
+    reflect_every_steps: int = 3
+    max_steps: int = 36
+    max_children: int = 4
+    max_depth: int = 2
+    evidence_per_done_node: int = 2
+    rounds_per_node: int = 2
+    recency_full_days: int = 90
+    recency_zero_days: int = 1095
+    lookback_days: int | None = None
+    max_question_chars: int = 4000
+    json_max_tokens: int = 384
+    report_max_tokens: int = 900
+    report_max_sources: int = 16
+
+
+@dataclass(frozen=True)
+class Settings:
+    tiers: dict[str, TierSettings] = field(
+        default_factory=lambda: {t: TierSettings() for t in TIERS}
+    )
+    engine: EngineSettings = field(default_factory=EngineSettings)
+    data_dir: Path = Path.home() / ".local" / "share" / "redsearch"
+    database_url: str | None = None
+    corpus_dir: Path | None = None
+    gguf_threads: int | None = None
+    gguf_context: int = 4096
+    as_of: dt.date | None = None
+
+    @property
+    def db_url(self) -> str:
+        return self.database_url or f"sqlite+aiosqlite:///{self.data_dir / 'redsearch.db'}"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        base = cls()
+        return replace(
+            base,
+            tiers={t: _tier_from_env(env, t) for t in TIERS},
+            engine=_engine_from_env(env),
+            data_dir=Path(env.get("RED_DATA_DIR", str(base.data_dir))).expanduser(),
+            database_url=env.get("DATABASE_URL") or None,
+            corpus_dir=_path_or_none(env.get("RED_CORPUS_DIR")),
+            gguf_threads=_int_or_none(env, "RED_GGUF_THREADS"),
+            gguf_context=_parse(env, "RED_GGUF_CONTEXT", int, base.gguf_context),
+        )
+
+
+def _tier_from_env(env: Mapping[str, str], tier: str) -> TierSettings:
+    p = f"RED_{tier.upper()}_"
+    d = TierSettings()
+    return TierSettings(
+        model=env.get(p + "MODEL", d.model) or d.model,
+        base_url=env.get(p + "BASE_URL") or None,
+        api_key=Secret(env.get(p + "API_KEY", "")),
+        price_in_per_mtok=_parse(env, p + "PRICE_IN_PER_MTOK", float, d.price_in_per_mtok),
+        price_out_per_mtok=_parse(env, p + "PRICE_OUT_PER_MTOK", float, d.price_out_per_mtok),
+        timeout_s=_parse(env, p + "TIMEOUT_S", float, d.timeout_s),
+        max_retries=_parse(env, p + "MAX_RETRIES", int, d.max_retries),
+    )
+
+
+def _engine_from_env(env: Mapping[str, str]) -> EngineSettings:
+    """Every engine knob is RED_ENGINE_<NAME>, e.g. RED_ENGINE_EVIDENCE_THRESHOLD=0.7."""
+    values: dict[str, Any] = {}
+    for f in fields(EngineSettings):
+        key = "RED_ENGINE_" + f.name.upper()
+        if key in env:
+            kind = float if isinstance(f.default, float) else int
+            values[f.name] = _parse(env, key, kind, f.default)
+    return EngineSettings(**values)
+
+
+def _parse(env: Mapping[str, str], key: str, kind: type[Any], default: Any) -> Any:
+    raw = env.get(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        return kind(raw)
+    except ValueError as exc:
+        raise SettingsError(f"{key}={raw!r} is not a valid {kind.__name__}") from exc
+
+
+def _int_or_none(env: Mapping[str, str], key: str) -> int | None:
+    value: int | None = _parse(env, key, int, None)
+    return value
+
+
+def _path_or_none(raw: str | None) -> Path | None:
+    return Path(raw).expanduser() if raw else None

@@ -1,0 +1,162 @@
+"""The SQL store (SQLAlchemy async; SQLite by default, PostgreSQL at scale).
+
+`save_checkpoint` writes a run's whole state in one transaction after every step, so a
+crash loses at most the step in flight.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+from research_core.errors import StoreUnavailable
+from research_core.protocols import SearchHit
+from research_core.reporter import Report
+from research_core.state import RunState
+from research_core.store_models import (
+    Base,
+    CacheRow,
+    EventRow,
+    EvidenceRow,
+    LedgerRow,
+    NodeRow,
+    QueryRow,
+    ReportRow,
+    RunRow,
+    SummaryRow,
+)
+
+_PER_RUN = (NodeRow, QueryRow, EvidenceRow, SummaryRow, LedgerRow, EventRow)
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class SqlStore:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+        self.sessions = async_sessionmaker(engine, expire_on_commit=False)
+
+    @classmethod
+    async def open(cls, url: str) -> SqlStore:
+        """Connect and create the tables; a SQLite file's folder is created first."""
+        if url.startswith("sqlite") and ":///" in url:
+            path = url.split(":///", 1)[1]
+            if path and path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_async_engine(url)
+        try:
+            async with engine.begin() as conn:
+                await conn.run_sync(Base.metadata.create_all)
+        except (SQLAlchemyError, OSError) as exc:
+            await engine.dispose()
+            raise StoreUnavailable(f"cannot open the database: {type(exc).__name__}") from exc
+        return cls(engine)
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+    async def save_checkpoint(self, state: RunState) -> None:
+        async with self.sessions.begin() as session:
+            await session.merge(_run_row(state, await self._created(session, state.run_id)))
+            for table in _PER_RUN:
+                await session.execute(delete(table).where(table.run_id == state.run_id))
+            session.add_all(_state_rows(state))
+
+    async def _created(self, session: AsyncSession, run_id: str) -> dt.datetime:
+        row = await session.get(RunRow, run_id)
+        return row.created_at if row else _now()
+
+    async def save_report(self, run_id: str, report: Report) -> None:
+        async with self.sessions.begin() as session:
+            await session.merge(ReportRow(
+                run_id=run_id, text=report.text, cited=report.cited, fallback=report.fallback,
+                sources=[_jsonable(dataclasses.asdict(s)) for s in report.sources],
+                created_at=_now(),
+            ))
+
+    async def rows(self, table: type[Any], run_id: str) -> list[Any]:
+        """All rows of one per-run table, in key order (for inspection and tests)."""
+        async with self.sessions() as session:
+            result = await session.execute(select(table).where(table.run_id == run_id))
+            return list(result.scalars().all())
+
+    async def cache_get(self, key: str, ttl_s: int) -> list[SearchHit] | None:
+        async with self.sessions() as session:
+            row = await session.get(CacheRow, key)
+        if row is None or _age_s(row.stored_at) > ttl_s:
+            return None
+        return [_hit(h) for h in row.hits]
+
+    async def cache_put(self, key: str, hits: list[SearchHit]) -> None:
+        data = [_jsonable(dataclasses.asdict(h)) for h in hits]
+        async with self.sessions.begin() as session:
+            await session.merge(CacheRow(key=key, hits=data, stored_at=_now()))
+
+
+def _age_s(stored_at: dt.datetime) -> float:
+    if stored_at.tzinfo is None:
+        stored_at = stored_at.replace(tzinfo=dt.UTC)
+    return (_now() - stored_at).total_seconds()
+
+
+def _jsonable(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v.isoformat() if isinstance(v, dt.date) else v for k, v in data.items()}
+
+
+def _hit(data: dict[str, Any]) -> SearchHit:
+    published = data.get("published")
+    return SearchHit(**{**data, "published": dt.date.fromisoformat(published)
+                        if published else None})
+
+
+def _run_row(state: RunState, created: dt.datetime) -> RunRow:
+    working = {"node_id": state.working.node_id, "items": [e.id for e in state.working.items]}
+    return RunRow(
+        run_id=state.run_id, question=state.question, as_of=state.as_of, status=state.status,
+        step=state.step, working=working, created_at=created, updated_at=_now(),
+    )
+
+
+def _state_rows(state: RunState) -> list[Base]:
+    rid = state.run_id
+    rows: list[Base] = [
+        NodeRow(run_id=rid, node_id=n.id, parent_id=n.parent_id, question=n.question,
+                value=n.value, depth=n.depth, status=n.status, rounds=n.rounds,
+                children=list(n.children))
+        for n in state.tree.nodes.values()
+    ]
+    rows += [
+        QueryRow(run_id=rid, query_id=q.id, node_id=q.node_id, step=q.step, text=q.text,
+                 since=q.time_range.since, until=q.time_range.until, from_cache=q.from_cache,
+                 result_ids=list(q.result_ids))
+        for q in state.queries
+    ]
+    rows += [EvidenceRow(run_id=rid, evidence_id=e.id, **_evidence_fields(e))
+             for e in state.evidence]
+    rows += [
+        SummaryRow(run_id=rid, **dataclasses.asdict(s))
+        for s in state.summaries.values()
+    ]
+    rows += [LedgerRow(run_id=rid, **dataclasses.asdict(e)) for e in state.ledger.entries]
+    rows += [EventRow(run_id=rid, seq=e.seq, step=e.step, kind=e.kind, message=e.message,
+                      at=e.at) for e in state.log.events]
+    return rows
+
+
+def _evidence_fields(e: Any) -> dict[str, Any]:
+    fields = dataclasses.asdict(e)
+    fields.pop("id")
+    return fields

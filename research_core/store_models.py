@@ -1,0 +1,127 @@
+"""SQLAlchemy tables: runs, goal-tree nodes, queries, evidence, summaries, ledger, reports."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, Date, DateTime, Float, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class RunRow(Base):
+    __tablename__ = "runs"
+    run_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    question: Mapped[str] = mapped_column(Text)
+    as_of: Mapped[dt.date] = mapped_column(Date)
+    status: Mapped[str] = mapped_column(String(20))
+    step: Mapped[int] = mapped_column(Integer)
+    working: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class NodeRow(Base):
+    __tablename__ = "nodes"
+    run_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    node_id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    parent_id: Mapped[str | None] = mapped_column(String(16))
+    question: Mapped[str] = mapped_column(Text)
+    value: Mapped[float] = mapped_column(Float)
+    depth: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(20))
+    rounds: Mapped[int] = mapped_column(Integer)
+    children: Mapped[list[Any]] = mapped_column(JSON)
+
+
+class QueryRow(Base):
+    __tablename__ = "queries"
+    run_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    query_id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    node_id: Mapped[str] = mapped_column(String(16))
+    step: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    since: Mapped[dt.date | None] = mapped_column(Date)
+    until: Mapped[dt.date | None] = mapped_column(Date)
+    from_cache: Mapped[bool] = mapped_column(Boolean)
+    result_ids: Mapped[list[Any]] = mapped_column(JSON)
+
+
+class EvidenceRow(Base):
+    __tablename__ = "evidence"
+    run_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    evidence_id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    node_id: Mapped[str] = mapped_column(String(16))
+    query_id: Mapped[str] = mapped_column(String(16))
+    source_id: Mapped[str] = mapped_column(String(200))
+    title: Mapped[str] = mapped_column(Text)
+    url: Mapped[str] = mapped_column(Text)
+    published: Mapped[dt.date | None] = mapped_column(Date)
+    source_type: Mapped[str] = mapped_column(String(40))
+    publisher: Mapped[str] = mapped_column(Text)
+    text: Mapped[str] = mapped_column(Text)
+    relevance: Mapped[float] = mapped_column(Float)
+    credibility: Mapped[float] = mapped_column(Float)
+    recency: Mapped[float] = mapped_column(Float)
+    score: Mapped[float] = mapped_column(Float)
+    reason: Mapped[str] = mapped_column(Text)
+    kept: Mapped[bool] = mapped_column(Boolean)
+    discarded_reason: Mapped[str] = mapped_column(Text)
+
+
+class SummaryRow(Base):
+    __tablename__ = "summaries"
+    run_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    node_id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    question: Mapped[str] = mapped_column(Text)
+    conclusion: Mapped[str] = mapped_column(Text)
+    evidence: Mapped[list[Any]] = mapped_column(JSON)
+    open_doubts: Mapped[list[Any]] = mapped_column(JSON)
+    source_ids: Mapped[list[Any]] = mapped_column(JSON)
+    lossless_fallback: Mapped[bool] = mapped_column(Boolean)
+    version: Mapped[int] = mapped_column(Integer)
+
+
+class LedgerRow(Base):
+    __tablename__ = "ledger"
+    run_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tier: Mapped[str] = mapped_column(String(16))
+    model: Mapped[str] = mapped_column(Text)
+    purpose: Mapped[str] = mapped_column(String(40))
+    step: Mapped[int] = mapped_column(Integer)
+    prompt_tokens: Mapped[int] = mapped_column(Integer)
+    completion_tokens: Mapped[int] = mapped_column(Integer)
+    cost_usd: Mapped[float] = mapped_column(Float)
+    outcome: Mapped[str] = mapped_column(String(20))
+
+
+class EventRow(Base):
+    __tablename__ = "events"
+    run_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    step: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(20))
+    message: Mapped[str] = mapped_column(Text)
+    at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class ReportRow(Base):
+    __tablename__ = "reports"
+    run_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    text: Mapped[str] = mapped_column(Text)
+    sources: Mapped[list[Any]] = mapped_column(JSON)
+    cited: Mapped[list[Any]] = mapped_column(JSON)
+    fallback: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class CacheRow(Base):
+    __tablename__ = "search_cache"
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    hits: Mapped[list[Any]] = mapped_column(JSON)
+    stored_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))

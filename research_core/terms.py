@@ -1,0 +1,48 @@
+"""Word-level terms of English and Chinese text (jieba segments Chinese), for lexical matching."""
+
+from __future__ import annotations
+
+import logging
+import re
+from functools import cache
+
+import jieba
+
+_WORD = re.compile(r"[\w.%-]+", re.UNICODE)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_STOPWORD_TEXT = """
+a an and are as at be by did do does for from has have how in is it its of on or the this
+that to was were what when where which who why will with over between
+的 了 和 是 在 与 及 或 等 一 个 中 对 为 吗 呢 把 被 也 都 有 就 这 那 请 帮忙
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+@cache
+def _jieba_ready() -> bool:
+    jieba.setLogLevel(logging.WARNING)
+    jieba.initialize()
+    return True
+
+
+def terms(text: str) -> list[str]:
+    """Lowercased content words; Chinese runs are segmented into words."""
+    out: list[str] = []
+    for chunk in _WORD.findall(text.lower()):
+        pieces = _segment(chunk) if _CJK.search(chunk) else [chunk]
+        out.extend(p for p in pieces if p.strip(".-%") and p not in STOPWORDS)
+    return out
+
+
+def _segment(chunk: str) -> list[str]:
+    _jieba_ready()
+    return [w for w in jieba.cut_for_search(chunk) if w.strip()]
+
+
+def overlap(query: str, text: str) -> float:
+    """The share of the query's distinct terms that occur in the text (0..1)."""
+    wanted = set(terms(query))
+    if not wanted:
+        return 0.0
+    have = set(terms(text))
+    return len(wanted & have) / len(wanted)

@@ -1,0 +1,1 @@
+"""ARQ workers of RED Searcher (issue 5)."""
