@@ -121,8 +121,13 @@ class _Research:
 
     async def _expand(self, node: Node) -> None:
         known = "; ".join(s.conclusion[:120] for s in list(self.s.summaries.values())[-4:])
+        taken = {n.question for n in self.s.tree.nodes.values()}
         subs = await planner.decompose(self.gw, self.s.question, node, known,
-                                       self.cfg.max_children)
+                                       self.cfg.max_children, taken)
+        if not subs:
+            node.status = "insufficient"
+            self.s.log.emit("thin", f"{node.id}: no new sub-question to split into", node=node.id)
+            return
         children = [self.s.tree.add_child(node.id, s.question, s.value) for s in subs]
         listing = ", ".join(f"{c.id} ({c.value:.2f}) {c.question!r}" for c in children)
         self.s.log.emit("expand", f"{node.id} → {listing}", node=node.id)

@@ -11,7 +11,7 @@ from research_core.memory import (
     merge_source_ids,
     missing_facts,
 )
-from research_core.prompts import render
+from research_core.prompts import max_tokens, render
 from research_core.protocols import SearchHit
 from research_core.schemas import HitScore, HitScores, MemorySummaryOut
 from research_core.terms import overlap
@@ -33,7 +33,8 @@ async def score_hits(gw: Gateway, question: str, hits: list[SearchHit]) -> list[
         return None if got == want else f"score every index {want} exactly once, got {got}"
 
     out = await gw.structured("executor", "score_hits", messages, HitScores,
-                              lambda: lexical_scores(question, hits), check)
+                              lambda: lexical_scores(question, hits), check,
+                              max_tokens=max_tokens("score_hits") * len(hits))
     return sorted(out.scores, key=lambda s: s.index)
 
 

@@ -15,6 +15,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from research_core.ledger import Ledger
+from research_core.prompts import max_tokens as prompt_max_tokens
 from research_core.prompts import retry_message
 from research_core.protocols import Completion, Message, ModelTier
 from research_core.runlog import RunLog
@@ -38,15 +39,15 @@ class Gateway:
 
     async def structured(
         self, tier: str, purpose: str, messages: list[Message], model: type[T],
-        fallback: Callable[[], T], check: Check[T] | None = None,
+        fallback: Callable[[], T], check: Check[T] | None = None, max_tokens: int = 0,
     ) -> T:
         """A validated `model` instance from the tier, or the fallback's."""
-        value = await self.try_structured(tier, purpose, messages, model, check)
+        value = await self.try_structured(tier, purpose, messages, model, check, max_tokens)
         return fallback() if value is None else value
 
     async def try_structured(
         self, tier: str, purpose: str, messages: list[Message], model: type[T],
-        check: Check[T] | None = None,
+        check: Check[T] | None = None, max_tokens: int = 0,
     ) -> T | None:
         """A validated `model` instance, or None after two unusable answers."""
         def parse(text: str) -> T:
@@ -57,7 +58,8 @@ class Gateway:
             return value
 
         return await self._with_retry(tier, purpose, messages, parse,
-                                      schema=json_schema(model), schema_name=model.__name__)
+                                      schema=json_schema(model), schema_name=model.__name__,
+                                      max_tokens=max_tokens or prompt_max_tokens(purpose))
 
     async def text(
         self, tier: str, purpose: str, messages: list[Message], max_tokens: int,

@@ -62,15 +62,16 @@ class GoalTree:
         return ids
 
     def backtrack(self, node_id: str) -> Node | None:
-        """Prune the node's branch; reopen its parent when nothing else is left under it."""
+        """Prune the node's branch; the parent is worked on again unless a sibling is open or
+        already answered part of it."""
         for nid in self.subtree(node_id):
             self.nodes[nid].status = "pruned"
         parent_id = self.nodes[node_id].parent_id
         if parent_id is None:
             return None
         parent = self.nodes[parent_id]
-        siblings_left = any(self.nodes[c].status == "open" for c in parent.children)
-        if not siblings_left and parent.status == "expanded":
+        siblings = {self.nodes[c].status for c in parent.children}
+        if not siblings & {"open", "done"} and parent.status == "expanded":
             parent.status = "open"
         return parent
 

@@ -13,44 +13,43 @@ from research_core.protocols import TimeRange
 from research_core.schemas import Decomposition, QueryPlan, ReflectionOut, SubQuestion
 from research_core.terms import terms
 
-_CONJUNCTION = re.compile(r"\s*(?:,?\s+and\s+|;|，|；|、|以及|和)\s*", re.I)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+MIN_RANGE_DAYS = 28
 
 
-async def decompose(gw: Gateway, goal: str, node: Node, known: str,
-                    max_children: int) -> list[SubQuestion]:
-    """Sub-questions for `node`, most valuable first."""
+async def decompose(gw: Gateway, goal: str, node: Node, known: str, max_children: int,
+                    taken: set[str]) -> list[SubQuestion]:
+    """Sub-questions for `node`, most valuable first, none repeating a question in `taken`."""
     messages = render("decompose", goal=goal, question=node.question,
                       known=known or "nothing yet", max_children=max_children)
 
     def check(out: Decomposition) -> str | None:
-        return _duplicate_problem(node.question, [s.question for s in out.subquestions])
+        questions = [s.question for s in out.subquestions]
+        return _duplicate_problem({node.question, goal, *taken}, questions)
 
     out = await gw.structured("planner", "decompose", messages, Decomposition,
                               lambda: Decomposition(subquestions=split_fallback(node.question)),
                               check)
     ranked = sorted(out.subquestions, key=lambda s: -s.value)
-    return ranked[:max_children]
+    return [s for s in ranked if s.question not in taken][:max_children]
 
 
 def split_fallback(question: str) -> list[SubQuestion]:
-    """Split at conjunctions; when there are none, ask for figures and for causes."""
-    parts = [p.strip(" ?？。") for p in _CONJUNCTION.split(question) if len(p.strip()) >= 8]
-    if len(parts) >= 2:
-        return [SubQuestion(question=p, value=round(0.9 - 0.1 * i, 2))
-                for i, p in enumerate(parts)]
+    """Two narrower questions that always make sense: the figures, and their causes."""
     core = question.strip(" ?？。")
-    return [
-        SubQuestion(question=f"{core}: latest figures and dates", value=0.9),
-        SubQuestion(question=f"{core}: causes and explanations", value=0.7),
-    ]
+    if _CJK.search(core):
+        aspects = [("：最新数据与日期", 0.9), ("：原因与解释", 0.7)]
+    else:
+        aspects = [(": latest figures and dates", 0.9), (": causes and explanations", 0.7)]
+    return [SubQuestion(question=core[:280] + suffix, value=v) for suffix, v in aspects]
 
 
-def _duplicate_problem(parent: str, questions: list[str]) -> str | None:
+def _duplicate_problem(taken: set[str], questions: list[str]) -> str | None:
     lowered = [q.strip().lower() for q in questions]
     if len(set(lowered)) != len(lowered):
         return "two sub-questions are the same; make each one distinct"
-    if parent.strip().lower() in lowered:
-        return "a sub-question repeats the question itself; split it into narrower parts"
+    if {t.strip().lower() for t in taken} & set(lowered):
+        return "a sub-question repeats a question already in the plan; give new, narrower ones"
     return None
 
 
@@ -77,10 +76,11 @@ def query_fallback(question: str) -> QueryPlan:
 
 
 def _range_problem(plan: QueryPlan, as_of: dt.date) -> str | None:
-    if plan.until and dt.date.fromisoformat(plan.until) > as_of:
+    until = dt.date.fromisoformat(plan.until) if plan.until else as_of
+    if until > as_of:
         return f"until {plan.until} is after the as-of date {as_of}"
-    if plan.since and plan.until and plan.since > plan.until:
-        return f"since {plan.since} is after until {plan.until}"
+    if plan.since and (until - dt.date.fromisoformat(plan.since)).days < MIN_RANGE_DAYS:
+        return f"the range {plan.since}..{until} is shorter than {MIN_RANGE_DAYS} days"
     return None
 
 

@@ -31,3 +31,8 @@ def render(key: str, **variables: object) -> list[Message]:
 
 def retry_message(error: str) -> Message:
     return Message("user", Template(_prompts()["retry"]).substitute(error=error))
+
+
+def max_tokens(key: str) -> int:
+    """The answer-length cap of one prompt (0: the caller decides)."""
+    return int(_prompts()[key].get("max_tokens", 0))

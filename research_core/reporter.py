@@ -96,6 +96,9 @@ async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: li
         summaries="\n".join(f"- {s.question}: {s.conclusion}" for s in summaries) or "- none",
         sources="\n".join(_source_block(s, carried) for s in sources) or "(no sources)",
     )
+    if not sources:
+        text = assembled_report(question, summaries, carried, numbers)
+        return Report(text=text, sources=[], cited=[], fallback=True)
     fallback_used = False
 
     def fallback() -> str:
@@ -104,7 +107,7 @@ async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: li
         return assembled_report(question, summaries, carried, numbers)
 
     text = await gw.text("reporter", "report", messages, limits[1], fallback,
-                         lambda t: citation_problem(t, len(sources)) if sources else None)
+                         lambda t: citation_problem(t, len(sources)))
     return Report(text=text, sources=sources, cited=cited_numbers(text), fallback=fallback_used)
 
 

@@ -1,0 +1,105 @@
+"""Shared fixtures: the fake OpenAI server, a real SQLite store, a small real corpus."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from research_core.corpus import CorpusBackend
+from research_core.protocols import SearchHit, SearchRequest
+from research_core.settings import TIERS, EngineSettings, Settings, TierSettings
+from research_core.store import SqlStore
+from tests.fakes.openai_server import FakeOpenAIServer, Handler
+
+AS_OF = dt.date(2026, 10, 31)
+
+DOCS = {
+    "stats-sales-2026-09": ("official_statistics", "en", "2026-10-10",
+                            "Heat pump sales statistics September 2026",
+                            "Heat pump sales reached 214,000 units in September 2026, up 12.4% "
+                            "on the year.\n\nQ3 2026 heat pump sales were 548,000 units."),
+    "news-prices-2026-10": ("news", "en", "2026-10-20", "Heat pump prices fall",
+                            "Heat pump equipment prices fell 9.5% to 7,150 euros in October 2026."
+                            "\n\nInstalled heat pump prices rose 2.8% to 14,600 euros."),
+    "blog-prices-2026-08": ("blog", "en", "2026-08-01", "Heat pump prices guide blog",
+                            "Heat pump prices are 18,000 to 25,000 euros, sales up 40%."),
+    "old-sales-2022": ("news", "en", "2022-03-01", "Heat pump sales boom 2022",
+                       "Heat pump sales rose 35% in 2021 across Europe."),
+    "zh-export-2026-10": ("industry_association", "zh", "2026-10-16", "热泵出口欧洲回升",
+                          "2026年1—9月中国对欧洲热泵出口额同比增长18%，热泵价格下降。"),
+}
+
+
+def write_doc(folder: Path, doc_id: str, spec: tuple[str, str, str, str, str]) -> None:
+    source_type, lang, published, title, body = spec
+    folder.joinpath(f"{doc_id}.md").write_text(
+        f"---\nid: {doc_id}\ntitle: \"{title}\"\nurl: https://example.example/{doc_id}\n"
+        f"published: {published}\nsource_type: {source_type}\npublisher: Test\nlang: {lang}\n"
+        f"---\n{body}\n", "utf-8")
+
+
+@pytest.fixture
+def corpus_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for doc_id, spec in DOCS.items():
+        write_doc(folder, doc_id, spec)
+    return folder
+
+
+class RecordingBackend:
+    """The real corpus backend, recording every request it receives."""
+
+    def __init__(self, inner: CorpusBackend) -> None:
+        self.inner = inner
+        self.requests: list[SearchRequest] = []
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    async def search(self, request: SearchRequest) -> list[SearchHit]:
+        self.requests.append(request)
+        return await self.inner.search(request)
+
+    async def read_body(self, source_id: str) -> str | None:
+        return await self.inner.read_body(source_id)
+
+
+@pytest.fixture
+def backend(corpus_dir: Path) -> RecordingBackend:
+    return RecordingBackend(CorpusBackend.from_folder(corpus_dir))
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SqlStore]:
+    opened = await SqlStore.open(f"sqlite+aiosqlite:///{tmp_path / 'test.db'}")
+    yield opened
+    await opened.close()
+
+
+@pytest.fixture
+async def serve() -> AsyncIterator[Callable[[Handler], Awaitable[FakeOpenAIServer]]]:
+    """Start fake OpenAI servers for a test; all are stopped at its end."""
+    servers: list[FakeOpenAIServer] = []
+
+    async def start(handler: Handler) -> FakeOpenAIServer:
+        server = FakeOpenAIServer(handler)
+        await server.start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        await server.stop()
+
+
+def scripted_settings(base_url: str, **engine: object) -> Settings:
+    tiers = {t: TierSettings(model=f"{t}-script", base_url=base_url, max_retries=0,
+                             price_in_per_mtok=1.0, price_out_per_mtok=2.0) for t in TIERS}
+    return dataclasses.replace(Settings(), tiers=tiers,
+                               engine=dataclasses.replace(EngineSettings(), **engine))

@@ -1,0 +1,38 @@
+"""Runs the real engine against scripted tiers over HTTP, for the engine tests."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from research_core.engine import Engine
+from research_core.protocols import SearchBackend
+from research_core.reporter import Report
+from research_core.state import RunState
+from research_core.store import SqlStore
+from research_core.tier_factory import aclose_tiers, build_tiers
+from tests.conftest import AS_OF, scripted_settings
+from tests.fakes.openai_server import FakeOpenAIServer, Handler
+
+QUESTION = "How did heat pump sales and prices move in 2026?"
+Serve = Callable[[Handler], Awaitable[FakeOpenAIServer]]
+
+
+@dataclass
+class Outcome:
+    state: RunState
+    report: Report
+    server: FakeOpenAIServer
+
+
+async def run_engine(serve: Serve, handler: Handler, backend: SearchBackend, store: SqlStore,
+                     question: str = QUESTION, **engine: object) -> Outcome:
+    server = await serve(handler)
+    settings = scripted_settings(server.base_url, **engine)
+    tiers = build_tiers(settings)
+    state = RunState.new(question, AS_OF, settings)
+    try:
+        report = await Engine(settings, tiers, backend, store, cache=store).run(state)
+    finally:
+        await aclose_tiers(tiers)
+    return Outcome(state, report, server)

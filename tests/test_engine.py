@@ -1,0 +1,128 @@
+"""The research loop end to end with scripted tiers behind a local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from research_core.store import SqlStore
+from research_core.store_models import EvidenceRow, LedgerRow, NodeRow, QueryRow
+from tests.conftest import AS_OF, RecordingBackend, write_doc
+from tests.engine_run import Serve, run_engine
+from tests.fakes.openai_server import Reply, last_user_text
+from tests.scripted import Script, data_block
+
+
+async def test_a_run_reaches_a_cited_report_and_stores_everything(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    out = await run_engine(serve, Script(), backend, store)
+    assert out.state.status == "finished"
+    assert out.report.cited and not out.report.fallback
+    stored = {r.source_id for r in await store.rows(EvidenceRow, out.state.run_id) if r.kept}
+    assert set(out.report.cited_source_ids()) <= stored
+    nodes = await store.rows(NodeRow, out.state.run_id)
+    assert {n.status for n in nodes if n.depth == 1} <= {"done", "insufficient"}
+    assert "planner" in out.state.ledger.table() and "TOTAL" in out.state.ledger.table()
+
+
+async def test_evidence_below_threshold_is_discarded_with_its_weights(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    def relevance(line: str) -> float:
+        return 0.5 if "fall" in line else 0.95
+
+    out = await run_engine(serve, Script(relevance=relevance), backend, store)
+    judged = {e.source_id: e for e in out.state.evidence}
+    news = judged["news-prices-2026-10"]   # 0.6*0.5 + 0.2*0.65 + 0.2*1.0 = 0.63
+    assert (news.score, news.kept) == (0.63, False)
+    assert "0.63 < 0.65" in news.discarded_reason
+    stats = judged["stats-sales-2026-09"]  # 0.6*0.95 + 0.2*1.0 + 0.2*1.0 = 0.97
+    assert (stats.score, stats.kept) == (0.97, True)
+    assert "news-prices-2026-10" not in out.report.cited_source_ids()
+    assert "news-prices-2026-10" not in "".join(s.text() for s in out.state.summaries.values())
+
+
+async def test_malformed_json_is_retried_with_the_error_then_falls_back(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    script = Script(rules={"Decomposition": lambda body: "{not json at all"})
+    out = await run_engine(serve, script, backend, store, max_steps=3)
+    calls = out.server.requests_for("Decomposition")
+    assert len(calls) == 2
+    assert "not valid JSON" in last_user_text(calls[1])
+    root = out.state.tree.root
+    children = [out.state.tree.nodes[c].question for c in root.children]
+    assert children[0].endswith("latest figures and dates")
+    assert [e.kind for e in out.state.log.events].count("fallback") == 1
+    outcomes = [e.outcome for e in out.state.ledger.entries if e.purpose == "decompose"]
+    assert outcomes == ["invalid-1", "invalid-2"]
+
+
+async def test_placeholder_subquestions_are_rejected(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    script = Script(subquestions=[("subqestion1", 0.5), ("subqestion2", 0.5)])
+    out = await run_engine(serve, script, backend, store, max_steps=2)
+    assert "placeholder" in last_user_text(out.server.requests_for("Decomposition")[1])
+
+
+async def test_repeated_query_is_served_from_cache(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    first = await run_engine(serve, Script(), backend, store)
+    sent = len(backend.requests)
+    second = await run_engine(serve, Script(), backend, store)
+    assert len(backend.requests) == sent, "the second run reached the backend"
+    assert all(q.from_cache for q in second.state.queries)
+    assert second.state.log.of_kind("cache-hit")
+    rows = await store.rows(QueryRow, second.state.run_id)
+    assert rows and all(r.from_cache for r in rows)
+    assert {q.text for q in first.state.queries} == {q.text for q in second.state.queries}
+
+
+async def test_time_range_reaches_the_backend(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    def plan(body: dict[str, Any]) -> str:
+        return json.dumps({"queries": ["heat pump sales"], "since": "2026-01-01"})
+
+    out = await run_engine(serve, Script(rules={"QueryPlan": plan}), backend, store, max_steps=2)
+    ranges = {(r.time_range.since, r.time_range.until) for r in backend.requests}
+    assert ranges == {(AS_OF.replace(month=1, day=1), AS_OF)}
+    assert "old-sales-2022" not in {e.source_id for e in out.state.evidence}
+
+
+async def test_hits_are_truncated_to_200_characters(
+        serve: Serve, backend: RecordingBackend, store: SqlStore, tmp_path: Path) -> None:
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    long_body = "Heat pump sales grew strongly. " * 40
+    write_doc(extra, "long-sales-2026",
+              ("news", "en", "2026-10-01", "Heat pump sales long article", long_body))
+    backend.inner.add_folder(extra)
+    out = await run_engine(serve, Script(), backend, store)
+    item = next(e for e in out.state.evidence if e.source_id == "long-sales-2026")
+    assert len(item.text) == 200
+    prompt = data_block(out.server.requests_for("HitScores")[0])
+    assert all(len(line) < 200 + 120 for line in prompt.splitlines())
+
+
+async def test_unresolvable_citations_are_retried_then_assembled(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    script = Script(rules={"report": lambda body: "Sales rose 12.4% [9]."})
+    out = await run_engine(serve, script, backend, store)
+    reports = out.server.requests_for("")
+    assert len(reports) == 2 and "do not exist" in last_user_text(reports[1])
+    assert out.report.fallback
+    numbers = {s.number for s in out.report.sources}
+    assert out.report.cited and set(out.report.cited) <= numbers
+    kept = {e.source_id for e in out.state.kept()}
+    assert set(out.report.cited_source_ids()) <= kept
+
+
+async def test_ledger_records_every_call_with_cost(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    script = Script(rules={"report": lambda body: Reply(
+        "Sales rose [1].", prompt_tokens=1000, completion_tokens=500)})
+    out = await run_engine(serve, script, backend, store)
+    rows = await store.rows(LedgerRow, out.state.run_id)
+    assert len(rows) == len(out.server.requests)
+    report_row = next(r for r in rows if r.purpose == "report")
+    assert report_row.cost_usd == (1000 * 1.0 + 500 * 2.0) / 1e6
+    assert report_row.model == "reporter-script"
