@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -38,29 +40,33 @@ def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
+def _quiet(text: str) -> None:
+    """Progress is dropped under --quiet; errors are still printed by the CLI."""
+
+
 async def run_research(request: ResearchRequest, settings: Settings | None = None) -> int:
     settings = settings or Settings.from_env()
     question = validate_question(request.question, settings.engine.max_question_chars)
     folder = Path(request.corpus) if request.corpus else settings.corpus_dir or sample_corpus()
     backend = CorpusBackend.from_folder(folder)
-    _say(f"corpus: {len(backend)} documents from {folder}")
+    say = _quiet if request.quiet else _say
+    say(f"corpus: {len(backend)} documents from {folder}")
     store = await SqlStore.open(settings.db_url)
     try:
-        return await _run(request, settings, question, backend, store)
+        return await _run(request, settings, question, backend, store, say)
     finally:
         await store.close()
 
 
 async def _run(request: ResearchRequest, settings: Settings, question: str,
-               backend: CorpusBackend, store: SqlStore) -> int:
+               backend: CorpusBackend, store: SqlStore, say: Callable[[str], None]) -> int:
     for name in TIERS:
-        _say("model " + describe_tier(name, settings.tiers[name]))
+        say("model " + describe_tier(name, settings.tiers[name]))
     started = time.monotonic()
-    tiers = build_tiers(settings)
-    _say(f"models ready in {time.monotonic() - started:.1f}s")
+    tiers = await asyncio.to_thread(build_tiers, settings)
+    say(f"models ready in {time.monotonic() - started:.1f}s")
     state = RunState.new(question, request.as_of or dt.date.today(), settings)
-    if not request.quiet:
-        state.log.listeners.append(lambda e: _say(_progress_line(e, started)))
+    state.log.listeners.append(lambda e: say(_progress_line(e, started)))
     try:
         engine = Engine(settings, tiers, backend, store, cache=store)
         report = await engine.run(state)

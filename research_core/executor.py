@@ -39,9 +39,10 @@ async def score_hits(gw: Gateway, question: str, hits: list[SearchHit]) -> list[
 
 
 def lexical_scores(question: str, hits: list[SearchHit]) -> HitScores:
-    """Fallback relevance: the share of the question's terms found in the hit."""
+    """Fallback relevance: the square root of the share of the question's terms in the hit
+    (a hit with half the terms is fairly relevant: 0.71)."""
     return HitScores(scores=[
-        HitScore(index=i, relevance=round(overlap(question, f"{h.title} {h.snippet}"), 3),
+        HitScore(index=i, relevance=round(overlap(question, f"{h.title} {h.snippet}") ** 0.5, 3),
                  reason="fallback: term overlap with the question")
         for i, h in enumerate(hits)
     ])

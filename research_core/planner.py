@@ -15,6 +15,7 @@ from research_core.terms import terms
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 MIN_RANGE_DAYS = 28
+QUERY_CHARS = 120
 
 
 async def decompose(gw: Gateway, goal: str, node: Node, known: str, max_children: int,
@@ -27,21 +28,22 @@ async def decompose(gw: Gateway, goal: str, node: Node, known: str, max_children
         questions = [s.question for s in out.subquestions]
         return _duplicate_problem({node.question, goal, *taken}, questions)
 
-    out = await gw.structured("planner", "decompose", messages, Decomposition,
-                              lambda: Decomposition(subquestions=split_fallback(node.question)),
-                              check)
+    out = await gw.try_structured("planner", "decompose", messages, Decomposition, check)
+    if out is None:
+        return split_fallback(node.question) if node.depth == 0 else []
     ranked = sorted(out.subquestions, key=lambda s: -s.value)
     return [s for s in ranked if s.question not in taken][:max_children]
 
 
 def split_fallback(question: str) -> list[SubQuestion]:
-    """Two narrower questions that always make sense: the figures, and their causes."""
+    """For the root: two narrower questions that always make sense, figures and causes.
+    Deeper nodes get no fallback split (they are marked insufficient instead)."""
     core = question.strip(" ?？。")
     if _CJK.search(core):
         aspects = [("：最新数据与日期", 0.9), ("：原因与解释", 0.7)]
     else:
         aspects = [(": latest figures and dates", 0.9), (": causes and explanations", 0.7)]
-    return [SubQuestion(question=core[:280] + suffix, value=v) for suffix, v in aspects]
+    return [SubQuestion(question=core[:130] + suffix, value=v) for suffix, v in aspects]
 
 
 def _duplicate_problem(taken: set[str], questions: list[str]) -> str | None:
@@ -70,8 +72,8 @@ async def plan_queries(gw: Gateway, node: Node, sent: list[str], as_of: dt.date,
 
 def query_fallback(question: str) -> QueryPlan:
     """The question itself, and its content words as a keyword query."""
-    keywords = " ".join(terms(question)[:8])
-    queries = [question[:200]] + ([keywords] if keywords and keywords != question else [])
+    keywords = " ".join(terms(question)[:8])[:QUERY_CHARS]
+    queries = [question[:QUERY_CHARS]] + ([keywords] if keywords and keywords != question else [])
     return QueryPlan(queries=queries)
 
 

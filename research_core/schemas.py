@@ -7,9 +7,15 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, field_validator
+
+# Every string and list is bounded: a grammar-constrained local model then always finishes
+# its JSON within the answer cap instead of being cut off mid-string.
+Short = Annotated[str, Field(max_length=120)]
+Line = Annotated[str, Field(max_length=300)]
+EvidenceId = Annotated[str, Field(max_length=8)]
 
 _PLACEHOLDER = re.compile(r"^\s*(sub.?q\w*|question|query|string|text|example)\s*\d*\s*$", re.I)
 
@@ -22,7 +28,7 @@ def _real_text(value: str, what: str) -> str:
 
 
 class SubQuestion(BaseModel):
-    question: str = Field(max_length=300)
+    question: str = Field(max_length=160)
     value: float = Field(ge=0.0, le=1.0)
 
     @field_validator("question")
@@ -35,13 +41,13 @@ class SubQuestion(BaseModel):
 
 
 class Decomposition(BaseModel):
-    subquestions: list[SubQuestion] = Field(min_length=1, max_length=8)
+    subquestions: list[SubQuestion] = Field(min_length=1, max_length=4)
 
 
 class QueryPlan(BaseModel):
-    queries: list[str] = Field(min_length=1, max_length=6)
-    since: str = ""
-    until: str = ""
+    queries: list[Short] = Field(min_length=1, max_length=3)
+    since: str = Field(default="", max_length=10)
+    until: str = Field(default="", max_length=10)
 
     @field_validator("queries")
     @classmethod
@@ -49,7 +55,7 @@ class QueryPlan(BaseModel):
         cleaned = [_real_text(q, "query") for q in v if q.strip()]
         if not cleaned:
             raise ValueError("no usable query")
-        return [q[:200] for q in cleaned]
+        return cleaned
 
     @field_validator("since", "until")
     @classmethod
@@ -63,23 +69,23 @@ class QueryPlan(BaseModel):
 class HitScore(BaseModel):
     index: int = Field(ge=0)
     relevance: float = Field(ge=0.0, le=1.0)
-    reason: str = Field(default="", max_length=400)
+    reason: Short = ""
 
 
 class HitScores(BaseModel):
-    scores: list[HitScore]
+    scores: list[HitScore] = Field(max_length=24)
 
 
 class MemorySummaryOut(BaseModel):
-    conclusion: str
-    evidence: list[str]
-    open_doubts: list[str] = Field(default_factory=list)
+    conclusion: Line
+    evidence: list[Line] = Field(max_length=40)
+    open_doubts: list[Short] = Field(default_factory=list, max_length=5)
 
 
 class ReflectionOut(BaseModel):
     answers_goal: bool
-    off_goal: list[str] = Field(default_factory=list)
-    neglected: str = ""
+    off_goal: list[EvidenceId] = Field(default_factory=list, max_length=10)
+    neglected: str = Field(default="", max_length=160)
     drifted: bool = False
 
 

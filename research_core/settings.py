@@ -114,6 +114,8 @@ class Settings:
 def _tier_from_env(env: Mapping[str, str], tier: str) -> TierSettings:
     p = f"RED_{tier.upper()}_"
     d = TierSettings()
+    if env.get(p + "BASE_URL") and env.get(p + "MODEL", BUNDLED) in ("", BUNDLED):
+        raise SettingsError(f"{p}BASE_URL is set: name the endpoint's model in {p}MODEL")
     return TierSettings(
         model=env.get(p + "MODEL", d.model) or d.model,
         base_url=env.get(p + "BASE_URL") or None,

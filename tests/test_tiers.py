@@ -14,7 +14,7 @@ from typing import Any, cast
 import openai
 import pytest
 
-from research_core.errors import ModelUnavailable
+from research_core.errors import ModelUnavailable, SettingsError
 from research_core.llama_tier import (
     LlamaTier,
     ModelLock,
@@ -210,7 +210,8 @@ def test_settings_never_show_the_api_key() -> None:
     url = "https://api.example.com/v1"
     tier = TierSettings(model="gpt-x", base_url=url, api_key=Secret(API_KEY))
     settings = Settings(tiers={"planner": tier, "executor": tier, "reporter": tier})
-    from_env = Settings.from_env({"RED_PLANNER_API_KEY": API_KEY, "RED_PLANNER_BASE_URL": url})
+    from_env = Settings.from_env({"RED_PLANNER_API_KEY": API_KEY, "RED_PLANNER_BASE_URL": url,
+                                  "RED_PLANNER_MODEL": "gpt-x"})
 
     shown = [repr(tier), str(tier), repr(settings), str(settings), repr(from_env), f"{settings}"]
     shown.append(describe_tier("planner", tier))
@@ -388,3 +389,8 @@ def test_corrupt_gguf_is_model_unavailable(tmp_path: Path) -> None:
 
     with pytest.raises(ModelUnavailable, match=r"cannot load GGUF model at .*junk\.gguf"):
         load_llama(str(junk), n_ctx=512, n_threads=1)
+
+
+def test_a_base_url_without_a_model_name_is_refused() -> None:
+    with pytest.raises(SettingsError, match="RED_EXECUTOR_MODEL"):
+        Settings.from_env({"RED_EXECUTOR_BASE_URL": "https://api.example.com/v1"})

@@ -1,0 +1,71 @@
+# RED Searcher — developer entry points. `make run` and `make test` work on a fresh machine:
+# both create .venv and install what they need (Python >= 3.11, pip and gcc required).
+
+PY ?= python3
+VENV = .venv
+BIN = $(VENV)/bin
+STAMP = $(VENV)/.installed
+
+# Runs write their SQLite database (and bench output) here, not under the home directory.
+export RED_DATA_DIR ?= $(CURDIR)/.redsearch-data
+
+PYTEST = $(BIN)/pytest
+PYTEST_ARGS ?=
+BENCH_JSON = $(RED_DATA_DIR)/bench.json
+BENCH_REPORT = $(RED_DATA_DIR)/bench-report.txt
+
+.DEFAULT_GOAL := help
+.PHONY: help install run test test-fast bench lint clean
+
+help:
+	@echo "make run        research the sample question on the bundled corpus with the bundled model"
+	@echo "make test       all tests (PYTEST_ARGS=... passes options to pytest)"
+	@echo "make test-fast  tests without the bundled GGUF model (-m 'not gguf')"
+	@echo "make bench      the sample run, then its per-tier token table"
+	@echo "make lint       ruff + mypy"
+	@echo "make clean      remove .venv, caches and .redsearch-data"
+
+install: $(STAMP)
+
+# Re-install whenever pyproject.toml changes. pip caches the llama-cpp-python wheel it builds,
+# so only the first install on a machine compiles it.
+$(STAMP): pyproject.toml
+	@$(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+		{ echo "error: Python >= 3.11 needed; '$(PY)' is missing or older. Run e.g. 'make PY=python3.11 $(MAKECMDGOALS)'" >&2; exit 1; }
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --upgrade pip
+	@echo "installing dependencies; llama-cpp-python compiles from source on first install (~7 min)…"
+	$(BIN)/python -m pip install -e '.[dev]'
+	touch $@
+
+run: $(STAMP)
+	$(BIN)/redsearch sample
+
+test: $(STAMP)
+	$(PYTEST) $(PYTEST_ARGS)
+
+test-fast: $(STAMP)
+	$(PYTEST) -m "not gguf" $(PYTEST_ARGS)
+
+# For now: the sample run with its per-tier token table and wall time.
+# Issue 3 replaces this with `$(BIN)/python -m bench` (monolithic vs hierarchical benchmark).
+bench: $(STAMP)
+	@mkdir -p "$(RED_DATA_DIR)"
+	@start=$$(date +%s); \
+	$(BIN)/redsearch sample --json "$(BENCH_JSON)" > "$(BENCH_REPORT)" || exit $$?; \
+	echo "wall time: $$(( $$(date +%s) - start ))s  (report: $(BENCH_REPORT), json: $(BENCH_JSON))"
+	@$(BIN)/python -c 'import json, sys; r = json.load(open(sys.argv[1], encoding="utf-8")); \
+	rows = [(t["tier"], t["calls"], t["prompt_tokens"], t["completion_tokens"], t["cost_usd"]) for t in r["tiers"]]; \
+	rows.append(("TOTAL", *(sum(row[i] for row in rows) for i in range(1, 5)))); \
+	line = "{:<10}{:>7}{:>10}{:>12}{:>10}{:>10}".format; \
+	print("steps:", r["steps"]); \
+	print(line("tier", "calls", "prompt", "completion", "total", "cost $$")); \
+	print("\n".join(line(n, c, p, o, p + o, "{:.4f}".format(u)) for n, c, p, o, u in rows))' "$(BENCH_JSON)"
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .redsearch-data build dist *.egg-info
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
