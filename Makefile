@@ -8,6 +8,9 @@ STAMP = $(VENV)/.installed
 
 # Runs write their SQLite database (and bench output) here, not under the home directory.
 export RED_DATA_DIR ?= $(CURDIR)/.redsearch-data
+# The demo stops planning after this many steps (the engine default is 36) so that the
+# bundled 270M model finishes in a few minutes on 2 cores.
+SAMPLE_STEPS ?= 8
 
 PYTEST = $(BIN)/pytest
 PYTEST_ARGS ?=
@@ -39,7 +42,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 run: $(STAMP)
-	$(BIN)/redsearch sample
+	RED_ENGINE_MAX_STEPS=$(SAMPLE_STEPS) $(BIN)/redsearch sample
 
 test: $(STAMP)
 	$(PYTEST) $(PYTEST_ARGS)
@@ -52,7 +55,7 @@ test-fast: $(STAMP)
 bench: $(STAMP)
 	@mkdir -p "$(RED_DATA_DIR)"
 	@start=$$(date +%s); \
-	$(BIN)/redsearch sample --json "$(BENCH_JSON)" > "$(BENCH_REPORT)" || exit $$?; \
+	RED_ENGINE_MAX_STEPS=$(SAMPLE_STEPS) $(BIN)/redsearch sample --json "$(BENCH_JSON)" > "$(BENCH_REPORT)" || exit $$?; \
 	echo "wall time: $$(( $$(date +%s) - start ))s  (report: $(BENCH_REPORT), json: $(BENCH_JSON))"
 	@$(BIN)/python -c 'import json, sys; r = json.load(open(sys.argv[1], encoding="utf-8")); \
 	rows = [(t["tier"], t["calls"], t["prompt_tokens"], t["completion_tokens"], t["cost_usd"]) for t in r["tiers"]]; \

@@ -68,6 +68,21 @@ def cited_numbers(text: str) -> list[int]:
     return sorted(set(found))
 
 
+def report_problem(text: str, count: int) -> str | None:
+    """Why a report cannot be accepted, or None."""
+    return echo_problem(text) or citation_problem(text, count)
+
+
+def echo_problem(text: str) -> str | None:
+    """A report that repeats its prompt or itself is not a report."""
+    if "<<<DATA" in text or "DATA>>>" in text or "Use ONLY the numbered sources" in text:
+        return "the report repeats the instructions instead of answering"
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if len(lines) >= 4 and len(set(lines)) <= len(lines) // 2:
+        return "the report repeats the same lines; write each finding once"
+    return None
+
+
 def citation_problem(text: str, count: int) -> str | None:
     """Why a report's citations do not stand, or None."""
     cited = cited_numbers(text)
@@ -107,7 +122,7 @@ async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: li
         return assembled_report(question, summaries, carried, numbers)
 
     text = await gw.text("reporter", "report", messages, limits[1], fallback,
-                         lambda t: citation_problem(t, len(sources)))
+                         lambda t: report_problem(t, len(sources)))
     return Report(text=text, sources=sources, cited=cited_numbers(text), fallback=fallback_used)
 
 

@@ -11,6 +11,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from research_core.terms import terms
+
 # Every string and list is bounded: a grammar-constrained local model then always finishes
 # its JSON within the answer cap instead of being cut off mid-string.
 Short = Annotated[str, Field(max_length=120)]
@@ -53,6 +55,9 @@ class QueryPlan(BaseModel):
     @classmethod
     def _queries(cls, v: list[str]) -> list[str]:
         cleaned = [_real_text(q, "query") for q in v if q.strip()]
+        empty = [q for q in cleaned if not terms(q)]
+        if empty:
+            raise ValueError(f"query {empty[0]!r} has no searchable word")
         if not cleaned:
             raise ValueError("no usable query")
         return cleaned

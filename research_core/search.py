@@ -54,6 +54,9 @@ class SearchTool:
     async def batch(self, queries: list[str], time_range: TimeRange) -> list[QueryResult]:
         """All variants at once, at most `search_concurrency` in flight."""
         gate = asyncio.Semaphore(self.cfg.search_concurrency)
+        self.log.emit("batch", f"{len(queries)} variant(s) in one batch, concurrency "
+                      f"{self.cfg.search_concurrency}, snippets cut to {self.cfg.snippet_chars} "
+                      "characters", queries=queries)
 
         async def one(query: str) -> QueryResult:
             async with gate:

@@ -6,6 +6,7 @@ import dataclasses
 import datetime as dt
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -98,7 +99,7 @@ async def serve() -> AsyncIterator[Callable[[Handler], Awaitable[FakeOpenAIServe
         await server.stop()
 
 
-def scripted_settings(base_url: str, **engine: object) -> Settings:
+def scripted_settings(base_url: str, **engine: Any) -> Settings:
     tiers = {t: TierSettings(model=f"{t}-script", base_url=base_url, max_retries=0,
                              price_in_per_mtok=1.0, price_out_per_mtok=2.0) for t in TIERS}
     return dataclasses.replace(Settings(), tiers=tiers,

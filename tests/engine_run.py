@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from research_core.engine import Engine
 from research_core.protocols import SearchBackend
@@ -26,7 +27,7 @@ class Outcome:
 
 
 async def run_engine(serve: Serve, handler: Handler, backend: SearchBackend, store: SqlStore,
-                     question: str = QUESTION, **engine: object) -> Outcome:
+                     question: str = QUESTION, **engine: Any) -> Outcome:
     server = await serve(handler)
     settings = scripted_settings(server.base_url, **engine)
     tiers = build_tiers(settings)

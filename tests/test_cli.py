@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import write_doc
+
 API_KEY = "sk-secret-123"
 ERROR_PREFIX = "redsearch: error:"
 QUESTION = "How did heat pump prices move in 2026?"
@@ -23,15 +25,15 @@ TIMEOUT_S = 20
 
 VALID_DOCS = {
     "cli-sales-2026-09": (
-        "2026-10-10", "official_statistics", "en", "Heat pump sales in September 2026",
+        "official_statistics", "en", "2026-10-10", "Heat pump sales in September 2026",
         "Heat pump sales reached 214,000 units in September 2026, up 12.4% on the year.",
     ),
     "cli-prices-2026-10": (
-        "2026-10-20", "news", "en", "Heat pump prices fall",
+        "news", "en", "2026-10-20", "Heat pump prices fall",
         "Heat pump equipment prices fell 9.5% to 7,150 euros in October 2026.",
     ),
     "cli-zh-exports-2026-10": (
-        "2026-10-16", "industry_association", "zh", "热泵出口欧洲回升",
+        "industry_association", "zh", "2026-10-16", "热泵出口欧洲回升",
         "2026年1—9月中国对欧洲热泵出口额同比增长18%。",
     ),
 }
@@ -76,14 +78,6 @@ def cli_env(tmp_path: Path, port: int) -> dict[str, str]:
         env[f"RED_{tier}_TIMEOUT_S"] = "5"
     env["RED_PLANNER_API_KEY"] = API_KEY
     return env
-
-
-def write_doc(folder: Path, doc_id: str, spec: tuple[str, str, str, str, str]) -> None:
-    published, source_type, lang, title, body = spec
-    folder.joinpath(f"{doc_id}.md").write_text(
-        f'---\nid: {doc_id}\ntitle: "{title}"\nurl: https://example.example/{doc_id}\n'
-        f"published: {published}\nsource_type: {source_type}\npublisher: Test\nlang: {lang}\n"
-        f"---\n{body}\n", "utf-8")
 
 
 @pytest.fixture

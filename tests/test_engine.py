@@ -126,3 +126,14 @@ async def test_ledger_records_every_call_with_cost(
     report_row = next(r for r in rows if r.purpose == "report")
     assert report_row.cost_usd == (1000 * 1.0 + 500 * 2.0) / 1e6
     assert report_row.model == "reporter-script"
+
+
+async def test_a_report_that_echoes_its_prompt_is_rejected(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    def echo(body: dict[str, Any]) -> str:
+        return "\n".join(m["content"] for m in body["messages"])
+
+    out = await run_engine(serve, Script(rules={"report": echo}), backend, store)
+    reports = out.server.requests_for("")
+    assert "repeats the instructions" in last_user_text(reports[1])
+    assert out.report.fallback and "<<<DATA" not in out.report.text

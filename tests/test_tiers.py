@@ -7,7 +7,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -26,7 +26,8 @@ from research_core.openai_tier import OpenAITier
 from research_core.protocols import Message
 from research_core.settings import Secret, Settings, TierSettings
 from research_core.tier_factory import aclose_tiers, build_tiers, describe_tier
-from tests.fakes.openai_server import FakeOpenAIServer, Handler, Reply
+from tests.engine_run import Serve
+from tests.fakes.openai_server import Reply
 
 API_KEY = "sk-test-DO-NOT-SHOW-4f9a2c"
 ASK = [Message("system", "You answer briefly."), Message("user", "Say hello.")]
@@ -36,23 +37,7 @@ SCHEMA: dict[str, Any] = {
     "required": ["ok"],
 }
 
-Serve = Callable[[Handler], Awaitable[FakeOpenAIServer]]
 MakeTier = Callable[..., OpenAITier]
-
-
-@pytest.fixture
-async def serve() -> AsyncIterator[Serve]:
-    servers: list[FakeOpenAIServer] = []
-
-    async def start(handler: Handler) -> FakeOpenAIServer:
-        server = FakeOpenAIServer(handler)
-        await server.start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        await server.stop()
 
 
 @pytest.fixture
