@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from research_core import executor, planner, reporter
+from research_core import claims, executor, planner, reporter
 from research_core.errors import InvalidQuestion
 from research_core.evidence import Evidence, combined_score, credibility, recency
 from research_core.gateway import Gateway
@@ -210,6 +210,7 @@ class _Research:
             self.gw, self.s.question, self.s.as_of, summaries, kept,
             (self.cfg.report_max_sources, self.cfg.report_max_tokens),
         )
+        report = await claims.double_check(self.gw, report, kept)
         self.s.status = "finished"
         self.s.log.emit("report", f"{len(report.cited)} of {len(report.sources)} sources cited"
                         + (" (assembled from evidence)" if report.fallback else ""))

@@ -58,18 +58,23 @@ class WorkingMemory:
         self.items = []
 
 
+def numbers_in(text: str) -> set[str]:
+    """The numbers and dates in a text, thousands separators removed."""
+    return {_normalise(n) for n in _NUMBER.findall(text)}
+
+
 def facts_of(items: list[Evidence]) -> set[str]:
     """Every number, date and source id a summary of these items must keep."""
     found: set[str] = set()
     for item in items:
-        found.update(_normalise(n) for n in _NUMBER.findall(item.text))
+        found.update(numbers_in(item.text))
         found.add(item.source_id)
     return found
 
 
 def missing_facts(summary_text: str, required: set[str]) -> list[str]:
     """The required facts absent from a summary (numbers compared without thousands commas)."""
-    have = {_normalise(n) for n in _NUMBER.findall(summary_text)}
+    have = numbers_in(summary_text)
     lowered = summary_text.lower()
     return sorted(
         f for f in required if f not in have and f.lower() not in lowered

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from research_core.evidence import Evidence
 from research_core.gateway import Gateway
@@ -35,11 +35,27 @@ class Source:
 
 
 @dataclass(frozen=True)
+class ClaimCheck:
+    """One claim of the report, checked against the evidence it cites."""
+
+    text: str
+    citations: list[int]
+    supported: bool
+    reason: str
+    checked_by: str
+
+
+@dataclass(frozen=True)
 class Report:
     text: str
     sources: list[Source]
     cited: list[int]
     fallback: bool
+    claims: list[ClaimCheck] = field(default_factory=list)
+
+    @property
+    def flagged(self) -> list[ClaimCheck]:
+        return [c for c in self.claims if not c.supported]
 
     def cited_source_ids(self) -> list[str]:
         by_number = {s.number: s.source_id for s in self.sources}
@@ -47,7 +63,11 @@ class Report:
 
     def render(self) -> str:
         used = [s for s in self.sources if s.number in self.cited]
-        return self.text.strip() + "\n\nSources\n" + "\n".join(s.line() for s in used)
+        text = self.text.strip() + "\n\nSources\n" + "\n".join(s.line() for s in used)
+        if self.flagged:
+            text += "\n\nFlagged claims (not supported by the evidence they cite)\n"
+            text += "\n".join(f"- {c.text[:200]} — {c.reason}" for c in self.flagged)
+        return text
 
 
 def number_sources(evidence: list[Evidence], limit: int) -> tuple[list[Source], list[Evidence]]:

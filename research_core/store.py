@@ -27,6 +27,7 @@ from research_core.state import RunState
 from research_core.store_models import (
     Base,
     CacheRow,
+    ClaimRow,
     EventRow,
     EvidenceRow,
     LedgerRow,
@@ -86,6 +87,9 @@ class SqlStore:
                 sources=[_jsonable(dataclasses.asdict(s)) for s in report.sources],
                 created_at=_now(),
             ))
+            await session.execute(delete(ClaimRow).where(ClaimRow.run_id == run_id))
+            session.add_all(ClaimRow(run_id=run_id, idx=i, **dataclasses.asdict(c))
+                            for i, c in enumerate(report.claims))
 
     async def rows(self, table: type[Any], run_id: str) -> list[Any]:
         """All rows of one per-run table, in key order (for inspection and tests)."""

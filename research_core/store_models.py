@@ -125,3 +125,14 @@ class CacheRow(Base):
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
     hits: Mapped[list[Any]] = mapped_column(JSON)
     stored_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class ClaimRow(Base):
+    __tablename__ = "claims"
+    run_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
+    text: Mapped[str] = mapped_column(Text)
+    citations: Mapped[list[Any]] = mapped_column(JSON)
+    supported: Mapped[bool] = mapped_column(Boolean)
+    reason: Mapped[str] = mapped_column(Text)
+    checked_by: Mapped[str] = mapped_column(String(10))

@@ -69,3 +69,14 @@ class Script:
     def default_report(self, body: dict[str, Any]) -> str:
         numbers = re.findall(r"^\[(\d+)\]", data_block(body), re.M)
         return "\n\n".join(f"Finding number {n} from the sources [{n}]." for n in numbers)
+
+    def default_ClaimsOut(self, body: dict[str, Any]) -> str:
+        claims = [{"text": line.strip(), "citations": [int(n) for n in
+                                                       re.findall(r"\[(\d+)\]", line)]}
+                  for line in data_block(body).splitlines() if "[" in line]
+        return json.dumps({"claims": claims})
+
+    def default_VerdictsOut(self, body: dict[str, Any]) -> str:
+        indices = re.findall(r"^#(\d+) ", data_block(body), re.M)
+        return json.dumps({"verdicts": [{"index": int(i), "supported": True, "reason": "ok"}
+                                        for i in indices]})
