@@ -8,7 +8,13 @@ import re
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from research_core.protocols import SearchBackend, SearchHit, SearchRequest, TimeRange
+from research_core.protocols import (
+    SearchBackend,
+    SearchHit,
+    SearchRequest,
+    Similarity,
+    TimeRange,
+)
 from research_core.runlog import RunLog
 from research_core.settings import EngineSettings
 
@@ -50,6 +56,21 @@ class SearchTool:
     cache: HitCache
     cfg: EngineSettings
     log: RunLog
+    similarity: Similarity
+
+    async def dedupe(self, queries: list[str], earlier: list[str]) -> list[str]:
+        """Drop each query at `dedup_similarity` or more to an earlier one of the run."""
+        kept: list[str] = []
+        for query in queries:
+            seen = earlier + kept
+            scores = (await self.similarity.matrix([query], seen))[0] if seen else []
+            best = max(range(len(scores)), key=lambda i: scores[i], default=None)
+            if best is not None and scores[best] >= self.cfg.dedup_similarity:
+                self.log.emit("dedup", f"dropped {query!r}: {scores[best]:.2f} similar to "
+                              f"{seen[best]!r}", query=query, duplicate_of=seen[best])
+                continue
+            kept.append(query)
+        return kept
 
     async def batch(self, queries: list[str], time_range: TimeRange) -> list[QueryResult]:
         """All variants at once, at most `search_concurrency` in flight."""

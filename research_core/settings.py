@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from research_core.errors import SettingsError
 
@@ -76,6 +76,72 @@ class EngineSettings:
     json_max_tokens: int = 384
     report_max_tokens: int = 900
     report_max_sources: int = 16
+    dedup_similarity: float = 0.85
+    deep_read_relevance: float = 0.8
+    deep_reads_per_node: int = 3
+    deep_read_paragraphs: int = 2
+    revise_similarity: float = 0.45
+
+
+@dataclass(frozen=True)
+class EmbeddingSettings:
+    model: str = BUNDLED
+    base_url: str | None = None
+    api_key: Secret = field(default_factory=lambda: Secret(""))
+    timeout_s: float = 60.0
+    max_retries: int = 3
+    gguf_context: int = 8192
+    gguf_threads: int | None = None
+
+    @property
+    def kind(self) -> Literal["bundled", "gguf", "openai"]:
+        return "openai" if self.base_url else "bundled" if self.model == BUNDLED else "gguf"
+
+
+@dataclass(frozen=True)
+class BudgetSettings:
+    """Seed 003's standard budget of a run, one total per axis (RED_BUDGET_<NAME>).
+
+    Deep totals are each standard total + floor(total / 2). Revision limits left unset
+    (None) are 2 per part / 8 per run in standard and 6 / 24 in applied deep; a configured
+    value, 0 included, holds in both modes. `final_reserve_*` units are kept back from the
+    totals for the final report (used only in finalisation). `deep_allowed` is the
+    requester allow-list (RED_DEEP_ALLOWED: "*" = everyone, "none", or comma-separated ids).
+    """
+
+    steps: int = 36
+    model_calls: int = 57
+    reads: int = 72
+    discoveries: int = 6
+    publications: int = 48
+    active_time_s: int = 3600
+    revisions_per_part: int | None = None
+    revisions_per_run: int | None = None
+    reminder_fraction: float = 0.5
+    upgrade_refusal_fraction: float = 0.8
+    final_reserve_model_calls: int = 3
+    final_reserve_publications: int = 1
+    deep_allowed: tuple[str, ...] = ("*",)
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "model_calls", "reads", "discoveries", "publications",
+                     "active_time_s"):
+            if getattr(self, name) < 1:
+                raise SettingsError(f"RED_BUDGET_{name.upper()} must be at least 1")
+        for name in ("revisions_per_part", "revisions_per_run", "final_reserve_model_calls",
+                     "final_reserve_publications"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise SettingsError(f"RED_BUDGET_{name.upper()} must not be negative")
+        for name in ("reminder_fraction", "upgrade_refusal_fraction"):
+            if not 0.0 < getattr(self, name) <= 1.0:
+                raise SettingsError(f"RED_BUDGET_{name.upper()} must be in (0, 1]")
+        if self.final_reserve_model_calls >= self.model_calls:
+            raise SettingsError("RED_BUDGET_FINAL_RESERVE_MODEL_CALLS must be below "
+                                "RED_BUDGET_MODEL_CALLS")
+        if self.final_reserve_publications >= self.publications:
+            raise SettingsError("RED_BUDGET_FINAL_RESERVE_PUBLICATIONS must be below "
+                                "RED_BUDGET_PUBLICATIONS")
 
 
 @dataclass(frozen=True)
@@ -84,6 +150,8 @@ class Settings:
         default_factory=lambda: {t: TierSettings() for t in TIERS}
     )
     engine: EngineSettings = field(default_factory=EngineSettings)
+    embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
+    budget: BudgetSettings = field(default_factory=BudgetSettings)
     data_dir: Path = Path.home() / ".local" / "share" / "redsearch"
     database_url: str | None = None
     corpus_dir: Path | None = None
@@ -103,6 +171,8 @@ class Settings:
             base,
             tiers={t: _tier_from_env(env, t) for t in TIERS},
             engine=_engine_from_env(env),
+            embedding=_embedding_from_env(env),
+            budget=_budget_from_env(env),
             data_dir=Path(env.get("RED_DATA_DIR", str(base.data_dir))).expanduser(),
             database_url=env.get("DATABASE_URL") or None,
             corpus_dir=_path_or_none(env.get("RED_CORPUS_DIR")),
@@ -125,6 +195,46 @@ def _tier_from_env(env: Mapping[str, str], tier: str) -> TierSettings:
         timeout_s=_parse(env, p + "TIMEOUT_S", float, d.timeout_s),
         max_retries=_parse(env, p + "MAX_RETRIES", int, d.max_retries),
     )
+
+
+def _embedding_from_env(env: Mapping[str, str]) -> EmbeddingSettings:
+    """RED_EMBED_MODEL ("bundled" | a .gguf path | a model name), _BASE_URL, _API_KEY."""
+    model = env.get("RED_EMBED_MODEL", "") or BUNDLED
+    base_url = env.get("RED_EMBED_BASE_URL") or None
+    if base_url and model == BUNDLED:
+        raise SettingsError("RED_EMBED_BASE_URL is set: name the endpoint's model in "
+                            "RED_EMBED_MODEL")
+    if not base_url and model != BUNDLED and not model.lower().endswith(".gguf"):
+        raise SettingsError(f"RED_EMBED_MODEL={model!r} is neither 'bundled' nor a .gguf "
+                            "path (an endpoint's model also needs RED_EMBED_BASE_URL)")
+    return EmbeddingSettings(model=model, base_url=base_url,
+                             api_key=Secret(env.get("RED_EMBED_API_KEY", "")))
+
+
+def _budget_from_env(env: Mapping[str, str]) -> BudgetSettings:
+    """Every budget knob is RED_BUDGET_<NAME>; the deep allow-list is RED_DEEP_ALLOWED."""
+    values: dict[str, Any] = {}
+    for f in fields(BudgetSettings):
+        key = "RED_BUDGET_" + f.name.upper()
+        if f.name == "deep_allowed" or not env.get(key):
+            continue
+        kind = float if f.name.endswith("_fraction") else int
+        values[f.name] = _parse(env, key, kind, f.default)
+    values["deep_allowed"] = _deep_allowed(env.get("RED_DEEP_ALLOWED", ""))
+    return BudgetSettings(**values)
+
+
+def _deep_allowed(raw: str) -> tuple[str, ...]:
+    """"*" (or unset) = everyone, "none" = nobody, else comma-separated requester ids."""
+    if raw.strip() in ("", "*"):
+        return ("*",)
+    if raw.strip().lower() == "none":
+        return ()
+    ids = tuple(part.strip() for part in raw.split(","))
+    if any(not i or "*" in i or any(c.isspace() for c in i) for i in ids):
+        raise SettingsError(f"RED_DEEP_ALLOWED={raw!r}: use '*', 'none' or comma-separated "
+                            "ids without spaces")
+    return ids
 
 
 def _engine_from_env(env: Mapping[str, str]) -> EngineSettings:

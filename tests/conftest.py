@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from research_core.corpus import CorpusBackend
-from research_core.protocols import SearchHit, SearchRequest
+from research_core.protocols import SearchHit, SearchRequest, Similarity
 from research_core.settings import TIERS, EngineSettings, Settings, TierSettings
 from research_core.store import SqlStore
 from tests.fakes.openai_server import FakeOpenAIServer, Handler
@@ -104,3 +104,9 @@ def scripted_settings(base_url: str, **engine: Any) -> Settings:
                              price_in_per_mtok=1.0, price_out_per_mtok=2.0) for t in TIERS}
     return dataclasses.replace(Settings(), tiers=tiers,
                                engine=dataclasses.replace(EngineSettings(), **engine))
+
+
+@pytest.fixture
+def similarity() -> Similarity:
+    from tests.engine_run import default_similarity
+    return default_similarity()

@@ -1,0 +1,97 @@
+"""Query de-duplication and paragraph-level deep reading, with the real offline embedder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from research_core.protocols import Similarity
+from research_core.reading import deep_read
+from research_core.runlog import RunLog
+from research_core.search import SearchTool
+from research_core.settings import EngineSettings
+from research_core.store import SqlStore
+from tests.conftest import RecordingBackend, write_doc
+from tests.engine_run import Serve, run_engine
+from tests.scripted import Script
+
+LONG_PAGE = [
+    "The European heat pump market report covers fourteen markets in 2026.",
+    "Sales fell in the first quarter after Vestmark cut its grant.",
+    "The second quarter brought a recovery helped by the Sudria bonus.",
+    "Refrigerant choice shifted towards propane models during the year.",
+    "Chinese exporters increased their share of imports into Europe.",
+    "Compressor prices fell as component makers expanded capacity.",
+    "Installer day rates rose 12.5% to 585 euros as the installer shortage deepened.",
+    "Installer waiting times grew from seven to eleven weeks across the markets.",
+    "Distributor stock levels normalised by the end of the summer.",
+    "The association expects modest growth in the coming year.",
+]
+
+
+def _tool(backend: RecordingBackend, store: SqlStore, similarity: Similarity,
+          log: RunLog) -> SearchTool:
+    return SearchTool(backend, store, EngineSettings(), log, similarity)
+
+
+async def test_a_paraphrased_query_is_dropped_and_a_distinct_one_kept(
+        backend: RecordingBackend, store: SqlStore, similarity: Similarity) -> None:
+    log = RunLog()
+    tool = _tool(backend, store, similarity, log)
+    earlier = ["heat pump prices in Europe 2026"]
+    kept = await tool.dedupe(["heat pump prices in Europe in 2026",
+                              "installer shortage waiting times"], earlier)
+    assert kept == ["installer shortage waiting times"]
+    (event,) = log.of_kind("dedup")
+    assert event.data["duplicate_of"] == "heat pump prices in Europe 2026"
+
+
+async def test_chinese_near_duplicates_are_dropped_but_related_queries_kept(
+        backend: RecordingBackend, store: SqlStore, similarity: Similarity) -> None:
+    tool = _tool(backend, store, similarity, RunLog())
+    kept = await tool.dedupe(["碳酸锂价格的走势", "氢氧化锂价格走势"], ["碳酸锂价格走势"])
+    assert kept == ["氢氧化锂价格走势"]
+
+
+async def test_engine_sends_only_distinct_variants(
+        serve: Serve, backend: RecordingBackend, store: SqlStore,
+        similarity: Similarity) -> None:
+    def plan(body: dict[str, Any]) -> str:
+        return json.dumps({"queries": ["heat pump sales 2026", "heat pump sales in 2026",
+                                       "heat pump equipment prices"]})
+
+    out = await run_engine(serve, Script(rules={"QueryPlan": plan}), backend, store,
+                           similarity=similarity, max_steps=2)
+    sent = [r.query for r in backend.requests]
+    assert sent == ["heat pump sales 2026", "heat pump equipment prices"]
+    assert out.state.log.of_kind("dedup")
+
+
+async def test_deep_read_keeps_the_one_or_two_closest_paragraphs(
+        backend: RecordingBackend, similarity: Similarity, tmp_path: Path) -> None:
+    extra = tmp_path / "long"
+    extra.mkdir()
+    write_doc(extra, "long-report-2026", ("industry_association", "en", "2026-10-29",
+                                          "Market report", "\n\n".join(LONG_PAGE)))
+    backend.inner.add_folder(extra)
+    read = await deep_read(backend, similarity, "N1", "How much did installer day rates rise?",
+                           "long-report-2026", keep=2)
+    assert read is not None and read.paragraphs_total == 10
+    assert 1 <= len(read.chosen) <= 2
+    assert LONG_PAGE[6] in read.chosen
+    assert read.tokens_read * 3 < read.tokens_full
+
+
+async def test_body_read_cap_marks_the_node_insufficient(
+        serve: Serve, backend: RecordingBackend, store: SqlStore,
+        similarity: Similarity) -> None:
+    out = await run_engine(serve, Script(relevance=lambda line: 0.95), backend, store,
+                           similarity=similarity, deep_reads_per_node=1,
+                           evidence_per_done_node=9)
+    assert out.state.log.of_kind("deep-read")
+    capped = out.state.log.of_kind("read-cap")
+    assert capped
+    node_id = capped[0].data["node"]
+    assert out.state.tree.nodes[node_id].status == "insufficient"
+    assert out.state.reads_for(node_id) == 1
