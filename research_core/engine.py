@@ -7,12 +7,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from research_core import claims, executor, planner, reporter
+from research_core import cadence, claims, executor, planner, reporter
+from research_core.delivery import Delivery, Outbox
 from research_core.errors import InvalidQuestion
 from research_core.evidence import Evidence, combined_score, credibility, recency
 from research_core.gateway import Gateway
 from research_core.goal_tree import Node
-from research_core.protocols import ModelTier, Publisher, SearchBackend, SearchHit
+from research_core.protocols import ModelTier, Publisher, SearchBackend, SearchHit, Similarity
+from research_core.reading import deep_read
 from research_core.reflection import reflect_and_correct
 from research_core.reporter import Report
 from research_core.schemas import HitScore
@@ -27,6 +29,10 @@ class Checkpointer(Protocol):
     async def save_checkpoint(self, state: RunState) -> None: ...
 
     async def save_report(self, run_id: str, report: Report) -> None: ...
+
+
+class RunStore(Checkpointer, Outbox, Protocol):
+    """The store as the engine needs it: checkpoints and the publication outbox."""
 
 
 def validate_question(question: str, max_chars: int) -> str:
@@ -44,8 +50,9 @@ class Engine:
     settings: Settings
     tiers: Mapping[str, ModelTier]
     backend: SearchBackend
-    store: Checkpointer
+    store: RunStore
     cache: HitCache
+    similarity: Similarity
     publisher: Publisher | None = None
 
     async def run(self, state: RunState) -> Report:
@@ -62,7 +69,11 @@ class _Research:
         self.s = state
         self.cfg = engine.settings.engine
         self.gw = Gateway(engine.tiers, state.ledger, state.log, self.cfg.json_max_tokens)
-        self.search = SearchTool(engine.backend, engine.cache, self.cfg, state.log)
+        self.search = SearchTool(engine.backend, engine.cache, self.cfg, state.log,
+                                 engine.similarity)
+        self.delivery = Delivery(state.run_id, engine.publisher, engine.store, state.log,
+                                 state.publications)
+        self.deep = False
 
     async def run(self) -> Report:
         self.s.log.emit("start", f"run {self.s.run_id}: {self.s.question!r} as of "
@@ -89,6 +100,7 @@ class _Research:
         if self.s.step % self.cfg.reflect_every_steps == 0:
             await reflect_and_correct(self.gw, self.s, node)
         self.s.tree.settle_parents()
+        await self._revise_parts()
         await self.e.store.save_checkpoint(self.s)
 
     def _should_expand(self, node: Node) -> bool:
@@ -103,8 +115,8 @@ class _Research:
         self.s.working.reset(node.id)
         self.s.log.emit("focus", f"{node.id} (value {node.value:.2f}): {node.question}",
                         node=node.id)
-        if self.e.publisher and node.depth > 0:
-            await self.e.publisher.progress(self.s.run_id, f"Checking: {node.question}")
+        if node.depth > 0:
+            await self.delivery.progress(f"Checking: {node.question}")
 
     async def _close_working_memory(self) -> None:
         wm = self.s.working
@@ -118,6 +130,49 @@ class _Research:
         self.s.log.emit("memory", f"{node.id}: {len(wm.items)} items → summary v"
                         f"{summary.version} ({how})", node=node.id)
         wm.items = []
+        await self._publish_node(node)
+
+    async def _publish_node(self, node: Node) -> None:
+        """A finished sub-question's part goes out when the cadence says it is ready."""
+        summary = self.s.summaries.get(node.id)
+        if summary is None or self.delivery.latest(node.id) is not None:
+            return
+        if cadence.ready(summary, node.status == "done", self.deep):
+            await self.delivery.part(node.id, cadence.part_text(summary), summary.source_ids)
+            self._weigh(node.id, [e.id for e in self.s.kept_for({node.id})])
+
+    def _weighed(self, part_key: str) -> set[str]:
+        """Evidence already weighed for a published part (kept in the checkpoint)."""
+        return set(self.s.extra.get("part_evidence", {}).get(part_key, []))
+
+    def _weigh(self, part_key: str, evidence_ids: list[str]) -> None:
+        parts: dict[str, list[str]] = self.s.extra.setdefault("part_evidence", {})
+        parts[part_key] = sorted(set(parts.get(part_key, [])) | set(evidence_ids))
+
+    async def _revise_parts(self) -> None:
+        """Later evidence with new figures on a published part's question revises it."""
+        for part in self.delivery.parts():
+            if part.part_key in self.s.tree.nodes:
+                await self._revise(self.s.tree.nodes[part.part_key], part.text)
+
+    async def _revise(self, node: Node, published: str) -> None:
+        weighed = self._weighed(node.id)
+        fresh = [e for e in self.s.kept() if e.id not in weighed]
+        if not fresh:
+            return
+        self._weigh(node.id, [e.id for e in fresh])
+        scores = (await self.e.similarity.matrix([node.question], [e.text for e in fresh]))[0]
+        close = [e for e, sc in zip(fresh, scores, strict=True)
+                 if sc >= self.cfg.revise_similarity]
+        news = cadence.revising_evidence(published, close)
+        if not news:
+            return
+        summary = await executor.summarise(self.gw, node.id, node.question, news,
+                                           self.s.summaries.get(node.id))
+        self.s.summaries[node.id] = summary
+        reason = "new evidence from " + ", ".join(sorted({e.source_id for e in news}))
+        await self.delivery.part(node.id, cadence.part_text(summary), summary.source_ids,
+                                 reason=reason)
 
     async def _expand(self, node: Node) -> None:
         known = "; ".join(s.conclusion[:120] for s in list(self.s.summaries.values())[-4:])
@@ -136,7 +191,8 @@ class _Research:
         plan = await planner.plan_queries(self.gw, node, self.s.sent_queries(), self.s.as_of,
                                           self.cfg.query_variants)
         window = planner.time_range(plan, self.s.as_of, self.cfg.lookback_days)
-        results = await self.search.batch(plan.queries, window)
+        queries = await self.search.dedupe(plan.queries, self.s.sent_queries())
+        results = await self.search.batch(queries, window) if queries else []
         hits = self._new_hits(node, results)
         node.rounds += 1
         if hits:
@@ -171,9 +227,36 @@ class _Research:
             if self.s.working.full:
                 self.s.log.emit("memory", f"working memory at its cap of {self.s.working.cap}")
                 await self._close_working_memory()
+            if self._needs_body(node, item):
+                await self._deep_read(node, item)
             self.s.working.add(item)
             self.s.log.emit("keep", f"{item.id} {hit.source_id}: score {item.score:.2f} "
                             f"(rel {item.relevance:.2f}) {item.reason[:80]}", evidence=item.id)
+
+    def _needs_body(self, node: Node, item: Evidence) -> bool:
+        """Only highly relevant evidence for a node still short of evidence is read in full."""
+        short = len(self.s.kept_for({node.id})) <= self.cfg.evidence_per_done_node
+        return node.status == "open" and short and (
+            item.relevance >= self.cfg.deep_read_relevance)
+
+    async def _deep_read(self, node: Node, item: Evidence) -> None:
+        """Replace a highly relevant hit's snippet by its body's best paragraphs."""
+        if self.s.reads_for(node.id) >= self.cfg.deep_reads_per_node:
+            node.status = "insufficient"
+            self.s.log.emit("read-cap", f"{node.id}: body-read cap of "
+                            f"{self.cfg.deep_reads_per_node} reached; marked insufficient "
+                            "evidence", node=node.id)
+            return
+        read = await deep_read(self.e.backend, self.e.similarity, node.id, node.question,
+                               item.source_id, self.cfg.deep_read_paragraphs)
+        if read is None:
+            return
+        self.s.deep_reads.append(read)
+        item.text = read.text
+        self.s.log.emit("deep-read", f"{item.id} {item.source_id}: {len(read.chosen)} of "
+                        f"{read.paragraphs_total} paragraphs, ~{read.tokens_read} of "
+                        f"~{read.tokens_full} tokens", tokens_read=read.tokens_read,
+                        tokens_full=read.tokens_full, evidence=item.id)
 
     def _evidence(self, node: Node, qid: str, hit: SearchHit, score: HitScore) -> Evidence:
         cred = credibility(hit.source_type)
@@ -191,6 +274,8 @@ class _Research:
         )
 
     def _settle(self, node: Node) -> None:
+        if node.status != "open":
+            return
         have = len(self.s.kept_for({node.id}))
         if have >= self.cfg.evidence_per_done_node:
             node.status = "done"
@@ -211,6 +296,8 @@ class _Research:
             (self.cfg.report_max_sources, self.cfg.report_max_tokens),
         )
         report = await claims.double_check(self.gw, report, kept)
+        cited = report.cited_source_ids()
+        await self.delivery.part("report", report.render(), cited, reason="final report")
         self.s.status = "finished"
         self.s.log.emit("report", f"{len(report.cited)} of {len(report.sources)} sources cited"
                         + (" (assembled from evidence)" if report.fallback else ""))

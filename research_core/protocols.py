@@ -92,10 +92,23 @@ class SearchBackend(Protocol):
 
 
 class Publisher(Protocol):
-    """Where a run speaks to people: short progress notes, and sourced answer parts."""
+    """Where a run speaks to people: short progress notes, and sourced answer parts.
+
+    `answer_part` returns the id the channel gave the message (a Slack ts), if any;
+    `replaces` is the id (or key) of the version a revision replaces, `reason` why.
+    """
 
     async def progress(self, run_id: str, text: str) -> None: ...
 
     async def answer_part(
-        self, run_id: str, part_key: str, text: str, sources: list[str], replaces: str | None = None
-    ) -> None: ...
+        self, run_id: str, part_key: str, text: str, sources: list[str],
+        replaces: str | None = None, reason: str = "",
+    ) -> str | None: ...
+
+
+class Similarity(Protocol):
+    """Semantic similarity between texts, 0..1 (embeddings, possibly blended with overlap)."""
+
+    async def matrix(self, rows: list[str], cols: list[str]) -> list[list[float]]:
+        """similarity[i][j] of rows[i] and cols[j]."""
+        ...

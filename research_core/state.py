@@ -5,12 +5,15 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
+from research_core.delivery import Publication
 from research_core.evidence import Evidence
 from research_core.goal_tree import GoalTree
 from research_core.ledger import Ledger
 from research_core.memory import Summary, WorkingMemory
 from research_core.protocols import TimeRange
+from research_core.reading import DeepRead
 from research_core.runlog import RunLog
 from research_core.settings import Settings
 
@@ -38,6 +41,9 @@ class RunState:
     summaries: dict[str, Summary] = field(default_factory=dict)
     evidence: list[Evidence] = field(default_factory=list)
     queries: list[QueryRecord] = field(default_factory=list)
+    deep_reads: list[DeepRead] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    publications: list[Publication] = field(default_factory=list)
     step: int = 0
     status: str = "running"
 
@@ -58,6 +64,9 @@ class RunState:
 
     def judged_sources(self, node_id: str) -> set[str]:
         return {e.source_id for e in self.evidence if e.node_id == node_id}
+
+    def reads_for(self, node_id: str) -> int:
+        return sum(r.node_id == node_id for r in self.deep_reads)
 
     def sent_queries(self) -> list[str]:
         return [q.text for q in self.queries]

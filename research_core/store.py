@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
+from research_core.delivery import Publication
 from research_core.errors import StoreUnavailable
 from research_core.protocols import SearchHit
 from research_core.reporter import Report
@@ -32,6 +33,7 @@ from research_core.store_models import (
     EvidenceRow,
     LedgerRow,
     NodeRow,
+    PublicationRow,
     QueryRow,
     ReportRow,
     RunRow,
@@ -97,6 +99,26 @@ class SqlStore:
             result = await session.execute(select(table).where(table.run_id == run_id))
             return list(result.scalars().all())
 
+    async def sent_publication(self, key: str) -> Publication | None:
+        async with self.sessions() as session:
+            row = await session.get(PublicationRow, key)
+        return publication_of(row) if row else None
+
+    async def record_publication(self, publication: Publication) -> None:
+        fields = dataclasses.asdict(publication)
+        async with self.sessions.begin() as session:
+            session.add(PublicationRow(key=publication.key, sent_at=_now(), **fields))
+
+    async def publications(self, run_id: str) -> list[Publication]:
+        async with self.sessions() as session:
+            result = await session.execute(select(PublicationRow).where(
+                PublicationRow.run_id == run_id).order_by(PublicationRow.sent_at))
+            return [publication_of(r) for r in result.scalars().all()]
+
+    async def run_row(self, run_id: str) -> RunRow | None:
+        async with self.sessions() as session:
+            return await session.get(RunRow, run_id)
+
     async def cache_get(self, key: str, ttl_s: int) -> list[SearchHit] | None:
         async with self.sessions() as session:
             row = await session.get(CacheRow, key)
@@ -108,6 +130,14 @@ class SqlStore:
         data = [_jsonable(dataclasses.asdict(h)) for h in hits]
         async with self.sessions.begin() as session:
             await session.merge(CacheRow(key=key, hits=data, stored_at=_now()))
+
+
+def publication_of(row: PublicationRow) -> Publication:
+    return Publication(
+        run_id=row.run_id, part_key=row.part_key, version=row.version, kind=row.kind,
+        text=row.text, sources=list(row.sources), reason=row.reason, replaces=row.replaces,
+        channel_id=row.channel_id,
+    )
 
 
 def _age_s(stored_at: dt.datetime) -> float:
@@ -127,7 +157,9 @@ def _hit(data: dict[str, Any]) -> SearchHit:
 
 
 def _run_row(state: RunState, created: dt.datetime) -> RunRow:
-    working = {"node_id": state.working.node_id, "items": [e.id for e in state.working.items]}
+    working = {"node_id": state.working.node_id, "items": [e.id for e in state.working.items],
+               "deep_reads": [dataclasses.asdict(r) for r in state.deep_reads],
+               "extra": state.extra}
     return RunRow(
         run_id=state.run_id, question=state.question, as_of=state.as_of, status=state.status,
         step=state.step, working=working, created_at=created, updated_at=_now(),
@@ -156,7 +188,7 @@ def _state_rows(state: RunState) -> list[Base]:
     ]
     rows += [LedgerRow(run_id=rid, **dataclasses.asdict(e)) for e in state.ledger.entries]
     rows += [EventRow(run_id=rid, seq=e.seq, step=e.step, kind=e.kind, message=e.message,
-                      at=e.at) for e in state.log.events]
+                      data=e.data, at=e.at) for e in state.log.events]
     return rows
 
 

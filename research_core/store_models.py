@@ -107,6 +107,7 @@ class EventRow(Base):
     step: Mapped[int] = mapped_column(Integer)
     kind: Mapped[str] = mapped_column(String(20))
     message: Mapped[str] = mapped_column(Text)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
     at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
 
 
@@ -136,3 +137,20 @@ class ClaimRow(Base):
     supported: Mapped[bool] = mapped_column(Boolean)
     reason: Mapped[str] = mapped_column(Text)
     checked_by: Mapped[str] = mapped_column(String(10))
+
+
+class PublicationRow(Base):
+    """The outbox: every published version, written when the channel accepted it."""
+
+    __tablename__ = "publications"
+    key: Mapped[str] = mapped_column(String(120), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(32), index=True)
+    part_key: Mapped[str] = mapped_column(String(40))
+    version: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(10))
+    text: Mapped[str] = mapped_column(Text)
+    sources: Mapped[list[Any]] = mapped_column(JSON)
+    reason: Mapped[str] = mapped_column(Text)
+    replaces: Mapped[str | None] = mapped_column(String(120))
+    channel_id: Mapped[str | None] = mapped_column(String(120))
+    sent_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))

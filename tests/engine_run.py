@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from research_core.engine import Engine
-from research_core.protocols import SearchBackend
+from research_core.embeddings import EmbeddingSimilarity, build_embedder
+from research_core.protocols import Publisher, SearchBackend, Similarity
+from research_core.settings import EmbeddingSettings
 from research_core.reporter import Report
 from research_core.state import RunState
 from research_core.store import SqlStore
@@ -19,6 +22,12 @@ QUESTION = "How did heat pump sales and prices move in 2026?"
 Serve = Callable[[Handler], Awaitable[FakeOpenAIServer]]
 
 
+@cache
+def default_similarity() -> Similarity:
+    """The real offline embedder (loaded once for the whole test session)."""
+    return EmbeddingSimilarity(build_embedder(EmbeddingSettings()), number_mismatch_cap=0.8)
+
+
 @dataclass
 class Outcome:
     state: RunState
@@ -27,13 +36,16 @@ class Outcome:
 
 
 async def run_engine(serve: Serve, handler: Handler, backend: SearchBackend, store: SqlStore,
-                     question: str = QUESTION, **engine: Any) -> Outcome:
+                     question: str = QUESTION, similarity: Similarity | None = None,
+                     publisher: Publisher | None = None, **engine: Any) -> Outcome:
     server = await serve(handler)
     settings = scripted_settings(server.base_url, **engine)
     tiers = build_tiers(settings)
     state = RunState.new(question, AS_OF, settings)
+    sim = similarity or default_similarity()
     try:
-        report = await Engine(settings, tiers, backend, store, cache=store).run(state)
+        report = await Engine(settings, tiers, backend, store, cache=store,
+                              similarity=sim, publisher=publisher).run(state)
     finally:
         await aclose_tiers(tiers)
     return Outcome(state, report, server)

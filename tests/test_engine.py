@@ -96,7 +96,7 @@ async def test_hits_are_truncated_to_200_characters(
     write_doc(extra, "long-sales-2026",
               ("news", "en", "2026-10-01", "Heat pump sales long article", long_body))
     backend.inner.add_folder(extra)
-    out = await run_engine(serve, Script(), backend, store)
+    out = await run_engine(serve, Script(), backend, store, deep_read_relevance=1.1)
     item = next(e for e in out.state.evidence if e.source_id == "long-sales-2026")
     assert len(item.text) == 200
     prompt = data_block(out.server.requests_for("HitScores")[0])

@@ -1,0 +1,76 @@
+"""Answer parts and progress as two paths, revisions in place, and the outbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from research_core.delivery import Delivery, Publication
+from research_core.publishers import MemoryPublisher
+from research_core.runlog import RunLog
+from research_core.store import SqlStore
+from research_core.store_models import PublicationRow
+from tests.conftest import RecordingBackend, write_doc
+from tests.engine_run import Serve, run_engine
+from tests.scripted import Script
+
+
+async def test_parts_go_out_as_nodes_finish_and_the_report_comes_last(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    publisher = MemoryPublisher()
+    out = await run_engine(serve, Script(), backend, store, publisher=publisher)
+    keys = [p.part_key for p in publisher.parts]
+    assert keys[-1] == "report" and len(keys) >= 2
+    assert all(p.sources for p in publisher.parts)
+    assert any(n.startswith("Checking:") for n in publisher.progress_notes)
+    rows = await store.rows(PublicationRow, out.state.run_id)
+    parts = {(r.part_key, r.version) for r in rows if r.kind == "part"}
+    assert parts == {(k, 1) for k in keys}
+    assert {r.channel_id for r in rows if r.kind == "part"} == {
+        p.channel_id for p in publisher.parts}
+
+
+class LateDocs(MemoryPublisher):
+    """Makes a folder searchable right after the first answer part, like a late correction."""
+
+    def __init__(self, backend: RecordingBackend, folder: Path) -> None:
+        super().__init__()
+        self.backend, self.folder = backend, folder
+
+    async def answer_part(self, run_id: str, part_key: str, text: str, sources: list[str],
+                          replaces: str | None = None, reason: str = "") -> str | None:
+        if not self.parts:
+            self.backend.inner.add_folder(self.folder)
+        return await super().answer_part(run_id, part_key, text, sources, replaces, reason)
+
+
+async def test_later_evidence_revises_a_published_part_in_place(
+        serve: Serve, backend: RecordingBackend, store: SqlStore, tmp_path: Path) -> None:
+    late = tmp_path / "late"
+    late.mkdir()
+    write_doc(late, "stats-sales-correction-2026-10", (
+        "official_statistics", "en", "2026-10-30", "Heat pump sales figures corrected",
+        "Heat pump sales figures for September 2026 were corrected to 209,000 units."))
+    publisher = LateDocs(backend, late)
+    script = Script(subquestions=[("What were heat pump sales figures?", 0.9),
+                                  ("What were heat pump sales figures corrected?", 0.8),
+                                  ("What were heat pump prices?", 0.7)])
+    out = await run_engine(serve, script, backend, store, publisher=publisher)
+    revised = [p for p in publisher.parts if p.replaces]
+    assert revised, [p.part_key for p in publisher.parts]
+    first = next(p for p in publisher.parts if p.part_key == revised[0].part_key)
+    assert revised[0].replaces == first.channel_id
+    assert "stats-sales-correction-2026-10" in revised[0].reason
+    assert "209,000" in revised[0].text
+    rows = await store.rows(PublicationRow, out.state.run_id)
+    assert any(r.version == 2 and r.part_key == revised[0].part_key for r in rows)
+
+
+async def test_the_outbox_keeps_a_resumed_run_from_publishing_twice(store: SqlStore) -> None:
+    publisher = MemoryPublisher()
+    first = Delivery("run1", publisher, store, RunLog())
+    await first.part("N1", "Sales rose [1].", ["a"])
+    again = Delivery("run1", publisher, store, RunLog())
+    sent = await again.part("N1", "Sales rose [1].", ["a"])
+    assert len(publisher.parts) == 1
+    assert isinstance(sent, Publication) and sent.channel_id == "m1"
+    assert again.log.of_kind("outbox")
