@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from research_core.budget import Budget
 from research_core.protocols import Publisher
 from research_core.runlog import RunLog
 
@@ -46,6 +47,7 @@ class Delivery:
     outbox: Outbox
     log: RunLog
     published: list[Publication] = field(default_factory=list)
+    owner: Budget | None = None
 
     def latest(self, part_key: str) -> Publication | None:
         versions = [p for p in self.published if p.part_key == part_key]
@@ -56,7 +58,9 @@ class Delivery:
         keys = dict.fromkeys(p.part_key for p in self.published if p.kind == "part")
         return [p for k in keys if (p := self.latest(k)) is not None]
 
-    async def progress(self, text: str) -> Publication:
+    async def progress(self, text: str) -> Publication | None:
+        if self.owner is not None and not self.owner.spend("publications"):
+            return None
         number = sum(p.kind == "progress" for p in self.published) + 1
         return await self._emit(Publication(self.run_id, f"progress-{number}", 1,
                                             "progress", text))
@@ -67,10 +71,20 @@ class Delivery:
         previous = self.latest(part_key)
         if previous is not None and previous.text == text:
             return None
+        if not self._granted(part_key, revision=previous is not None):
+            return None
         version = previous.version + 1 if previous else 1
         replaces = (previous.channel_id or previous.key) if previous else None
         return await self._emit(Publication(self.run_id, part_key, version, "part", text,
                                             sources, reason, replaces))
+
+    def _granted(self, part_key: str, revision: bool) -> bool:
+        """The resource owner's word on one more publication (a revision has limits)."""
+        if self.owner is None:
+            return True
+        if revision:
+            return bool(self.owner.record_revision(part_key))
+        return bool(self.owner.spend("publications"))
 
     async def _emit(self, publication: Publication) -> Publication:
         sent = await self.outbox.sent_publication(publication.key)

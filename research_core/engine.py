@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from research_core import cadence, claims, executor, planner, reporter
+from research_core.budget import parse_mode
+from research_core.deep_mode import BudgetOwner
 from research_core.delivery import Delivery, Outbox
 from research_core.errors import InvalidQuestion
 from research_core.evidence import Evidence, combined_score, credibility, recency
@@ -68,25 +70,35 @@ class _Research:
         self.e = engine
         self.s = state
         self.cfg = engine.settings.engine
-        self.gw = Gateway(engine.tiers, state.ledger, state.log, self.cfg.json_max_tokens)
+        self.owner = _owner(engine.settings, state)
+        self.gw = Gateway(engine.tiers, state.ledger, state.log, self.cfg.json_max_tokens,
+                          permit=lambda: bool(self.owner.spend("model_calls")))
         self.search = SearchTool(engine.backend, engine.cache, self.cfg, state.log,
-                                 engine.similarity)
+                                 engine.similarity,
+                                 permit_read=lambda: bool(self.owner.spend("reads")))
         self.delivery = Delivery(state.run_id, engine.publisher, engine.store, state.log,
-                                 state.publications)
-        self.deep = False
+                                 state.publications, self.owner)
+
+    @property
+    def deep(self) -> bool:
+        """Composed afresh every turn: only an applied deep changes behaviour."""
+        return self.owner.deep_applied
 
     async def run(self) -> Report:
-        self.s.log.emit("start", f"run {self.s.run_id}: {self.s.question!r} as of "
-                        f"{self.s.as_of}", run_id=self.s.run_id)
-        while self.s.step < self.cfg.max_steps:
-            node = self.s.tree.next_open()
-            if node is None:
-                break
+        what = "resume" if self.s.step else "start"
+        self.s.log.emit(what, f"run {self.s.run_id}: {self.s.question!r} as of "
+                        f"{self.s.as_of}, {self.owner.mode} mode", run_id=self.s.run_id)
+        while (node := self.s.tree.next_open()) is not None and self._may_step():
             await self._step(node)
-        if self.s.step >= self.cfg.max_steps:
-            self.s.log.emit("limit", f"step limit {self.cfg.max_steps} reached; reporting")
+        self.s.log.emit("finalise", self.owner.final_reason or "no open sub-question left")
         await self._close_working_memory()
         return await self._report()
+
+    def _may_step(self) -> bool:
+        self.owner.apply_pending()
+        if self.owner.finalising:
+            return False
+        return bool(self.owner.spend("steps"))
 
     async def _step(self, node: Node) -> None:
         self.s.step += 1
@@ -101,7 +113,20 @@ class _Research:
             await reflect_and_correct(self.gw, self.s, node)
         self.s.tree.settle_parents()
         await self._revise_parts()
+        self._consider_upgrade()
+        await self._checkpoint()
+
+    async def _checkpoint(self) -> None:
+        self.s.extra["budget"] = self.owner.to_dict()
         await self.e.store.save_checkpoint(self.s)
+
+    def _consider_upgrade(self) -> None:
+        """At the usage reminder the planner may ask for deep; the owner decides later."""
+        if not self.owner.reminder_due() or not self.owner.upgrade_window_open:
+            return
+        why = planner.upgrade_reason(self.s.tree)
+        if why:
+            self.owner.request_upgrade(why)
 
     def _should_expand(self, node: Node) -> bool:
         if node.depth == 0:
@@ -175,6 +200,9 @@ class _Research:
                                  reason=reason)
 
     async def _expand(self, node: Node) -> None:
+        if not self.owner.spend("discoveries"):
+            node.status = "insufficient" if node.depth else node.status
+            return
         known = "; ".join(s.conclusion[:120] for s in list(self.s.summaries.values())[-4:])
         taken = {n.question for n in self.s.tree.nodes.values()}
         subs = await planner.decompose(self.gw, self.s.question, node, known,
@@ -247,6 +275,8 @@ class _Research:
                             f"{self.cfg.deep_reads_per_node} reached; marked insufficient "
                             "evidence", node=node.id)
             return
+        if not self.owner.spend("reads"):
+            return
         read = await deep_read(self.e.backend, self.e.similarity, node.id, node.question,
                                item.source_id, self.cfg.deep_read_paragraphs)
         if read is None:
@@ -301,6 +331,16 @@ class _Research:
         self.s.status = "finished"
         self.s.log.emit("report", f"{len(report.cited)} of {len(report.sources)} sources cited"
                         + (" (assembled from evidence)" if report.fallback else ""))
-        await self.e.store.save_checkpoint(self.s)
+        self.s.log.emit("budget", "usage at the end:\n" + self.owner.usage_table())
+        await self._checkpoint()
         await self.e.store.save_report(self.s.run_id, report)
         return report
+
+
+def _owner(settings: Settings, state: RunState) -> BudgetOwner:
+    """The run's resource owner: restored from the checkpoint, or started for its mode."""
+    saved = state.extra.get("budget")
+    if saved:
+        return BudgetOwner.from_dict(saved, settings.budget, emit=state.log.emit)
+    return BudgetOwner.start(settings.budget, parse_mode(state.mode), state.requester,
+                             emit=state.log.emit)

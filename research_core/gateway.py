@@ -36,6 +36,7 @@ class Gateway:
     ledger: Ledger
     log: RunLog
     json_max_tokens: int = 384
+    permit: Callable[[], bool] = lambda: True
 
     async def structured(
         self, tier: str, purpose: str, messages: list[Message], model: type[T],
@@ -83,6 +84,10 @@ class Gateway:
     ) -> T_out | None:
         conversation = list(messages)
         for attempt in (1, 2):
+            if not self.permit():
+                self.log.emit("fallback", f"{tier}/{purpose}: no model call left in the "
+                              "budget, using the fallback", tier=tier, purpose=purpose)
+                return None
             done = await self._call(tier, purpose, conversation, schema, schema_name, max_tokens)
             try:
                 return parse(done.text)

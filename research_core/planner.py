@@ -7,7 +7,7 @@ import re
 
 from research_core.evidence import Evidence
 from research_core.gateway import Gateway
-from research_core.goal_tree import Node
+from research_core.goal_tree import GoalTree, Node
 from research_core.prompts import render
 from research_core.protocols import TimeRange
 from research_core.schemas import Decomposition, QueryPlan, ReflectionOut, SubQuestion
@@ -113,3 +113,15 @@ async def reflect(gw: Gateway, goal: str, current: Node, open_nodes: list[Node],
         "planner", "reflect", messages, ReflectionOut,
         lambda: ReflectionOut(answers_goal=bool(evidence), drifted=False), check,
     )
+
+
+def upgrade_reason(tree: GoalTree) -> str:
+    """Why deeper research would pay off now ('' when it would not): thin or open coverage."""
+    subs = [n for n in tree.nodes.values() if n.depth > 0 and n.status != "pruned"]
+    thin = [n for n in subs if n.status == "insufficient"]
+    open_ = [n for n in subs if n.status == "open"]
+    if thin:
+        return f"{len(thin)} sub-question(s) ended with insufficient evidence"
+    if len(open_) >= 2:
+        return f"{len(open_)} sub-questions are still open at the usage reminder"
+    return ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -57,6 +58,7 @@ class SearchTool:
     cfg: EngineSettings
     log: RunLog
     similarity: Similarity
+    permit_read: Callable[[], bool] = lambda: True
 
     async def dedupe(self, queries: list[str], earlier: list[str]) -> list[str]:
         """Drop each query at `dedup_similarity` or more to an earlier one of the run."""
@@ -92,6 +94,9 @@ class SearchTool:
             self.log.emit("cache-hit", f"{query!r} served from cache ({len(cached)} hits)",
                           query=query)
             return QueryResult(query, cached, True, time_range)
+        if not self.permit_read():
+            self.log.emit("search", f"{query!r} not sent: no read left in the budget")
+            return QueryResult(query, [], False, time_range)
         request = SearchRequest(query=query, time_range=time_range,
                                 limit=self.cfg.hits_per_query)
         raw = await self.backend.search(request)

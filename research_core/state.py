@@ -46,10 +46,13 @@ class RunState:
     publications: list[Publication] = field(default_factory=list)
     step: int = 0
     status: str = "running"
+    mode: str = "auto"
+    requester: str | None = None
 
     @classmethod
-    def new(cls, question: str, as_of: dt.date, settings: Settings) -> RunState:
-        return cls(
+    def new(cls, question: str, as_of: dt.date, settings: Settings, mode: str = "auto",
+            requester: str | None = None) -> RunState:
+        return cls(mode=mode, requester=requester,
             run_id=uuid.uuid4().hex[:12], question=question, as_of=as_of,
             tree=GoalTree.for_question(question),
             working=WorkingMemory(cap=settings.engine.working_memory_cap),

@@ -12,7 +12,13 @@ import pytest
 
 from research_core.corpus import CorpusBackend
 from research_core.protocols import SearchHit, SearchRequest, Similarity
-from research_core.settings import TIERS, EngineSettings, Settings, TierSettings
+from research_core.settings import (
+    TIERS,
+    BudgetSettings,
+    EngineSettings,
+    Settings,
+    TierSettings,
+)
 from research_core.store import SqlStore
 from tests.fakes.openai_server import FakeOpenAIServer, Handler
 
@@ -99,11 +105,19 @@ async def serve() -> AsyncIterator[Callable[[Handler], Awaitable[FakeOpenAIServe
         await server.stop()
 
 
-def scripted_settings(base_url: str, **engine: Any) -> Settings:
+def scripted_settings(base_url: str, **overrides: Any) -> Settings:
+    """Tiers on the fake server; each override goes to the engine or the budget settings
+    that has the field (`max_steps` is the budget's `steps`)."""
     tiers = {t: TierSettings(model=f"{t}-script", base_url=base_url, max_retries=0,
                              price_in_per_mtok=1.0, price_out_per_mtok=2.0) for t in TIERS}
-    return dataclasses.replace(Settings(), tiers=tiers,
-                               engine=dataclasses.replace(EngineSettings(), **engine))
+    if "max_steps" in overrides:
+        overrides["steps"] = overrides.pop("max_steps")
+    budget_names = {f.name for f in dataclasses.fields(BudgetSettings)}
+    budget = {k: v for k, v in overrides.items() if k in budget_names}
+    engine = {k: v for k, v in overrides.items() if k not in budget_names}
+    return dataclasses.replace(
+        Settings(), tiers=tiers, engine=dataclasses.replace(EngineSettings(), **engine),
+        budget=dataclasses.replace(BudgetSettings(), **budget))
 
 
 @pytest.fixture

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from research_core.engine import Engine
 from research_core.embeddings import EmbeddingSimilarity, build_embedder
+from research_core.engine import Engine
 from research_core.protocols import Publisher, SearchBackend, Similarity
-from research_core.settings import EmbeddingSettings
 from research_core.reporter import Report
+from research_core.settings import EmbeddingSettings
 from research_core.state import RunState
 from research_core.store import SqlStore
 from research_core.tier_factory import aclose_tiers, build_tiers
@@ -37,11 +37,12 @@ class Outcome:
 
 async def run_engine(serve: Serve, handler: Handler, backend: SearchBackend, store: SqlStore,
                      question: str = QUESTION, similarity: Similarity | None = None,
-                     publisher: Publisher | None = None, **engine: Any) -> Outcome:
+                     publisher: Publisher | None = None, mode: str = "auto",
+                     **engine: Any) -> Outcome:
     server = await serve(handler)
     settings = scripted_settings(server.base_url, **engine)
     tiers = build_tiers(settings)
-    state = RunState.new(question, AS_OF, settings)
+    state = RunState.new(question, AS_OF, settings, mode=mode)
     sim = similarity or default_similarity()
     try:
         report = await Engine(settings, tiers, backend, store, cache=store,

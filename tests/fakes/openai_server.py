@@ -7,6 +7,7 @@ to control status codes, Retry-After and token counts. Every request is recorded
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable
@@ -23,6 +24,7 @@ class Reply:
     retry_after_s: float | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    delay_s: float = 0.0
 
 
 Handler = Callable[[dict[str, Any]], "Reply | str"]
@@ -73,6 +75,8 @@ class FakeOpenAIServer:
         self.requests.append(body)
         result = self.handler(body)
         reply = result if isinstance(result, Reply) else Reply(content=result)
+        if reply.delay_s:
+            await asyncio.sleep(reply.delay_s)
         if reply.status != 200:
             return self._error(reply)
         prompt = sum(_count_tokens(str(m.get("content", ""))) for m in body["messages"])
