@@ -50,20 +50,12 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PYTEST) -m "not gguf" $(PYTEST_ARGS)
 
-# For now: the sample run with its per-tier token table and wall time.
-# Issue 3 replaces this with `$(BIN)/python -m bench` (monolithic vs hierarchical benchmark).
+# Issue 3's benchmark: the goal-tree engine against the naive monolithic agent, same tasks,
+# corpus and models, side by side (tokens per tier, token ratio, prompt growth, deep reads).
+# BENCH_ARGS passes options, e.g. make bench BENCH_ARGS="--steps 6 --tasks sample".
 bench: $(STAMP)
 	@mkdir -p "$(RED_DATA_DIR)"
-	@start=$$(date +%s); \
-	RED_ENGINE_MAX_STEPS=$(SAMPLE_STEPS) $(BIN)/redsearch sample --json "$(BENCH_JSON)" > "$(BENCH_REPORT)" || exit $$?; \
-	echo "wall time: $$(( $$(date +%s) - start ))s  (report: $(BENCH_REPORT), json: $(BENCH_JSON))"
-	@$(BIN)/python -c 'import json, sys; r = json.load(open(sys.argv[1], encoding="utf-8")); \
-	rows = [(t["tier"], t["calls"], t["prompt_tokens"], t["completion_tokens"], t["cost_usd"]) for t in r["tiers"]]; \
-	rows.append(("TOTAL", *(sum(row[i] for row in rows) for i in range(1, 5)))); \
-	line = "{:<10}{:>7}{:>10}{:>12}{:>10}{:>10}".format; \
-	print("steps:", r["steps"]); \
-	print(line("tier", "calls", "prompt", "completion", "total", "cost $$")); \
-	print("\n".join(line(n, c, p, o, p + o, "{:.4f}".format(u)) for n, c, p, o, u in rows))' "$(BENCH_JSON)"
+	$(BIN)/python -m redsearch.bench --json "$(BENCH_JSON)" $(BENCH_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
