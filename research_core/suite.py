@@ -1,0 +1,217 @@
+"""An evaluation suite: a folder with `tasks.yaml`, `corpus/` and (optionally) `corpus_late/`.
+
+Each task has an id, a question, an `as_of` date, a depth, optional dynamic events and
+requirement groups of checks (see `research_core.grading` for what each check kind means).
+Any defect is one `SuiteError` line naming the task and what is wrong.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from research_core.corpus import parse_document
+from research_core.errors import RunError
+
+TEXT_KINDS = ("mentions_any", "mentions_all", "not_mentions")
+ID_KINDS = ("cites_any", "cites_none")
+CHECK_KINDS = (*TEXT_KINDS, "mentions_number", *ID_KINDS, "revised")
+DEPTHS = ("auto", "standard", "deep")
+EVENT_WHENS = ("after_first_answer_part",)
+
+CheckArg = tuple[str, ...] | bool
+
+
+class SuiteError(RunError):
+    """The suite folder is missing or its tasks file is malformed."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check: `arg` is the list of strings (or ids) it looks for, or a bool for `revised`."""
+
+    kind: str
+    arg: CheckArg
+
+
+@dataclass(frozen=True)
+class Requirement:
+    id: str
+    why: str
+    checks: tuple[Check, ...]
+
+
+@dataclass(frozen=True)
+class Event:
+    when: str
+    add_docs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    question: str
+    as_of: dt.date
+    depth: str
+    events: tuple[Event, ...]
+    requirements: tuple[Requirement, ...]
+
+
+@dataclass(frozen=True)
+class Suite:
+    tasks: tuple[Task, ...]
+    corpus_dir: Path
+    late_dir: Path | None
+    late_files: dict[str, Path]
+
+    def task(self, task_id: str) -> Task:
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        raise SuiteError(f"unknown task {task_id!r}; the suite has "
+                         f"{', '.join(t.id for t in self.tasks)}")
+
+
+def load_suite(folder: Path) -> Suite:
+    """Read and check a suite folder; every `add_docs` id must be a document of corpus_late/."""
+    if not folder.is_dir():
+        raise SuiteError(f"suite folder not found: {folder}")
+    corpus_dir = folder / "corpus"
+    if not corpus_dir.is_dir():
+        raise SuiteError(f"suite has no corpus/ folder: {folder}")
+    late_dir = folder / "corpus_late" if (folder / "corpus_late").is_dir() else None
+    late_files = _late_files(late_dir)
+    tasks = parse_tasks(_read_yaml(folder / "tasks.yaml"))
+    for task in tasks:
+        _check_late_ids(task, late_files)
+    return Suite(tasks, corpus_dir, late_dir, late_files)
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SuiteError(f"cannot read {path}: {exc}") from exc
+    except yaml.YAMLError as exc:
+        raise SuiteError(f"{path.name} is not valid YAML: " + " ".join(str(exc).split())) from exc
+
+
+def _late_files(late_dir: Path | None) -> dict[str, Path]:
+    """Document id → file, from the front matter of every late document."""
+    if late_dir is None:
+        return {}
+    return {parse_document(p).source_id: p for p in sorted(late_dir.glob("*.md")) if p.is_file()}
+
+
+def _check_late_ids(task: Task, late_files: dict[str, Path]) -> None:
+    for event in task.events:
+        missing = [d for d in event.add_docs if d not in late_files]
+        if missing:
+            raise SuiteError(f"task {task.id}: event adds {missing}, not in corpus_late/")
+
+
+def parse_tasks(raw: Any) -> tuple[Task, ...]:
+    """The tasks of a loaded tasks.yaml (a non-empty list of mappings with unique ids)."""
+    if not isinstance(raw, list) or not raw:
+        raise SuiteError("tasks.yaml must be a non-empty list of tasks")
+    tasks = tuple(parse_task(item, n) for n, item in enumerate(raw, 1))
+    _unique([t.id for t in tasks], "task id")
+    return tasks
+
+
+def parse_task(raw: Any, number: int) -> Task:
+    if not isinstance(raw, dict):
+        raise SuiteError(f"task #{number} is not a mapping")
+    task_id = _text(raw, "id", f"task #{number}")
+    where = f"task {task_id}"
+    depth = str(raw.get("depth", "auto"))
+    if depth not in DEPTHS:
+        raise SuiteError(f"{where}: depth {depth!r} is not one of {', '.join(DEPTHS)}")
+    requirements = tuple(parse_requirement(r, where) for r in _list(raw, "requirements", where))
+    _unique([r.id for r in requirements], f"{where}: requirement id")
+    events = tuple(parse_event(e, where) for e in raw.get("events") or [])
+    return Task(task_id, _text(raw, "question", where), _date(raw.get("as_of"), where), depth,
+                events, requirements)
+
+
+def parse_requirement(raw: Any, where: str) -> Requirement:
+    if not isinstance(raw, dict):
+        raise SuiteError(f"{where}: a requirement is not a mapping")
+    req_id = _text(raw, "id", where)
+    here = f"{where} {req_id}"
+    checks = tuple(parse_check(c, here) for c in _list(raw, "checks", here))
+    return Requirement(req_id, str(raw.get("why") or ""), checks)
+
+
+def parse_check(raw: Any, where: str) -> Check:
+    """A one-key mapping {kind: argument}."""
+    if not isinstance(raw, dict) or len(raw) != 1:
+        raise SuiteError(f"{where}: a check must be a one-key mapping like {{mentions_any: [..]}}")
+    kind, value = next(iter(raw.items()))
+    if kind not in CHECK_KINDS:
+        raise SuiteError(f"{where}: unknown check kind {kind!r}")
+    if kind == "revised":
+        if not isinstance(value, bool):
+            raise SuiteError(f"{where}: revised takes true or false, not {value!r}")
+        return Check(kind, value)
+    if kind == "mentions_number":
+        if not isinstance(value, dict) or set(value) != {"any_of"}:
+            raise SuiteError(f"{where}: mentions_number takes {{any_of: [..]}}")
+        value = value["any_of"]
+    return Check(kind, _strings(value, f"{where} {kind}"))
+
+
+def parse_event(raw: Any, where: str) -> Event:
+    if not isinstance(raw, dict) or raw.get("when") not in EVENT_WHENS:
+        raise SuiteError(f"{where}: an event needs when: one of {', '.join(EVENT_WHENS)}")
+    return Event(str(raw["when"]), _strings(raw.get("add_docs"), f"{where} event add_docs"))
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    """A non-empty list of strings; whole numbers are taken as written, but a YAML float is
+    refused, because it would lose what was written (1.70 loads as 1.7): quote it."""
+    if not isinstance(value, list) or not value:
+        raise SuiteError(f"{where}: expected a non-empty list")
+    out: list[str] = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, str | int):
+            raise SuiteError(f"{where}: {item!r} is not a string (quote numbers with a point)")
+        if not str(item).strip():
+            raise SuiteError(f"{where}: an entry is empty")
+        out.append(str(item))
+    return tuple(out)
+
+
+def _text(raw: dict[str, Any], key: str, where: str) -> str:
+    value = raw.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise SuiteError(f"{where}: missing or empty {key!r}")
+    return value.strip()
+
+
+def _list(raw: dict[str, Any], key: str, where: str) -> list[Any]:
+    value = raw.get(key)
+    if not isinstance(value, list) or not value:
+        raise SuiteError(f"{where}: {key!r} must be a non-empty list")
+    return value
+
+
+def _date(value: Any, where: str) -> dt.date:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    try:
+        return dt.date.fromisoformat(str(value))
+    except ValueError as exc:
+        raise SuiteError(f"{where}: as_of {value!r} is not a date (YYYY-MM-DD)") from exc
+
+
+def _unique(ids: list[str], what: str) -> None:
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise SuiteError(f"duplicate {what}: {', '.join(duplicates)}")
