@@ -12,13 +12,23 @@ import datetime as dt
 import sys
 from collections.abc import Sequence
 
-from redsearch.research import ResearchRequest, run_research
+from redsearch.evaluate import add_arguments as add_eval_arguments
+from redsearch.evaluate import evaluate
+from redsearch.research import (
+    STRATEGIES,
+    ResearchRequest,
+    ResumeInstead,
+    run_replay,
+    run_research,
+    run_resume,
+)
 from research_core.errors import RunError
 
 SAMPLE_QUESTION = (
     "How did European residential heat pump sales and prices move between November 2025 "
     "and October 2026, and why?"
 )
+SAMPLE_AS_OF = dt.date(2026, 10, 31)
 
 
 def _date(text: str) -> dt.date:
@@ -39,14 +49,34 @@ def build_parser() -> argparse.ArgumentParser:
     research.add_argument("--quiet", action="store_true", help="no progress lines")
     sample = commands.add_parser("sample", help="research the sample question on the sample corpus")
     sample.add_argument("--json", dest="json_path", help="also write the result as JSON here")
+    for sub in (research, sample):
+        sub.add_argument("--strategy", choices=STRATEGIES, default="hierarchical",
+                         help="hierarchical goal tree (default) or the naive monolithic agent")
+    for sub in (research, sample):
+        sub.add_argument("--depth", choices=("auto", "standard", "deep"), default="auto",
+                         help="research mode (default auto: may upgrade to deep)")
+        sub.add_argument("--requester", help="who asks (checked against RED_DEEP_ALLOWED)")
+    resume = commands.add_parser("resume", help="finish an interrupted run")
+    resume.add_argument("run_id", help="the run's id")
+    evaluation = commands.add_parser("eval", help="paired standard/deep evaluation of a suite")
+    add_eval_arguments(evaluation)
+    replay = commands.add_parser("replay", help="print the search replay of a stored run")
+    replay.add_argument("run_id", help="the run's id (printed in the report's heading)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    request = _request(args)
     try:
-        return asyncio.run(run_research(request))
+        if args.command == "replay":
+            return asyncio.run(run_replay(args.run_id))
+        if args.command == "resume":
+            return asyncio.run(run_resume(args.run_id))
+        if args.command == "eval":
+            return asyncio.run(evaluate(args))
+        return asyncio.run(run_research(_request(args)))
+    except ResumeInstead as choice:
+        return asyncio.run(run_resume(choice.run_id))
     except RunError as exc:
         print(f"redsearch: error: {exc}", file=sys.stderr)
         return 2
@@ -57,10 +87,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _request(args: argparse.Namespace) -> ResearchRequest:
     if args.command == "sample":
-        return ResearchRequest(question=SAMPLE_QUESTION, corpus=None,
-                               as_of=dt.date(2026, 10, 31), json_path=args.json_path)
+        return ResearchRequest(question=SAMPLE_QUESTION, corpus=None, as_of=SAMPLE_AS_OF,
+                               json_path=args.json_path, strategy=args.strategy,
+                               depth=args.depth, requester=args.requester)
     return ResearchRequest(question=args.question, corpus=args.corpus, as_of=args.as_of,
-                           json_path=args.json_path, quiet=args.quiet)
+                           json_path=args.json_path, quiet=args.quiet, strategy=args.strategy,
+                           depth=args.depth, requester=args.requester)
 
 
 if __name__ == "__main__":

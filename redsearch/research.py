@@ -7,20 +7,30 @@ import datetime as dt
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from research_core.corpus import CorpusBackend
+from research_core.embeddings import EmbeddingSimilarity, build_embedder
 from research_core.engine import Engine, validate_question
+from research_core.errors import RunError
+from research_core.monolithic import MonolithicAgent
+from research_core.protocols import ModelTier, SearchBackend, Similarity
+from research_core.publishers import TerminalPublisher
+from research_core.replay import QueryTrace, live_trace, stored_trace
+from research_core.replay import render as render_replay
 from research_core.reporter import Report
+from research_core.restore import load_state
 from research_core.runlog import LogEvent
 from research_core.settings import TIERS, Settings
 from research_core.state import RunState
 from research_core.store import SqlStore
 from research_core.tier_factory import aclose_tiers, build_tiers, describe_tier
+
+STRATEGIES = ("hierarchical", "monolithic")
 
 
 @dataclass(frozen=True)
@@ -30,6 +40,32 @@ class ResearchRequest:
     as_of: dt.date | None
     json_path: str | None = None
     quiet: bool = False
+    strategy: str = "hierarchical"
+    depth: str = "auto"
+    requester: str | None = None
+
+
+class Runner(Protocol):
+    """A research strategy: the goal-tree `Engine` or the naive `MonolithicAgent`."""
+
+    async def run(self, state: RunState) -> Report: ...
+
+
+def make_similarity(settings: Settings) -> Similarity:
+    """The similarity the goal tree de-duplicates queries and ranks paragraphs with; numbers
+    that differ cap a pair at 0.8, below the 0.85 de-duplication threshold."""
+    return EmbeddingSimilarity(build_embedder(settings.embedding), number_mismatch_cap=0.8)
+
+
+def make_runner(strategy: str, settings: Settings, tiers: Mapping[str, ModelTier],
+                backend: SearchBackend, store: SqlStore) -> Runner:
+    """The strategy's runner; the monolithic agent has no similarity, cache or scoring."""
+    if strategy == "monolithic":
+        return MonolithicAgent(settings, tiers, backend, store)
+    if strategy == "hierarchical":
+        return Engine(settings, tiers, backend, store, cache=store,
+                      similarity=make_similarity(settings), publisher=TerminalPublisher())
+    raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
 
 
 def sample_corpus() -> Path:
@@ -53,29 +89,84 @@ async def run_research(request: ResearchRequest, settings: Settings | None = Non
     say(f"corpus: {len(backend)} documents from {folder}")
     store = await SqlStore.open(settings.db_url)
     try:
-        return await _run(request, settings, question, backend, store, say)
+        await _offer_resume(store, question)
+        state = RunState.new(question, request.as_of or dt.date.today(), settings,
+                             mode=request.depth, requester=request.requester)
+        state.extra["corpus"] = str(folder)
+        return await _execute(state, request, settings, backend, store, say)
     finally:
         await store.close()
 
 
-async def _run(request: ResearchRequest, settings: Settings, question: str,
-               backend: CorpusBackend, store: SqlStore, say: Callable[[str], None]) -> int:
+async def run_resume(run_id: str, settings: Settings | None = None) -> int:
+    """Finish an interrupted run from its last checkpoint."""
+    settings = settings or Settings.from_env()
+    store = await SqlStore.open(settings.db_url)
+    try:
+        state = await load_state(store, run_id, settings)
+        if state.status == "finished":
+            raise RunError(f"run {run_id} has already finished")
+        folder = Path(state.extra.get("corpus") or sample_corpus())
+        backend = CorpusBackend.from_folder(folder)
+        _say(f"resuming run {run_id} at step {state.step} (corpus {folder})")
+        request = ResearchRequest(state.question, str(folder), state.as_of)
+        return await _execute(state, request, settings, backend, store, _say)
+    finally:
+        await store.close()
+
+
+async def _offer_resume(store: SqlStore, question: str) -> None:
+    """An interrupted run of the same question can be resumed instead of started again."""
+    waiting = await store.interrupted_runs(question)
+    if not waiting:
+        return
+    hint = f"run {waiting[0]} of this question was interrupted at its last checkpoint"
+    if sys.stdin.isatty():
+        answer = input(f"{hint}. Resume it? [Y/n] ").strip().lower()
+        if answer in ("", "y", "yes"):
+            raise ResumeInstead(waiting[0])
+    _say(f"note: {hint}; `redsearch resume {waiting[0]}` finishes it")
+
+
+class ResumeInstead(Exception):
+    """The person chose to resume an interrupted run."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(run_id)
+        self.run_id = run_id
+
+
+async def _execute(state: RunState, request: ResearchRequest, settings: Settings,
+                   backend: CorpusBackend, store: SqlStore, say: Callable[[str], None]) -> int:
     for name in TIERS:
         say("model " + describe_tier(name, settings.tiers[name]))
     started = time.monotonic()
     tiers = await asyncio.to_thread(build_tiers, settings)
     say(f"models ready in {time.monotonic() - started:.1f}s")
-    state = RunState.new(question, request.as_of or dt.date.today(), settings)
     state.log.listeners.append(lambda e: say(_progress_line(e, started)))
     try:
-        engine = Engine(settings, tiers, backend, store, cache=store)
-        report = await engine.run(state)
+        runner = make_runner(request.strategy, settings, tiers, backend, store)
+        report = await runner.run(state)
     finally:
         await aclose_tiers(tiers)
     print(_render(state, report))
     if request.json_path:
-        Path(request.json_path).write_text(json.dumps(result_json(state, report), indent=2,
-                                                      ensure_ascii=False), "utf-8")
+        result = result_json(state, report, request.strategy)
+        Path(request.json_path).write_text(json.dumps(result, indent=2, ensure_ascii=False),
+                                           "utf-8")
+    return 0
+
+
+async def run_replay(run_id: str, settings: Settings | None = None) -> int:
+    """Print the search replay of a stored run (RunNotFound for an unknown id)."""
+    settings = settings or Settings.from_env()
+    store = await SqlStore.open(settings.db_url)
+    try:
+        rows = await stored_trace(store, run_id)
+    finally:
+        await store.close()
+    print(f"Search replay of run {run_id}")
+    print(render_replay(rows))
     return 0
 
 
@@ -87,12 +178,20 @@ def _render(state: RunState, report: Report) -> str:
     return "\n".join([
         "", "=" * 72, f"Run {state.run_id} — {state.question}", "=" * 72,
         report.render(), "", "Tokens per tier", state.ledger.table(),
+        "", "Search replay", render_replay(live_trace(state, report)),
     ])
 
 
-def result_json(state: RunState, report: Report) -> dict[str, Any]:
+def replay_json(rows: list[QueryTrace]) -> list[dict[str, Any]]:
+    return [{"query_id": r.query_id, "text": r.text, "results": r.results, "kept": r.kept,
+             "cited": r.cited, "citation_rate": round(r.citation_rate, 4)} for r in rows]
+
+
+def result_json(state: RunState, report: Report,
+                strategy: str = "hierarchical") -> dict[str, Any]:
     return {
         "run_id": state.run_id,
+        "strategy": strategy,
         "question": state.question,
         "as_of": state.as_of.isoformat(),
         "report": report.text,
@@ -101,5 +200,6 @@ def result_json(state: RunState, report: Report) -> dict[str, Any]:
         "cited_source_ids": report.cited_source_ids(),
         "tiers": [t.__dict__ for t in state.ledger.totals()],
         "steps": state.step,
+        "replay": replay_json(live_trace(state, report)),
         "events": [e.line() for e in state.log.events],
     }

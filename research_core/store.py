@@ -115,6 +115,15 @@ class SqlStore:
                 PublicationRow.run_id == run_id).order_by(PublicationRow.sent_at))
             return [publication_of(r) for r in result.scalars().all()]
 
+    async def interrupted_runs(self, question: str) -> list[str]:
+        """Runs of this question that stopped before finishing, newest first."""
+        async with self.sessions() as session:
+            result = await session.execute(
+                select(RunRow.run_id).where(RunRow.question == question,
+                                            RunRow.status == "running")
+                .order_by(RunRow.updated_at.desc()))
+            return list(result.scalars().all())
+
     async def run_row(self, run_id: str) -> RunRow | None:
         async with self.sessions() as session:
             return await session.get(RunRow, run_id)
