@@ -42,7 +42,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 run: $(STAMP)
-	RED_ENGINE_MAX_STEPS=$(SAMPLE_STEPS) $(BIN)/redsearch sample
+	RED_BUDGET_STEPS=$(SAMPLE_STEPS) $(BIN)/redsearch sample
 
 test: $(STAMP)
 	$(PYTEST) $(PYTEST_ARGS)

@@ -191,8 +191,7 @@ def bench_settings(steps: int, env: Mapping[str, str] | None = None) -> Settings
     env = os.environ if env is None else env
     base = Settings.from_env(env)
     context = base.gguf_context if env.get("RED_GGUF_CONTEXT") else BENCH_CONTEXT
-    return replace(base, gguf_context=context, engine=replace(base.engine, max_steps=steps),
-                   budget=replace(base.budget, steps=steps))
+    return replace(base, gguf_context=context, budget=replace(base.budget, steps=steps))
 
 
 # ---- the side-by-side table ----------------------------------------------------------------

@@ -64,7 +64,6 @@ class EngineSettings:
     evidence_threshold: float = 0.65
     working_memory_cap: int = 30
     reflect_every_steps: int = 3
-    max_steps: int = 36
     max_children: int = 4
     max_depth: int = 2
     evidence_per_done_node: int = 2

@@ -171,10 +171,10 @@ def test_refused_model_endpoint(cli_env: dict[str, str], docs: Path, port: int) 
 
 
 def test_bad_setting(cli_env: dict[str, str], docs: Path) -> None:
-    cli_env["RED_ENGINE_MAX_STEPS"] = "many"
+    cli_env["RED_BUDGET_STEPS"] = "many"
     result = redsearch(cli_env, "research", QUESTION, "--corpus", str(docs))
     line = error_line(result)
-    assert "RED_ENGINE_MAX_STEPS" in line
+    assert "RED_BUDGET_STEPS" in line
 
 
 @pytest.mark.parametrize("as_of", ["2026-13-01", "yesterday", "31/10/2026"])

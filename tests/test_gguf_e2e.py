@@ -19,7 +19,7 @@ def test_bundled_model_researches_a_corpus_to_a_cited_report(
         corpus_dir: Path, tmp_path: Path) -> None:
     out_json = tmp_path / "run.json"
     env = {**os.environ, "RED_DATA_DIR": str(tmp_path / "data"),
-           "RED_ENGINE_MAX_STEPS": "3", "RED_ENGINE_REPORT_MAX_TOKENS": "160"}
+           "RED_BUDGET_STEPS": "3", "RED_ENGINE_REPORT_MAX_TOKENS": "160"}
     for tier in ("PLANNER", "EXECUTOR", "REPORTER"):
         env.pop(f"RED_{tier}_BASE_URL", None)
         env.pop(f"RED_{tier}_MODEL", None)

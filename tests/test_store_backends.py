@@ -1,0 +1,73 @@
+"""The store on SQLite and on PostgreSQL (where one answers): a run's checkpoint, restored."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from research_core.protocols import SearchRequest
+from research_core.publishers import MemoryPublisher
+from research_core.restore import load_state
+from research_core.settings import Settings
+from research_core.store import SqlStore
+from research_core.store_models import Base
+from tests.conftest import RecordingBackend
+from tests.engine_run import Serve, run_engine
+from tests.scripted import Script
+
+PG_URL = os.environ.get("TEST_DATABASE_URL",
+                        "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
+
+
+def _postgres_answers() -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", 5432), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SqlStore]:
+    if request.param == "sqlite":
+        store = await SqlStore.open(f"sqlite+aiosqlite:///{tmp_path / 'runs.db'}")
+    elif not _postgres_answers():
+        pytest.skip("no PostgreSQL answers on 127.0.0.1:5432")
+    else:
+        store = await SqlStore.open(PG_URL)
+        async with store.engine.begin() as conn:  # a clean schema for this test
+            await conn.run_sync(Base.metadata.drop_all)
+            await conn.run_sync(Base.metadata.create_all)
+    yield store
+    await store.close()
+
+
+async def test_a_finished_run_restores_exactly(
+        serve: Serve, backend: RecordingBackend, any_store: SqlStore) -> None:
+    publisher = MemoryPublisher()
+    out = await run_engine(serve, Script(), backend, any_store, publisher=publisher)
+    restored = await load_state(any_store, out.state.run_id, Settings())
+    s = out.state
+    assert (restored.question, restored.as_of, restored.step, restored.status) == (
+        s.question, s.as_of, s.step, "finished")
+    assert restored.tree.nodes == s.tree.nodes
+    assert restored.evidence == s.evidence
+    assert restored.queries == s.queries
+    assert restored.summaries == s.summaries
+    assert restored.ledger.entries == s.ledger.entries
+    assert [e.message for e in restored.log.events] == [e.message for e in s.log.events]
+    assert [(p.key, p.channel_id) for p in restored.publications] == [
+        (p.key, p.channel_id) for p in s.publications]
+    assert restored.extra["budget"] == s.extra["budget"]
+
+
+async def test_the_search_cache_round_trips(
+        backend: RecordingBackend, any_store: SqlStore) -> None:
+    hits = await backend.search(SearchRequest("heat pump sales"))
+    await any_store.cache_put("k1", hits)
+    assert await any_store.cache_get("k1", ttl_s=60) == hits
+    assert await any_store.cache_get("k1", ttl_s=-1) is None
