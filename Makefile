@@ -15,7 +15,6 @@ SAMPLE_STEPS ?= 8
 PYTEST = $(BIN)/pytest
 PYTEST_ARGS ?=
 BENCH_JSON = $(RED_DATA_DIR)/bench.json
-BENCH_REPORT = $(RED_DATA_DIR)/bench-report.txt
 
 .DEFAULT_GOAL := help
 .PHONY: help install run test test-fast bench lint clean

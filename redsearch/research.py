@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from research_core.corpus import CorpusBackend
-from research_core.embeddings import EmbeddingSimilarity, build_embedder
+from research_core.embeddings import build_similarity
 from research_core.engine import Engine, validate_question
 from research_core.errors import RunError
 from research_core.monolithic import MonolithicAgent
@@ -52,9 +52,7 @@ class Runner(Protocol):
 
 
 def make_similarity(settings: Settings) -> Similarity:
-    """The similarity the goal tree de-duplicates queries and ranks paragraphs with; numbers
-    that differ cap a pair at 0.8, below the 0.85 de-duplication threshold."""
-    return EmbeddingSimilarity(build_embedder(settings.embedding), number_mismatch_cap=0.8)
+    return build_similarity(settings.embedding)
 
 
 def make_runner(strategy: str, settings: Settings, tiers: Mapping[str, ModelTier],

@@ -239,6 +239,12 @@ def _numbers(text: str) -> frozenset[str]:
     return frozenset(_NUMBER.findall(text))
 
 
+def build_similarity(cfg: EmbeddingSettings) -> EmbeddingSimilarity:
+    """The run's similarity: the configured embedder; pairs whose numbers differ are capped
+    at 0.8, below the 0.85 de-duplication threshold ("… 2024" is not "… 2026")."""
+    return EmbeddingSimilarity(build_embedder(cfg), number_mismatch_cap=0.8)
+
+
 class EmbeddingSimilarity:
     """The engine's `Similarity`: scores in 0..1 from one batched embedding call. With
     `number_mismatch_cap` (for query de-duplication), a pair whose numbers differ

@@ -121,7 +121,7 @@ class Gateway:
 
 def _parse_model(text: str, model: type[T]) -> T:
     try:
-        data = json.loads(_json_block(text))
+        data = json.loads(_json_block(text), strict=False)  # raw newlines in strings
     except json.JSONDecodeError as exc:
         raise UnusableOutput(f"not valid JSON: {exc.msg} at char {exc.pos}") from exc
     try:

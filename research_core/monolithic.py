@@ -31,7 +31,8 @@ from pydantic import BaseModel, Field
 from research_core.engine import Checkpointer
 from research_core.evidence import Evidence
 from research_core.gateway import Gateway
-from research_core.prompts import _prompts, max_tokens, render
+from research_core.prompts import max_tokens, render
+from research_core.prompts import text as prompt_text
 from research_core.protocols import (
     Message,
     ModelTier,
@@ -264,7 +265,7 @@ class _NaiveRun:
 
 def task_text(task: str) -> str:
     """The `decide` or `answer` instruction of the monolithic prompt (prompts.yaml)."""
-    return str(_prompts()["monolithic"][task])
+    return prompt_text("monolithic", task)
 
 
 def decision_line(turn: int, action: NextAction) -> str:

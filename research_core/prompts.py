@@ -33,6 +33,11 @@ def retry_message(error: str) -> Message:
     return Message("user", Template(_prompts()["retry"]).substitute(error=error))
 
 
+def text(key: str, part: str) -> str:
+    """One named text of a prompt (e.g. the monolithic agent's `decide` instruction)."""
+    return str(_prompts()[key][part])
+
+
 def max_tokens(key: str) -> int:
     """The answer-length cap of one prompt (0: the caller decides)."""
     return int(_prompts()[key].get("max_tokens", 0))

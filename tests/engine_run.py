@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from research_core.embeddings import EmbeddingSimilarity, build_embedder
+from research_core.embeddings import build_similarity
 from research_core.engine import Engine
 from research_core.protocols import Publisher, SearchBackend, Similarity
 from research_core.reporter import Report
@@ -25,7 +25,7 @@ Serve = Callable[[Handler], Awaitable[FakeOpenAIServer]]
 @cache
 def default_similarity() -> Similarity:
     """The real offline embedder (loaded once for the whole test session)."""
-    return EmbeddingSimilarity(build_embedder(EmbeddingSettings()), number_mismatch_cap=0.8)
+    return build_similarity(EmbeddingSettings())
 
 
 @dataclass
