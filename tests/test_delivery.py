@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from research_core.delivery import Delivery, Publication
 from research_core.publishers import MemoryPublisher
@@ -10,7 +11,7 @@ from research_core.runlog import RunLog
 from research_core.store import SqlStore
 from research_core.store_models import PublicationRow
 from tests.conftest import RecordingBackend, write_doc
-from tests.engine_run import Serve, run_engine
+from tests.engine_run import Outcome, Serve, run_engine
 from tests.scripted import Script
 
 
@@ -43,8 +44,9 @@ class LateDocs(MemoryPublisher):
         return await super().answer_part(run_id, part_key, text, sources, replaces, reason)
 
 
-async def test_later_evidence_revises_a_published_part_in_place(
-        serve: Serve, backend: RecordingBackend, store: SqlStore, tmp_path: Path) -> None:
+async def correction_run(serve: Serve, backend: RecordingBackend, store: SqlStore,
+                         tmp_path: Path, **overrides: Any) -> tuple[Outcome, LateDocs]:
+    """A run on sales figures during which a correction of a published figure appears."""
     late = tmp_path / "late"
     late.mkdir()
     write_doc(late, "stats-sales-correction-2026-10", (
@@ -54,7 +56,13 @@ async def test_later_evidence_revises_a_published_part_in_place(
     script = Script(subquestions=[("What were heat pump sales figures?", 0.9),
                                   ("What were heat pump sales figures corrected?", 0.8),
                                   ("What were heat pump prices?", 0.7)])
-    out = await run_engine(serve, script, backend, store, publisher=publisher)
+    out = await run_engine(serve, script, backend, store, publisher=publisher, **overrides)
+    return out, publisher
+
+
+async def test_later_evidence_revises_a_published_part_in_place(
+        serve: Serve, backend: RecordingBackend, store: SqlStore, tmp_path: Path) -> None:
+    out, publisher = await correction_run(serve, backend, store, tmp_path)
     revised = [p for p in publisher.parts if p.replaces]
     assert revised, [p.part_key for p in publisher.parts]
     first = next(p for p in publisher.parts if p.part_key == revised[0].part_key)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from research_core.publishers import MemoryPublisher
 from research_core.store import SqlStore
-from tests.conftest import RecordingBackend, write_doc
+from tests.conftest import RecordingBackend
 from tests.engine_run import Serve, run_engine
 from tests.scripted import Script
-from tests.test_delivery import LateDocs
+from tests.test_delivery import correction_run
 
 THREE = [("What were heat pump sales figures?", 0.9), ("What were heat pump prices?", 0.8),
          ("What happened to heat pump exports?", 0.7)]
@@ -55,17 +55,8 @@ async def test_deep_holds_parts_that_are_not_mature(
 
 async def test_a_revision_past_the_limit_is_refused_and_the_run_goes_on(
         serve: Serve, backend: RecordingBackend, store: SqlStore, tmp_path: Path) -> None:
-    late = tmp_path / "late"
-    late.mkdir()
-    write_doc(late, "stats-sales-correction-2026-10", (
-        "official_statistics", "en", "2026-10-30", "Heat pump sales figures corrected",
-        "Heat pump sales figures for September 2026 were corrected to 209,000 units."))
-    script = Script(subquestions=[("What were heat pump sales figures?", 0.9),
-                                  ("What were heat pump sales figures corrected?", 0.8),
-                                  ("What were heat pump prices?", 0.7)])
-    publisher = LateDocs(backend, late)
-    out = await run_engine(serve, script, backend, store, publisher=publisher,
-                           revisions_per_part=0)
+    out, publisher = await correction_run(serve, backend, store, tmp_path,
+                                          revisions_per_part=0)
     assert not [p for p in publisher.parts if p.replaces]
     refused = [e for e in out.state.log.of_kind("budget")
                if e.data.get("event") == "revision-refused"]
