@@ -1,0 +1,169 @@
+"""SlackPublisher against the fake Slack Web API through the real AsyncWebClient."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from bot.fake_slack import FakeSlack
+from workers.slack_publisher import SECTION_LIMIT, SlackPublisher, make_client, split_text
+
+TOKEN = "xoxb-test"
+CH = "C0PUB"
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeSlack]:
+    async with FakeSlack(token=TOKEN, post_interval=0.0) as server:
+        yield server
+
+
+def publisher(fake: FakeSlack, interval: float = 0.05) -> tuple[SlackPublisher, str]:
+    thread = fake.post_user_message(CH, "U1", "<@U0FAKEBOT> what moved copper prices?")
+    pub = SlackPublisher(make_client(TOKEN, fake.base_url), CH, thread.ts,
+                         progress_interval=interval)
+    return pub, thread.ts
+
+
+def block_texts(blocks: list[dict[str, Any]]) -> str:
+    return json.dumps(blocks)
+
+
+async def test_part_posted_in_thread_with_sections_and_sources(fake: FakeSlack) -> None:
+    pub, thread_ts = publisher(fake)
+    ts = await pub.answer_part("r1", "p1", "Copper rose *12%* [1].", ["https://a.example/x"])
+    assert ts is not None
+    msg = fake.message(CH, ts)
+    assert msg is not None and msg.thread_ts == thread_ts
+    assert [b["type"] for b in msg.blocks] == ["section", "context"]
+    assert msg.blocks[0]["text"] == {"type": "mrkdwn", "text": "Copper rose *12%* [1]."}
+    assert "https://a.example/x" in block_texts(msg.blocks[1:])
+    assert msg.text == "Copper rose *12%* [1]."
+
+
+async def test_revision_edits_the_same_message(fake: FakeSlack) -> None:
+    pub, thread_ts = publisher(fake)
+    ts = await pub.answer_part("r1", "p1", "Old claim.", ["s1"])
+    assert ts is not None
+    again = await pub.answer_part("r1", "p1", "New claim.", ["s1", "s2"], replaces=ts,
+                                  reason="a better source")
+    assert again == ts
+    assert len(fake.calls("chat.postMessage")) == 1
+    assert fake.calls("chat.update")[0].params["ts"] == ts
+    assert len(fake.messages(CH, thread_ts)) == 2  # the question and the one part
+    msg = fake.message(CH, ts)
+    assert msg is not None and msg.text == "New claim."
+    assert "revised: a better source" in block_texts(msg.blocks)
+    assert [h["text"] for h in msg.history] == ["Old claim."]
+
+
+async def test_unknown_replaces_posts_anew(fake: FakeSlack) -> None:
+    pub, _ = publisher(fake)
+    ts = await pub.answer_part("r1", "p1", "Text.", [], replaces="1.000001", reason="r")
+    assert ts is not None and fake.message(CH, ts) is not None
+
+
+async def test_long_part_split_within_limits(fake: FakeSlack) -> None:
+    pub, _ = publisher(fake)
+    paragraph = ("Copper foil demand grew strongly. " * 40).strip()
+    text = "\n\n".join([paragraph] * 12)
+    ts = await pub.answer_part("r1", "p1", text, ["s1"])
+    assert ts is not None
+    msg = fake.message(CH, ts)
+    assert msg is not None
+    sections = [b["text"]["text"] for b in msg.blocks if b["type"] == "section"]
+    assert len(sections) > 1 and len(msg.blocks) <= 50
+    assert all(len(s) <= SECTION_LIMIT for s in sections)
+    assert " ".join(" ".join(sections).split()) == " ".join(text.split())
+    huge = split_text("x" * (SECTION_LIMIT * 60))
+    assert all(len(c) <= SECTION_LIMIT for c in huge)
+    ts2 = await pub.answer_part("r1", "p2", "word " * 40_000, [])
+    big = fake.message(CH, ts2 or "")
+    assert big is not None and len(big.blocks) == 50
+
+
+async def test_progress_coalesced_into_one_message(fake: FakeSlack) -> None:
+    pub, thread_ts = publisher(fake, interval=0.05)
+    notes = [f"step {i}" for i in range(12)]
+    for note in notes:
+        await pub.progress("r1", note)
+        await asyncio.sleep(0.01)
+    await pub.close()
+    posts, updates = fake.calls("chat.postMessage"), fake.calls("chat.update")
+    assert len(posts) == 1 and 1 <= len(updates) <= len(notes)
+    writes = sorted(c.at for c in posts + updates)
+    assert all(b - a >= 0.04 for a, b in itertools.pairwise(writes))
+    assert len(fake.messages(CH, thread_ts)) == 2
+    msg = fake.message(CH, pub.progress_ts or "")
+    assert msg is not None and "step 11" in msg.text
+    assert "step 3" not in msg.text and msg.text.count("•") == 8
+    assert fake.status(CH, thread_ts) == "step 11"
+
+
+async def test_set_status_carries_the_note(fake: FakeSlack) -> None:
+    pub, thread_ts = publisher(fake)
+    await pub.progress("r1", "Searching the corpus")
+    await pub.close()
+    [call] = fake.calls("assistant.threads.setStatus")
+    assert call.params["status"] == "Searching the corpus"
+    assert call.params["thread_ts"] == thread_ts and call.params["channel_id"] == CH
+
+
+async def test_status_unsupported_is_not_raised(fake: FakeSlack) -> None:
+    fake.fail("assistant.threads.setStatus", "missing_scope")
+    pub, _ = publisher(fake, interval=0.0)
+    await pub.progress("r1", "one")
+    await pub.progress("r1", "two")
+    await pub.close()
+    assert len(fake.calls("assistant.threads.setStatus")) == 1  # not tried again
+    msg = fake.message(CH, pub.progress_ts or "")
+    assert msg is not None and "two" in msg.text
+
+
+async def test_forced_429_is_retried_after_retry_after(fake: FakeSlack) -> None:
+    pub, _ = publisher(fake)
+    fake.force_ratelimit(1, method="chat.postMessage", retry_after=0)
+    started = time.monotonic()
+    ts = await pub.answer_part("r1", "p1", "Answer.", ["s1"])
+    assert ts is not None and fake.message(CH, ts) is not None
+    assert [c.status for c in fake.calls("chat.postMessage")] == [429, 200]
+    assert time.monotonic() - started < 3
+
+
+async def test_real_rate_limit_waits_for_retry_after() -> None:
+    async with FakeSlack(token=TOKEN, post_interval=0.5) as fake:
+        pub, _ = publisher(fake)
+        first = await pub.answer_part("r1", "p1", "One.", [])
+        second = await pub.answer_part("r1", "p2", "Two.", [])
+    assert first and second and float(second) > float(first)
+    assert [c.status for c in fake.calls("chat.postMessage")] == [200, 429, 200]
+
+
+async def test_resumed_publisher_edits_its_progress_message(fake: FakeSlack) -> None:
+    pub, thread_ts = publisher(fake)
+    await pub.progress("r1", "before the crash")
+    await pub.close()
+    resumed = SlackPublisher(make_client(TOKEN, fake.base_url), CH, thread_ts,
+                             progress_interval=0.0, progress_ts=pub.progress_ts)
+    await resumed.progress("r1", "resumed")
+    await resumed.close()
+    assert len(fake.calls("chat.postMessage")) == 1
+    msg = fake.message(CH, pub.progress_ts or "")
+    assert msg is not None and "resumed" in msg.text
+
+
+async def test_failed_progress_write_is_not_raised(fake: FakeSlack) -> None:
+    pub, _ = publisher(fake, interval=0.0)
+    fake.fail("chat.postMessage", "channel_not_found")
+    await pub.progress("r1", "lost")
+    fake.fail("chat.postMessage", None)
+    await pub.progress("r1", "kept")
+    await pub.close()
+    msg = fake.message(CH, pub.progress_ts or "")
+    assert msg is not None and "kept" in msg.text
