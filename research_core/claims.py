@@ -16,9 +16,11 @@ from research_core.memory import numbers_in
 from research_core.prompts import max_tokens, render
 from research_core.reporter import ClaimCheck, Report, cited_numbers
 from research_core.schemas import ClaimOut, ClaimsOut, VerdictOut, VerdictsOut
+from research_core.terms import overlap
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 TIER = "executor"
+IN_REPORT = 0.8  # share of a claim's terms that must occur in the report
 
 
 async def double_check(gw: Gateway, report: Report, evidence: list[Evidence]) -> Report:
@@ -43,6 +45,9 @@ async def extract_claims(gw: Gateway, report: Report) -> list[ClaimOut]:
         unknown = sorted({n for c in out.claims for n in c.citations} - numbers)
         if unknown:
             return f"citations {unknown} are not sources of the report"
+        invented = [c.text for c in out.claims if overlap(c.text, report.text) < IN_REPORT]
+        if invented:
+            return f"this claim is not in the report; copy its sentences: {invented[0][:100]!r}"
         return None if out.claims else "no claims listed"
 
     out = await gw.structured(TIER, "extract_claims", messages, ClaimsOut,

@@ -11,6 +11,7 @@ from research_core.store import SqlStore
 from research_core.store_models import ClaimRow
 from tests.conftest import RecordingBackend
 from tests.engine_run import Serve, run_engine
+from tests.fakes.openai_server import last_user_text
 from tests.scripted import Script, data_block
 
 
@@ -70,3 +71,16 @@ async def test_a_claim_citing_nothing_is_flagged(
     out = await run_engine(serve, Script(rules={"report": report, "ClaimsOut": claims}),
                            backend, store)
     assert [(c.supported, c.reason) for c in out.report.claims] == [(False, "cites no source")]
+
+
+async def test_claims_the_report_does_not_contain_are_sent_back(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    def invented(body: dict[str, Any]) -> str:
+        return json.dumps({"claims": [{"text": "The market will triple by 2030 in Narnia",
+                                       "citations": [1]}]})
+
+    out = await run_engine(serve, Script(rules={"ClaimsOut": invented}), backend, store)
+    calls = out.server.requests_for("ClaimsOut")
+    assert len(calls) == 2 and "not in the report" in last_user_text(calls[1])
+    assert not any("Narnia" in c.text for c in out.report.claims)
+    assert out.report.claims, "the fallback should have listed the report's own sentences"
