@@ -11,10 +11,11 @@ sub-questions), `publications` (progress messages + answer parts + revisions) an
 Finalisation. When an axis is exhausted, the active time is spent, or the loop calls
 `finalise`, the run moves to finalisation (`finalising`, `final_reason`): from then on only
 `model_calls` and `publications` are granted, so the final report can be written and sent.
-To make sure it can, `final_reserve_model_calls` (default 3: report, claim extraction, claim
-verdicts) and `final_reserve_publications` (default 1: the report) are kept back from the
-totals at the start and granted only in finalisation. So in standard the research itself may
-use 54 of the 57 model calls; reaching 54 moves the run to finalisation.
+To make sure it can, `final_reserve_model_calls` (default 5: the last summary, the report,
+claim extraction and claim verdicts) and `final_reserve_publications` (default 1: the
+report) are kept back from the totals at the start and granted only in finalisation. So in
+standard the research itself may use 52 of the 57 model calls; reaching 52 moves the run to
+finalisation.
 
 Usage is "committed" = used + reserved (reservations are what a child run was granted).
 The reminder fires once when any axis first reaches `reminder_fraction` (0.5) of its current
@@ -184,7 +185,11 @@ class Budget:
         _positive(n)
         self.check_clock()
         if n > self.available(axis):
-            return self._refuse(axis, n, "spend")
+            refused = self._refuse(axis, n, "spend")
+            if axis == "steps" and self.available(axis) == 0 and self.final_reason is None:
+                self.finalise(f"steps exhausted ({self.used_counts[axis]} of "
+                              f"{self.totals[axis]} used)", axis)
+            return refused
         self.used_counts[axis] += n
         self._exhaust_check(axis)
         return Decision(True, f"{n} {axis} granted", axis, n)
@@ -278,6 +283,10 @@ class Budget:
         return 0
 
     def _exhaust_check(self, axis: Axis) -> None:
+        """Using up an axis moves the run to finalisation, except steps: the last granted
+        step still researches; the run finalises when the next one is asked for."""
+        if axis == "steps":
+            return
         if self.final_reason is None and self.available(axis) == 0 \
                 and self.reserved_counts[axis] == 0:
             self.finalise(f"{axis} exhausted ({self.used_counts[axis]} of "

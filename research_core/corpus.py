@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import functools
+import hashlib
 import logging
 import re
 import sqlite3
@@ -300,7 +301,9 @@ class CorpusBackend:
 
     @property
     def name(self) -> str:
-        return "corpus"
+        """Names the documents too, so a cached response never outlives a change of corpus."""
+        digest = hashlib.sha256("\n".join(sorted(self._docs)).encode("utf-8")).hexdigest()
+        return f"corpus:{digest[:12]}"
 
     def __len__(self) -> int:
         return len(self._docs)

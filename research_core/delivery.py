@@ -58,12 +58,14 @@ class Delivery:
         keys = dict.fromkeys(p.part_key for p in self.published if p.kind == "part")
         return [p for k in keys if (p := self.latest(k)) is not None]
 
-    async def progress(self, text: str) -> Publication | None:
-        if self.owner is not None and not self.owner.spend("publications"):
+    async def progress(self, text: str, key: str) -> Publication | None:
+        """A working note; `key` names the moment (e.g. step and node), so a step redone
+        after a crash finds its note in the outbox instead of posting it again."""
+        note = Publication(self.run_id, f"progress-{key}", 1, "progress", text)
+        if await self.outbox.sent_publication(note.key) is None and self.owner is not None \
+                and not self.owner.spend("publications"):
             return None
-        number = sum(p.kind == "progress" for p in self.published) + 1
-        return await self._emit(Publication(self.run_id, f"progress-{number}", 1,
-                                            "progress", text))
+        return await self._emit(note)
 
     async def part(self, part_key: str, text: str, sources: list[str],
                    reason: str = "") -> Publication | None:

@@ -110,7 +110,7 @@ class _Research:
         else:
             await self._research_round(node)
         if self.s.step % self.cfg.reflect_every_steps == 0:
-            await reflect_and_correct(self.gw, self.s, node)
+            await reflect_and_correct(self.gw, self.s, node, self.owner)
         self.s.tree.settle_parents()
         await self._revise_parts()
         self._consider_upgrade()
@@ -141,7 +141,8 @@ class _Research:
         self.s.log.emit("focus", f"{node.id} (value {node.value:.2f}): {node.question}",
                         node=node.id)
         if node.depth > 0:
-            await self.delivery.progress(f"Checking: {node.question}")
+            await self.delivery.progress(f"Checking: {node.question}",
+                                         key=f"s{self.s.step}-{node.id}")
 
     async def _close_working_memory(self) -> None:
         wm = self.s.working
@@ -160,7 +161,10 @@ class _Research:
     async def _publish_node(self, node: Node) -> None:
         """A finished sub-question's part goes out when the cadence says it is ready."""
         summary = self.s.summaries.get(node.id)
-        if summary is None or self.delivery.latest(node.id) is not None:
+        if summary is None:
+            return
+        if self.delivery.latest(node.id) is not None:  # published before a crash
+            self._weigh(node.id, [e.id for e in self.s.kept_for({node.id})])
             return
         if cadence.ready(summary, node.status == "done", self.deep):
             await self.delivery.part(node.id, cadence.part_text(summary), summary.source_ids)
@@ -200,7 +204,8 @@ class _Research:
                                  reason=reason)
 
     async def _expand(self, node: Node) -> None:
-        if not self.owner.spend("discoveries"):
+        if self.owner.available("discoveries") < 1:
+            self.owner.spend("discoveries")  # refused and logged with its reason
             node.status = "insufficient" if node.depth else node.status
             return
         known = "; ".join(s.conclusion[:120] for s in list(self.s.summaries.values())[-4:])
@@ -211,6 +216,7 @@ class _Research:
             node.status = "insufficient"
             self.s.log.emit("thin", f"{node.id}: no new sub-question to split into", node=node.id)
             return
+        self.owner.spend("discoveries")
         children = [self.s.tree.add_child(node.id, s.question, s.value) for s in subs]
         listing = ", ".join(f"{c.id} ({c.value:.2f}) {c.question!r}" for c in children)
         self.s.log.emit("expand", f"{node.id} → {listing}", node=node.id)
@@ -326,8 +332,8 @@ class _Research:
             (self.cfg.report_max_sources, self.cfg.report_max_tokens),
         )
         report = await claims.double_check(self.gw, report, kept)
-        cited = report.cited_source_ids()
-        await self.delivery.part("report", report.render(), cited, reason="final report")
+        if self.delivery.latest("report") is None:  # not already out before a crash
+            await self.delivery.part("report", report.render(), report.cited_source_ids())
         self.s.status = "finished"
         self.s.log.emit("report", f"{len(report.cited)} of {len(report.sources)} sources cited"
                         + (" (assembled from evidence)" if report.fallback else ""))

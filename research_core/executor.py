@@ -10,6 +10,7 @@ from research_core.memory import (
     lossless_summary,
     merge_source_ids,
     missing_facts,
+    previous_facts,
 )
 from research_core.prompts import max_tokens, render
 from research_core.protocols import SearchHit
@@ -51,7 +52,7 @@ def lexical_scores(question: str, hits: list[SearchHit]) -> HitScores:
 async def summarise(gw: Gateway, node_id: str, question: str, items: list[Evidence],
                     previous: Summary | None) -> Summary:
     """Long-term memory for a sub-question; a summary that drops a fact is redone or replaced."""
-    required = facts_of(items) | set(previous.source_ids if previous else [])
+    required = facts_of(items) | (previous_facts(previous) if previous else set())
     messages = render(
         "summarise", question=question,
         previous=previous.text() if previous else "none",

@@ -72,13 +72,18 @@ def facts_of(items: list[Evidence]) -> set[str]:
     return found
 
 
+def previous_facts(summary: Summary) -> set[str]:
+    """What a rewrite of a summary must keep of it: its numbers, dates and source ids."""
+    return numbers_in(summary.text()) | set(summary.source_ids)
+
+
 def missing_facts(summary_text: str, required: set[str]) -> list[str]:
-    """The required facts absent from a summary (numbers compared without thousands commas)."""
+    """The required facts absent from a summary: numbers and dates must occur as numbers
+    (without thousands commas), source ids as text."""
     have = numbers_in(summary_text)
     lowered = summary_text.lower()
-    return sorted(
-        f for f in required if f not in have and f.lower() not in lowered
-    )
+    return sorted(f for f in required if f not in have and (
+        _NUMBER.fullmatch(f) or f.lower() not in lowered))
 
 
 def lossless_summary(node_id: str, question: str, items: list[Evidence],

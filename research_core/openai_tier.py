@@ -27,6 +27,8 @@ _UNAVAILABLE: tuple[type[openai.OpenAIError], ...] = (
     openai.RateLimitError,
     openai.NotFoundError,
     openai.InternalServerError,
+    openai.APIStatusError,  # any other HTTP error: 400 (e.g. no json_schema support), 422...
+    openai.APIResponseValidationError,
 )
 
 
@@ -116,9 +118,10 @@ class OpenAITier:
 
     def _unavailable_message(self, exc: openai.OpenAIError) -> str:
         """One line naming tier, model and host; the API key is never part of it."""
-        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+        reason = " ".join(str(exc).split())
         if self._key:
             reason = reason.replace(self._key, "***")
+        reason = reason[:200] or type(exc).__name__
         return (
             f"{self._name} model {self._model!r} at {self._host} is unavailable: "
             f"{type(exc).__name__}: {reason}"

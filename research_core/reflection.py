@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from research_core import planner
+from research_core.budget import Budget
 from research_core.gateway import Gateway
 from research_core.goal_tree import Node
 from research_core.schemas import ReflectionOut
 from research_core.state import RunState
 
 
-async def reflect_and_correct(gw: Gateway, state: RunState, node: Node) -> ReflectionOut:
+async def reflect_and_correct(gw: Gateway, state: RunState, node: Node,
+                              owner: Budget) -> ReflectionOut:
     """Ask the three questions about `node`'s evidence and act on the answers."""
     open_nodes = [n for n in state.tree.nodes.values() if n.status == "open" and n is not node]
     evidence = state.kept_for({node.id})
@@ -21,8 +23,9 @@ async def reflect_and_correct(gw: Gateway, state: RunState, node: Node) -> Refle
         discard(state, set(out.off_goal), "off-goal (reflection)")
     if out.drifted and node.parent_id is not None:
         backtrack(state, node)
-    if out.neglected:
-        _add_neglected(state, out.neglected)
+    if out.neglected and owner.available("discoveries") > 0 \
+            and _add_neglected(state, out.neglected):
+        owner.spend("discoveries")
     return out
 
 
@@ -55,11 +58,12 @@ def backtrack(state: RunState, node: Node) -> None:
                    f"back to {where}; {len(ids)} evidence items dropped", node=node.id)
 
 
-def _add_neglected(state: RunState, question: str) -> None:
+def _add_neglected(state: RunState, question: str) -> bool:
     root = state.tree.root
     existing = {state.tree.nodes[c].question.strip().lower() for c in root.children}
     if question.strip().lower() in existing or len(question.strip()) < 8:
-        return
+        return False
     child = state.tree.add_child(root.id, question.strip(), 0.85)
     state.log.emit("expand", f"reflection added a neglected sub-question {child.id}: "
                    f"{child.question!r}", node=child.id)
+    return True

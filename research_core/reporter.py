@@ -143,7 +143,8 @@ async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: li
 
     text = await gw.text("reporter", "report", messages, limits[1], fallback,
                          lambda t: report_problem(t, len(sources)))
-    return Report(text=text, sources=sources, cited=cited_numbers(text), fallback=fallback_used)
+    cited = [n for n in cited_numbers(text) if 1 <= n <= len(sources)]
+    return Report(text=text, sources=sources, cited=cited, fallback=fallback_used)
 
 
 def _source_block(source: Source, carried: list[Evidence]) -> str:
@@ -151,6 +152,11 @@ def _source_block(source: Source, carried: list[Evidence]) -> str:
     head = f"[{source.number}] {source.title} ({source.publisher}, {source.source_type}, " \
            f"{source.published or 'undated'})"
     return "\n".join([head, *(f"    {f}" for f in facts)])
+
+
+def _uncited(text: str) -> str:
+    """Copied text keeps its bracketed numbers as (n): only our citations use [n]."""
+    return _CITATION.sub(lambda m: f"({m.group(1)})", text)
 
 
 def assembled_report(question: str, summaries: list[Summary], carried: list[Evidence],
@@ -162,8 +168,8 @@ def assembled_report(question: str, summaries: list[Summary], carried: list[Evid
         by_node.setdefault(e.node_id, []).append(e)
     titles = {s.node_id: s.question for s in summaries}
     for node_id, items in by_node.items():
-        lines.append(titles.get(node_id, "Findings"))
-        lines += [f"- {e.text} [{numbers[e.source_id]}]" for e in items[:6]]
+        lines.append(_uncited(titles.get(node_id, "Findings")))
+        lines += [f"- {_uncited(e.text)} [{numbers[e.source_id]}]" for e in items[:6]]
         lines.append("")
     if not by_node:
         lines.append("No evidence above the reliability threshold was found.")

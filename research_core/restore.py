@@ -38,7 +38,8 @@ async def load_state(store: SqlStore, run_id: str, settings: Settings) -> RunSta
                       entries=[_entry(r) for r in sorted(await store.rows(LedgerRow, run_id),
                                                          key=lambda r: r.seq)]),
         log=_log(await store.rows(EventRow, run_id), run.step),
-        summaries={r.node_id: _summary(r) for r in await store.rows(SummaryRow, run_id)},
+        summaries={r.node_id: _summary(r) for r in sorted(
+            await store.rows(SummaryRow, run_id), key=lambda r: int(r.node_id[1:]))},
         evidence=evidence,
         queries=[_query(r) for r in _by_number(await store.rows(QueryRow, run_id), "Q")],
         step=run.step, status=run.status,

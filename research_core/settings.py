@@ -118,7 +118,7 @@ class BudgetSettings:
     revisions_per_run: int | None = None
     reminder_fraction: float = 0.5
     upgrade_refusal_fraction: float = 0.8
-    final_reserve_model_calls: int = 3
+    final_reserve_model_calls: int = 5
     final_reserve_publications: int = 1
     deep_allowed: tuple[str, ...] = ("*",)
 

@@ -66,22 +66,24 @@ def test_exhausted_axis_moves_to_finalisation_and_refuses_more_without_overrun()
     spend_all(o, "steps", 35)
     assert not o.finalising
     assert o.spend("steps")
-    assert o.finalising and o.final_reason is not None and "steps exhausted" in o.final_reason
+    assert not o.finalising, "the last granted step still researches"
+    assert o.spend("reads")
     refused = o.spend("steps")
     assert not refused and "refused" in refused.reason
+    assert o.finalising and o.final_reason is not None and "steps exhausted" in o.final_reason
     assert not o.spend("reads")
-    assert o.used("steps") == 36 and o.used("reads") == 0
+    assert o.used("steps") == 36 and o.used("reads") == 1
     [event] = budget_events(log, "finalising")
     assert event.data["axis"] == "steps" and event.data["used"] == 36
     last = budget_events(log, "refused")[-1]
-    assert (last.data["axis"], last.data["used"], last.data["total"]) == ("reads", 0, 72)
+    assert (last.data["axis"], last.data["used"], last.data["total"]) == ("reads", 1, 72)
 
 
 def test_the_final_reserve_is_granted_only_in_finalisation() -> None:
     o = owner()
-    spend_all(o, "model_calls", 54)
-    assert o.finalising and "model_calls exhausted (54 of 57" in str(o.final_reason)
-    spend_all(o, "model_calls", 3)
+    spend_all(o, "model_calls", 52)
+    assert o.finalising and "model_calls exhausted (52 of 57" in str(o.final_reason)
+    spend_all(o, "model_calls", 5)
     assert not o.spend("model_calls")
     assert o.used("model_calls") == 57
     spend_all(o, "publications", 48)
@@ -218,7 +220,7 @@ def test_upgrade_is_recorded_pending_then_applied_keeping_used_reserved_and_revi
     assert o.deep_applied and o.to_dict()["deep_state"] == "deep"
     assert {a: o.total(a) for a in AXES} == DEEP
     assert (o.used("steps"), o.used("model_calls"), o.reserved("model_calls")) == (18, 20, 6)
-    assert o.available("model_calls") == 85 - 20 - 6 - 3
+    assert o.available("model_calls") == 85 - 20 - 6 - 5
     assert o.revisions == {"p1": 2} and o.may_revise("p1")
     assert (o.revision_limits.per_part, o.revision_limits.per_run) == (6, 24)
     assert o.apply_pending() is None

@@ -116,7 +116,7 @@ async def ids(
 
 def test_loads_every_document_and_is_a_search_backend(backend: CorpusBackend) -> None:
     as_protocol: SearchBackend = backend
-    assert as_protocol.name == "corpus"
+    assert as_protocol.name.startswith("corpus:")
     assert len(backend) == len(DOCS)
     assert {doc.source_id for doc in backend.documents()} == set(DOCS)
 
@@ -349,3 +349,13 @@ def test_add_folder_rejects_a_duplicate_id_and_adds_nothing(
     with pytest.raises(CorpusError, match=r"z-copy\.md: duplicate id 'en-graphite'"):
         backend.add_folder(extra)
     assert len(backend) == len(DOCS)
+
+
+def test_the_backend_name_changes_with_the_documents(
+        backend: CorpusBackend, tmp_path: Path) -> None:
+    before = backend.name
+    more = tmp_path / "more"
+    more.mkdir()
+    write_doc(more, "extra-doc", "2026-01-01", "en", "Extra", "Heat pump sales.")
+    backend.add_folder(more)
+    assert backend.name != before and backend.name.startswith("corpus:")

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, cast
 
-import openai
 import pytest
 
 from research_core.errors import ModelUnavailable, SettingsError
@@ -155,11 +154,12 @@ async def test_auth_error_is_model_unavailable(serve: Serve, make_tier: MakeTier
     assert len(server.requests) == 1  # 401 is not retried
 
 
-async def test_bad_request_propagates(serve: Serve, make_tier: MakeTier) -> None:
+async def test_a_refused_request_is_a_one_line_run_error(
+        serve: Serve, make_tier: MakeTier) -> None:
     server = await serve(lambda body: Reply("context too long", status=400))
     tier = make_tier(server.base_url)
 
-    with pytest.raises(openai.BadRequestError):
+    with pytest.raises(ModelUnavailable, match=r"BadRequestError.*context too long"):
         await tier.complete(ASK, schema=None, schema_name="free", max_tokens=10)
 
 
