@@ -68,6 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        return _guarded(args)
+    except ResumeInstead as choice:
+        args = build_parser().parse_args(["resume", choice.run_id])
+        return _guarded(args)
+
+
+def _guarded(args: argparse.Namespace) -> int:
+    """Runs the command; a run failure is one line and exit 2, never a traceback."""
+    try:
         if args.command == "replay":
             return asyncio.run(run_replay(args.run_id))
         if args.command == "resume":
@@ -75,8 +84,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "eval":
             return asyncio.run(evaluate(args))
         return asyncio.run(run_research(_request(args)))
-    except ResumeInstead as choice:
-        return asyncio.run(run_resume(choice.run_id))
     except RunError as exc:
         print(f"redsearch: error: {exc}", file=sys.stderr)
         return 2

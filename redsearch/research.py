@@ -81,6 +81,8 @@ def _quiet(text: str) -> None:
 async def run_research(request: ResearchRequest, settings: Settings | None = None) -> int:
     settings = settings or Settings.from_env()
     question = validate_question(request.question, settings.engine.max_question_chars)
+    if request.json_path and not Path(request.json_path).resolve().parent.is_dir():
+        raise RunError(f"cannot write --json file {request.json_path}: no such folder")
     folder = Path(request.corpus) if request.corpus else settings.corpus_dir or sample_corpus()
     backend = CorpusBackend.from_folder(folder)
     say = _quiet if request.quiet else _say
@@ -91,6 +93,7 @@ async def run_research(request: ResearchRequest, settings: Settings | None = Non
         state = RunState.new(question, request.as_of or dt.date.today(), settings,
                              mode=request.depth, requester=request.requester)
         state.extra["corpus"] = str(folder)
+        state.extra["strategy"] = request.strategy
         return await _execute(state, request, settings, backend, store, say)
     finally:
         await store.close()
@@ -104,6 +107,9 @@ async def run_resume(run_id: str, settings: Settings | None = None) -> int:
         state = await load_state(store, run_id, settings)
         if state.status == "finished":
             raise RunError(f"run {run_id} has already finished")
+        if state.extra.get("strategy", "hierarchical") != "hierarchical":
+            raise RunError(f"run {run_id} is a {state.extra['strategy']} baseline run; "
+                           "only goal-tree runs can be resumed")
         folder = Path(state.extra.get("corpus") or sample_corpus())
         backend = CorpusBackend.from_folder(folder)
         _say(f"resuming run {run_id} at step {state.step} (corpus {folder})")

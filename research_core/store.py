@@ -116,13 +116,14 @@ class SqlStore:
             return [publication_of(r) for r in result.scalars().all()]
 
     async def interrupted_runs(self, question: str) -> list[str]:
-        """Runs of this question that stopped before finishing, newest first."""
+        """Goal-tree runs of this question that stopped before finishing, newest first."""
         async with self.sessions() as session:
             result = await session.execute(
-                select(RunRow.run_id).where(RunRow.question == question,
-                                            RunRow.status == "running")
+                select(RunRow).where(RunRow.question == question, RunRow.status == "running")
                 .order_by(RunRow.updated_at.desc()))
-            return list(result.scalars().all())
+            rows = list(result.scalars().all())
+        return [r.run_id for r in rows
+                if r.working.get("extra", {}).get("strategy", "hierarchical") == "hierarchical"]
 
     async def run_row(self, run_id: str) -> RunRow | None:
         async with self.sessions() as session:

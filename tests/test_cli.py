@@ -185,3 +185,11 @@ def test_bad_as_of_date(cli_env: dict[str, str], docs: Path, as_of: str) -> None
     assert "not a date (YYYY-MM-DD)" in result.stderr
     assert result.stderr.startswith("usage: redsearch research"), result.stderr
     assert result.stdout == ""
+
+
+def test_a_json_path_in_a_missing_folder_is_refused_before_the_run(
+        cli_env: dict[str, str], docs: Path, tmp_path: Path) -> None:
+    done = redsearch(cli_env, "research", QUESTION, "--corpus", str(docs),
+                     "--json", str(tmp_path / "nowhere" / "run.json"))
+    assert done.returncode == 2
+    assert error_line(done).startswith(f"{ERROR_PREFIX} cannot write --json file")

@@ -103,6 +103,11 @@ async def test_sigkill_mid_run_then_resume(serve: Serve, corpus_dir: Path,
     finally:
         await store.close()
     assert status == "finished" and "Sources" in after_out
+    again = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "redsearch.cli", "resume", run_id, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    _, err = await again.communicate()
+    assert again.returncode == 2 and err.decode().strip().endswith("has already finished")
     finished = {(r.seq, r.step, r.purpose) for r in saved}
     redone = [(r.step, r.purpose) for r in ledger
               if r.step <= saved_step and (r.seq, r.step, r.purpose) not in finished]
@@ -111,7 +116,8 @@ async def test_sigkill_mid_run_then_resume(serve: Serve, corpus_dir: Path,
     headers = Counter(line for line in (before_out + after_out).splitlines()
                       if line.startswith(PART))
     assert headers and all(n == 1 for n in headers.values()), headers
-    assert len({(p.part_key, p.version) for p in publications}) == len(publications)
+    sent = Counter((p.kind, p.text) for p in publications)
+    assert sent and all(n == 1 for n in sent.values()), sent
 
 
 async def _runs(store: SqlStore) -> list[tuple[str, int]]:
