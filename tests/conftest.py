@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from bot.fake_slack import FakeSlack
 from research_core.corpus import CorpusBackend
 from research_core.protocols import SearchHit, SearchRequest, Similarity
 from research_core.settings import (
@@ -124,3 +125,13 @@ def scripted_settings(base_url: str, **overrides: Any) -> Settings:
 def similarity() -> Similarity:
     from tests.engine_run import default_similarity
     return default_similarity()
+
+
+SLACK_TOKEN = "xoxb-test"
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeSlack]:
+    """The local fake of the Slack Web API, without its per-channel post pacing."""
+    async with FakeSlack(token=SLACK_TOKEN, post_interval=0.0) as server:
+        yield server

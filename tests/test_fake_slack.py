@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -11,15 +10,9 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.fake_slack import FakeSlack
+from tests.conftest import SLACK_TOKEN as TOKEN
 
-TOKEN = "xoxb-test"
 CH = "C0TEST"
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack(token=TOKEN, post_interval=0.0) as server:
-        yield server
 
 
 def client(fake: FakeSlack, token: str = TOKEN) -> AsyncWebClient:

@@ -6,22 +6,13 @@ import asyncio
 import itertools
 import json
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
-
 from bot.fake_slack import FakeSlack
+from tests.conftest import SLACK_TOKEN as TOKEN
 from workers.slack_publisher import SECTION_LIMIT, SlackPublisher, make_client, split_text
 
-TOKEN = "xoxb-test"
 CH = "C0PUB"
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack(token=TOKEN, post_interval=0.0) as server:
-        yield server
 
 
 def publisher(fake: FakeSlack, interval: float = 0.05) -> tuple[SlackPublisher, str]:
