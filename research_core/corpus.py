@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import functools
 import hashlib
-import logging
 import re
 import sqlite3
 import threading
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,11 +23,8 @@ import yaml
 
 from research_core.errors import CorpusError
 from research_core.protocols import SearchHit, SearchRequest
-
-with warnings.catch_warnings():
-    # jieba 0.42 imports pkg_resources, which warns on newer setuptools.
-    warnings.simplefilter("ignore")
-    import jieba
+from research_core.reading import clean_markdown, split_paragraphs
+from research_core.terms import segment
 
 REQUIRED_KEYS = ("id", "title", "url", "published", "source_type", "publisher", "lang")
 SNIPPET_MAX = 400
@@ -46,18 +40,9 @@ _ZH_STOP_WORDS = "的了和是在与及或等也就都而把被之其于对这�
 STOP_WORDS = frozenset(_EN_STOP_WORDS.split()) | frozenset(_ZH_STOP_WORDS)
 
 
-@functools.cache
-def _init_jieba() -> bool:
-    """Load jieba's dictionary once, without its startup log lines."""
-    jieba.setLogLevel(logging.WARNING)
-    jieba.initialize()
-    return True
-
-
 def _words(text: str) -> list[str]:
     """Search-mode jieba words, lowercased, without whitespace and punctuation-only pieces."""
-    _init_jieba()
-    pieces: list[str] = jieba.lcut_for_search(text.lower())
+    pieces = segment(text.lower())
     return [p.strip() for p in pieces if any(ch.isalnum() for ch in p)]
 
 
@@ -72,9 +57,8 @@ def _is_single_han(word: str) -> bool:
 
 def _runs(query: str) -> list[list[str]]:
     """Precise-mode words of the query, in runs split at whitespace, punctuation, stop words."""
-    _init_jieba()
     runs: list[list[str]] = [[]]
-    for word in (w.strip() for w in jieba.lcut(query.lower())):
+    for word in (w.strip() for w in segment(query.lower(), search_mode=False)):
         if any(ch.isalnum() for ch in word) and word not in STOP_WORDS:
             runs[-1].append(word)
         elif runs[-1]:
@@ -135,18 +119,6 @@ class CorpusDocument:
         """(title, body, source_id, published, lang) as stored in the FTS table."""
         published = self.published.isoformat()
         return index_text(self.title), index_text(self.body), self.source_id, published, self.lang
-
-
-def split_paragraphs(body: str) -> list[str]:
-    """Body split on blank lines, each paragraph stripped, empty ones dropped."""
-    return [p.strip() for p in re.split(r"\n[ \t]*\n", body) if p.strip()]
-
-
-def clean_markdown(text: str) -> str:
-    """Collapse whitespace and strip emphasis markers and leading heading marks."""
-    text = re.sub(r"\*+", "", text)
-    text = re.sub(r"^[ \t]*#+[ \t]*", "", text, flags=re.MULTILINE)
-    return " ".join(text.split())
 
 
 def _is_prose(paragraph: str) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import re
 
 from research_core.evidence import Evidence
 from research_core.gateway import Gateway
@@ -11,9 +10,8 @@ from research_core.goal_tree import GoalTree, Node
 from research_core.prompts import render
 from research_core.protocols import TimeRange
 from research_core.schemas import Decomposition, QueryPlan, ReflectionOut, SubQuestion
-from research_core.terms import terms
+from research_core.terms import has_cjk, terms
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
 MIN_RANGE_DAYS = 28
 QUERY_CHARS = 120
 
@@ -39,7 +37,7 @@ def split_fallback(question: str) -> list[SubQuestion]:
     """For the root: two narrower questions that always make sense, figures and causes.
     Deeper nodes get no fallback split (they are marked insufficient instead)."""
     core = question.strip(" ?？。")
-    if _CJK.search(core):
+    if has_cjk(core):
         aspects = [("：最新数据与日期", 0.9), ("：原因与解释", 0.7)]
     else:
         aspects = [(": latest figures and dates", 0.9), (": causes and explanations", 0.7)]

@@ -7,8 +7,7 @@ import re
 from dataclasses import dataclass
 
 from research_core.protocols import SearchBackend, Similarity
-
-_CJK = re.compile(r"[\u3400-\u9fff]")
+from research_core.terms import CJK
 
 
 @dataclass(frozen=True)
@@ -27,13 +26,20 @@ class DeepRead:
 
 def estimate_tokens(text: str) -> int:
     """About one token per Chinese character and per four other characters."""
-    cjk = len(_CJK.findall(text))
+    cjk = len(CJK.findall(text))
     return cjk + (len(text) - cjk + 3) // 4
 
 
 def split_paragraphs(body: str) -> list[str]:
-    parts = (" ".join(p.split()) for p in re.split(r"\n\s*\n", body))
-    return [p.lstrip("#* ").replace("**", "") for p in parts if p]
+    """Body split on blank lines, each paragraph stripped, empty ones dropped."""
+    return [p.strip() for p in re.split(r"\n[ \t]*\n", body) if p.strip()]
+
+
+def clean_markdown(text: str) -> str:
+    """Collapse whitespace and strip emphasis markers and leading heading marks."""
+    text = re.sub(r"\*+", "", text)
+    text = re.sub(r"^[ \t]*#+[ \t]*", "", text, flags=re.MULTILINE)
+    return " ".join(text.split())
 
 
 def best_paragraphs(paragraphs: list[str], scores: list[float], keep: int) -> list[str]:
@@ -48,7 +54,7 @@ async def deep_read(backend: SearchBackend, similarity: Similarity, node_id: str
     body = await backend.read_body(source_id)
     if not body:
         return None
-    paragraphs = split_paragraphs(body)
+    paragraphs = [clean_markdown(p) for p in split_paragraphs(body)]
     if not paragraphs:
         return None
     scores = (await similarity.matrix([question], paragraphs))[0]

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import logging
 import re
+import warnings
 from functools import cache
 
-import jieba
+with warnings.catch_warnings():
+    # jieba 0.42 imports pkg_resources, which warns on newer setuptools.
+    warnings.simplefilter("ignore")
+    import jieba
 
 _WORD = re.compile(r"[\w.%-]+", re.UNICODE)
-_CJK = re.compile(r"[\u3400-\u9fff]")
+CJK = re.compile(r"[\u3400-\u9fff]")
 _STOPWORD_TEXT = """
 a an and are as at be by did do does for from has have how in is it its of on or the this
 that to was were what when where which who why will with over between
@@ -20,23 +24,30 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 @cache
 def _jieba_ready() -> bool:
+    """Load jieba's dictionary once, without its startup log lines."""
     jieba.setLogLevel(logging.WARNING)
     jieba.initialize()
     return True
+
+
+def has_cjk(text: str) -> bool:
+    return CJK.search(text) is not None
+
+
+def segment(text: str, *, search_mode: bool = True) -> list[str]:
+    """jieba's words of a text: search mode adds the shorter words inside long ones."""
+    _jieba_ready()
+    words: list[str] = jieba.lcut_for_search(text) if search_mode else jieba.lcut(text)
+    return words
 
 
 def terms(text: str) -> list[str]:
     """Lowercased content words; Chinese runs are segmented into words."""
     out: list[str] = []
     for chunk in _WORD.findall(text.lower()):
-        pieces = _segment(chunk) if _CJK.search(chunk) else [chunk]
+        pieces = [w for w in segment(chunk) if w.strip()] if has_cjk(chunk) else [chunk]
         out.extend(p for p in pieces if p.strip(".-%") and p not in STOPWORDS)
     return out
-
-
-def _segment(chunk: str) -> list[str]:
-    _jieba_ready()
-    return [w for w in jieba.cut_for_search(chunk) if w.strip()]
 
 
 def overlap(query: str, text: str) -> float:
