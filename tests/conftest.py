@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -135,3 +136,16 @@ async def fake() -> AsyncIterator[FakeSlack]:
     """The local fake of the Slack Web API, without its per-channel post pacing."""
     async with FakeSlack(token=SLACK_TOKEN, post_interval=0.0) as server:
         yield server
+
+
+def cli_env(data_dir: Path, base_url: str | None = None) -> dict[str, str]:
+    """The environment for running the CLI in a subprocess: the caller's RED_* settings and
+    DATABASE_URL removed, data under `data_dir`, and every tier on `base_url` when given."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("RED_") and k != "DATABASE_URL"}
+    env["RED_DATA_DIR"] = str(data_dir)
+    for tier in ("PLANNER", "EXECUTOR", "REPORTER") if base_url else ():
+        env[f"RED_{tier}_BASE_URL"] = base_url or ""
+        env[f"RED_{tier}_MODEL"] = f"{tier.lower()}-script"
+        env[f"RED_{tier}_MAX_RETRIES"] = "0"
+    return env

@@ -7,7 +7,6 @@ loaded and nothing waits on a network.
 
 from __future__ import annotations
 
-import os
 import re
 import socket
 import subprocess
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import cli_env as shared_cli_env
 from tests.conftest import write_doc
 
 API_KEY = "sk-secret-123"
@@ -67,14 +67,9 @@ def port() -> int:
 
 @pytest.fixture
 def cli_env(tmp_path: Path, port: int) -> dict[str, str]:
-    """os.environ without the caller's RED_* / DATABASE_URL, pointed at a closed port."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("RED_") and k != "DATABASE_URL"}
-    env["RED_DATA_DIR"] = str(tmp_path / "data")
+    """The CLI's environment with every tier pointed at a closed port."""
+    env = shared_cli_env(tmp_path / "data", f"http://127.0.0.1:{port}/v1")
     for tier in ("PLANNER", "EXECUTOR", "REPORTER"):
-        env[f"RED_{tier}_BASE_URL"] = f"http://127.0.0.1:{port}/v1"
-        env[f"RED_{tier}_MODEL"] = "test-model"
-        env[f"RED_{tier}_MAX_RETRIES"] = "0"
         env[f"RED_{tier}_TIMEOUT_S"] = "5"
     env["RED_PLANNER_API_KEY"] = API_KEY
     return env

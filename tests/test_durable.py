@@ -4,7 +4,6 @@ again and no publication is emitted twice."""
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -15,6 +14,7 @@ from sqlalchemy import select
 
 from research_core.store import SqlStore
 from research_core.store_models import LedgerRow, PublicationRow, RunRow
+from tests.conftest import cli_env
 from tests.engine_run import Serve
 from tests.fakes.openai_server import Reply
 from tests.scripted import Script
@@ -23,17 +23,6 @@ QUESTION = "How did heat pump sales and prices move in 2026?"
 PART = "── part "
 THREE = [("What were heat pump sales figures?", 0.9), ("What were heat pump prices?", 0.8),
          ("What happened to heat pump exports?", 0.7)]
-
-
-def cli_env(base_url: str, data: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RED_")}
-    env.pop("DATABASE_URL", None)
-    env["RED_DATA_DIR"] = str(data)
-    for tier in ("PLANNER", "EXECUTOR", "REPORTER"):
-        env[f"RED_{tier}_BASE_URL"] = base_url
-        env[f"RED_{tier}_MODEL"] = f"{tier.lower()}-script"
-        env[f"RED_{tier}_MAX_RETRIES"] = "0"
-    return env
 
 
 class Stalling:
@@ -85,7 +74,7 @@ async def test_sigkill_mid_run_then_resume(serve: Serve, corpus_dir: Path,
                                            tmp_path: Path) -> None:
     tiers = Stalling()
     server = await serve(tiers)
-    env = cli_env(server.base_url, tmp_path / "data")
+    env = cli_env(tmp_path / "data", server.base_url)
     before_out = await _run_until_first_part(
         ["research", QUESTION, "--corpus", str(corpus_dir), "--as-of", "2026-10-31"],
         env, tiers)

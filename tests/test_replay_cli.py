@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import sys
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ import pytest
 from research_core.replay import EvidenceFact, trace
 from research_core.state import RunState
 from research_core.store import SqlStore
-from tests.conftest import RecordingBackend
+from tests.conftest import RecordingBackend, cli_env
 from tests.engine_run import QUESTION, Serve, run_engine
 from tests.fakes.openai_server import schema_name
 from tests.scripted import Script
@@ -46,9 +45,7 @@ async def redsearch(env: dict[str, str], *args: str) -> Done:
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     """os.environ without the caller's RED_* settings; the database is the `store` fixture's."""
-    clean = {k: v for k, v in os.environ.items()
-             if not k.startswith("RED_") and k != "DATABASE_URL"}
-    clean["RED_DATA_DIR"] = str(tmp_path / "data")
+    clean = cli_env(tmp_path / "data")
     clean["DATABASE_URL"] = f"sqlite+aiosqlite:///{tmp_path / 'test.db'}"
     return clean
 
