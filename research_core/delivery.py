@@ -62,10 +62,7 @@ class Delivery:
         """A working note; `key` names the moment (e.g. step and node), so a step redone
         after a crash finds its note in the outbox instead of posting it again."""
         note = Publication(self.run_id, f"progress-{key}", 1, "progress", text)
-        if await self.outbox.sent_publication(note.key) is None and self.owner is not None \
-                and not self.owner.spend("publications"):
-            return None
-        return await self._emit(note)
+        return await self._emit(note, revision=False)
 
     async def part(self, part_key: str, text: str, sources: list[str],
                    reason: str = "") -> Publication | None:
@@ -73,12 +70,11 @@ class Delivery:
         previous = self.latest(part_key)
         if previous is not None and previous.text == text:
             return None
-        if not self._granted(part_key, revision=previous is not None):
-            return None
         version = previous.version + 1 if previous else 1
         replaces = (previous.channel_id or previous.key) if previous else None
         return await self._emit(Publication(self.run_id, part_key, version, "part", text,
-                                            sources, reason, replaces))
+                                            sources, reason, replaces),
+                                revision=previous is not None)
 
     def _granted(self, part_key: str, revision: bool) -> bool:
         """The resource owner's word on one more publication (a revision has limits)."""
@@ -88,12 +84,15 @@ class Delivery:
             return bool(self.owner.record_revision(part_key))
         return bool(self.owner.spend("publications"))
 
-    async def _emit(self, publication: Publication) -> Publication:
+    async def _emit(self, publication: Publication, revision: bool) -> Publication | None:
+        """Send unless the outbox already has it; only a new send is charged to the budget."""
         sent = await self.outbox.sent_publication(publication.key)
         if sent is not None:
             self.log.emit("outbox", f"{publication.key} was already published; not again")
             self.published.append(sent)
             return sent
+        if not self._granted(publication.part_key, revision):
+            return None
         publication.channel_id = await self._send(publication)
         await self.outbox.record_publication(publication)
         self.published.append(publication)
