@@ -144,6 +144,45 @@ class BudgetSettings:
 
 
 @dataclass(frozen=True)
+class SlackSettings:
+    """The Slack surface: SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, SLACK_API_URL (the Web API
+    base URL; tests and the playground point it at a local fake), SLACK_APP_TOKEN (Socket Mode,
+    optional), RED_BOT_PORT and the progress coalescing interval."""
+
+    bot_token: Secret = field(default_factory=lambda: Secret(""))
+    signing_secret: Secret = field(default_factory=lambda: Secret(""))
+    api_url: str = "https://slack.com/api/"
+    app_token: Secret = field(default_factory=lambda: Secret(""))
+    bot_port: int = 3000
+    progress_interval_s: float = 1.0
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.bot_token and self.signing_secret)
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """ARQ workers: REDIS_URL, RED_WORKER_JOBS (concurrent runs per worker), the heartbeat
+    that proves a run alive (RED_WORKER_HEARTBEAT_S) and how long a silent run waits before
+    another worker resumes it from its checkpoint (RED_WORKER_LEASE_S)."""
+
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    max_jobs: int = 2
+    heartbeat_s: float = 5.0
+    lease_s: float = 30.0
+    reconcile_every_s: float = 10.0
+    job_timeout_s: int = 3 * 3600
+
+    def __post_init__(self) -> None:
+        if self.lease_s < 2 * self.heartbeat_s:
+            raise SettingsError("RED_WORKER_LEASE_S must be at least twice "
+                                "RED_WORKER_HEARTBEAT_S")
+        if self.max_jobs < 1:
+            raise SettingsError("RED_WORKER_JOBS must be at least 1")
+
+
+@dataclass(frozen=True)
 class Settings:
     tiers: dict[str, TierSettings] = field(
         default_factory=lambda: {t: TierSettings() for t in TIERS}
@@ -157,6 +196,8 @@ class Settings:
     gguf_threads: int | None = None
     gguf_context: int = 4096
     as_of: dt.date | None = None
+    slack: SlackSettings = field(default_factory=SlackSettings)
+    worker: WorkerSettings = field(default_factory=WorkerSettings)
 
     @property
     def db_url(self) -> str:
@@ -177,7 +218,34 @@ class Settings:
             corpus_dir=_path_or_none(env.get("RED_CORPUS_DIR")),
             gguf_threads=_int_or_none(env, "RED_GGUF_THREADS"),
             gguf_context=_parse(env, "RED_GGUF_CONTEXT", int, base.gguf_context),
+            slack=_slack_from_env(env),
+            worker=_worker_from_env(env),
         )
+
+
+def _slack_from_env(env: Mapping[str, str]) -> SlackSettings:
+    d = SlackSettings()
+    return SlackSettings(
+        bot_token=Secret(env.get("SLACK_BOT_TOKEN", "")),
+        signing_secret=Secret(env.get("SLACK_SIGNING_SECRET", "")),
+        api_url=env.get("SLACK_API_URL") or d.api_url,
+        app_token=Secret(env.get("SLACK_APP_TOKEN", "")),
+        bot_port=_parse(env, "RED_BOT_PORT", int, d.bot_port),
+        progress_interval_s=_parse(env, "RED_SLACK_PROGRESS_INTERVAL_S", float,
+                                   d.progress_interval_s),
+    )
+
+
+def _worker_from_env(env: Mapping[str, str]) -> WorkerSettings:
+    d = WorkerSettings()
+    return WorkerSettings(
+        redis_url=env.get("REDIS_URL") or d.redis_url,
+        max_jobs=_parse(env, "RED_WORKER_JOBS", int, d.max_jobs),
+        heartbeat_s=_parse(env, "RED_WORKER_HEARTBEAT_S", float, d.heartbeat_s),
+        lease_s=_parse(env, "RED_WORKER_LEASE_S", float, d.lease_s),
+        reconcile_every_s=_parse(env, "RED_WORKER_RECONCILE_S", float, d.reconcile_every_s),
+        job_timeout_s=_parse(env, "RED_WORKER_JOB_TIMEOUT_S", int, d.job_timeout_s),
+    )
 
 
 def _tier_from_env(env: Mapping[str, str], tier: str) -> TierSettings:
