@@ -1,88 +1,63 @@
 """The Slack side of RED Searcher: a slack-bolt `AsyncApp` served over aiohttp at `/slack/events`.
 
-Flow (issue 5, steps 1–2): a mention is validated and stored in Redis, then answered in its thread
-with a depth picker (Auto / Standard / Deep); the requester's click marks the request queued,
-hands it to `enqueue` (the ARQ side) and turns the picker into "Depth: Deep — queued". Anyone
-else's click gets an ephemeral refusal; a second click changes nothing. Retried deliveries are
-deduplicated by `event_id` in Redis; bots' messages, the bot's own included, are ignored.
+The bot only acks, validates, stores and enqueues (issue 5):
+- a mention is answered in its thread with a depth picker (Auto / Standard / Deep); empty or
+  oversized questions get a friendly reply and nothing is stored;
+- the requester's click queues one job and turns the picker into "Depth: Deep — queued" with
+  a Stop button; anyone else's click gets an ephemeral refusal, a second click changes
+  nothing, and Deep for someone not on the allow-list is refused with the picker kept;
+- Stop (the requester's) asks the worker to stop; what was published stays;
+- a person's message in a request's thread (no mention needed) is a follow-up job.
+Retried deliveries are dropped by `event_id`; bots' messages, the bot's own included, ignored.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import redis.asyncio as aioredis
 from aiohttp import web
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.blocks import (
+    DEPTH_ACTIONS,
+    DEPTHS,
+    STOP_ACTION,
+    STOPPABLE,
+    picker_blocks,
+    picker_text,
+    status_blocks,
+    status_text,
+)
+from bot.requests import (
+    CHOOSING,
+    QUEUED,
+    STOPPED,
+    Requests,
+    ResearchRequestMsg,
+    job_id,
+    request_key,
+)
+
 JSON = dict[str, Any]
 
 EVENTS_PATH = "/slack/events"
-EVENT_DEDUP_TTL_S = 3600
-REQUEST_TTL_S = 7 * 24 * 3600
-SECTION_TEXT_LIMIT = 3000
-QUESTION_SHOWN_CHARS = 2500
-
-STATUS_CHOOSING = "choosing"
-STATUS_QUEUED = "queued"
-
-DEPTHS: dict[str, str] = {"auto": "Auto", "standard": "Standard", "deep": "Deep"}
-ACTION_IDS: dict[str, str] = {f"depth_{depth}": depth for depth in DEPTHS}
-COSTS_LINE = ("*Auto*: starts at Standard and may upgrade to Deep when the question needs it · "
-              "*Standard*: up to 36 steps · *Deep*: up to 54 steps, slower and costlier")
 EMPTY_REPLY = ("Please ask a question after mentioning me, for example: "
                "`@RED what moved copper foil prices this year?`")
-
-
-@dataclass(frozen=True)
-class ResearchRequestMsg:
-    """A research request as stored in Redis and handed to `enqueue` once its depth is chosen."""
-
-    key: str
-    user: str
-    channel: str
-    thread_ts: str
-    ts: str
-    question: str
-    status: str
-    depth: str | None = None
-    picker_ts: str | None = None
-
-    @property
-    def job_id(self) -> str:
-        """The deterministic ARQ job id: one job per request, however often it is enqueued."""
-        return job_id(self.channel, self.ts)
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False)
-
-    @classmethod
-    def from_json(cls, raw: str | bytes) -> ResearchRequestMsg:
-        data = json.loads(raw)
-        return cls(**{k: data.get(k) for k in cls.__dataclass_fields__})
-
-
-Enqueue = Callable[[ResearchRequestMsg], Awaitable[str]]
-
-
-def request_key(channel: str, ts: str) -> str:
-    return f"red:req:{channel}:{ts}"
-
-
-def job_id(channel: str, ts: str) -> str:
-    return f"research:{channel}:{ts}"
-
-
-def event_key(event_id: str) -> str:
-    return f"red:event:{event_id}"
-
-
 _ANY_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
+_IGNORED_SUBTYPES = {"bot_message", "message_changed", "message_deleted", "channel_join",
+                     "channel_leave", "thread_broadcast_changed"}
+
+
+class Queue(Protocol):
+    """Where chosen requests and follow-ups go (the ARQ queue); True when newly queued."""
+
+    async def research(self, request: ResearchRequestMsg) -> bool: ...
+
+    async def followup(self, request: ResearchRequestMsg, ts: str, user: str,
+                       text: str) -> bool: ...
 
 
 def strip_mention(text: str, bot_user_id: str | None) -> str:
@@ -92,38 +67,9 @@ def strip_mention(text: str, bot_user_id: str | None) -> str:
     return _ANY_MENTION.sub(" ", text, count=1).strip()
 
 
-def _shown(question: str) -> str:
-    if len(question) <= QUESTION_SHOWN_CHARS:
-        return question
-    return question[:QUESTION_SHOWN_CHARS] + "…"
-
-
-def picker_blocks(request: ResearchRequestMsg) -> list[JSON]:
-    """The question, the three depth buttons (their value is the request key), the costs."""
-    buttons: list[JSON] = [
-        {"type": "button", "action_id": f"depth_{depth}", "value": request.key,
-         "text": {"type": "plain_text", "text": label}}
-        for depth, label in DEPTHS.items()]
-    buttons[0]["style"] = "primary"
-    text = f"*Research request from <@{request.user}>:*\n>{_shown(request.question)}\n" \
-           "How deep should I go?"
-    return [
-        {"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_TEXT_LIMIT]}},
-        {"type": "actions", "block_id": "depth_picker", "elements": buttons},
-        {"type": "context", "elements": [{"type": "mrkdwn", "text": COSTS_LINE}]},
-    ]
-
-
-def chosen_text(depth: str) -> str:
-    return f"Depth: {DEPTHS[depth]} — queued"
-
-
-def chosen_blocks(request: ResearchRequestMsg, depth: str) -> list[JSON]:
-    text = f"*Research request from <@{request.user}>:*\n>{_shown(request.question)}"
-    return [
-        {"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_TEXT_LIMIT]}},
-        {"type": "context", "elements": [{"type": "mrkdwn", "text": chosen_text(depth)}]},
-    ]
+def too_long(question: str, limit: int) -> str:
+    return (f"That question is {len(question):,} characters long; please keep it under "
+            f"{limit:,} characters and ask again.")
 
 
 def _is_from_bot(event: JSON, bot_user_id: str | None) -> bool:
@@ -131,94 +77,170 @@ def _is_from_bot(event: JSON, bot_user_id: str | None) -> bool:
                 or (bot_user_id and event.get("user") == bot_user_id))
 
 
+def deep_permitted(user: str, allowed: tuple[str, ...]) -> bool:
+    return "*" in allowed or user in allowed
+
+
 class _Handlers:
-    def __init__(self, redis: aioredis.Redis, enqueue: Enqueue | None,
-                 max_question_chars: int) -> None:
-        self.redis = redis
-        self.enqueue = enqueue
+    def __init__(self, redis: aioredis.Redis, queue: Queue | None, max_question_chars: int,
+                 deep_allowed: tuple[str, ...]) -> None:
+        self.requests = Requests(redis)
+        self.queue = queue
         self.max_question_chars = max_question_chars
+        self.deep_allowed = deep_allowed
+
+    async def _fresh(self, body: JSON) -> bool:
+        event_id = str(body.get("event_id") or "")
+        return not event_id or await self.requests.first_delivery(event_id)
 
     async def on_mention(self, ack: AsyncAck, body: JSON, event: JSON,
                          client: AsyncWebClient, context: AsyncBoltContext) -> None:
         await ack()
-        event_id = str(body.get("event_id") or "")
-        if event_id and not await self.redis.set(
-                event_key(event_id), 1, nx=True, ex=EVENT_DEDUP_TTL_S):
-            return  # a retried delivery of an event already handled
-        if _is_from_bot(event, context.bot_user_id):
+        if not await self._fresh(body) or _is_from_bot(event, context.bot_user_id):
             return
         channel, ts = str(event["channel"]), str(event["ts"])
         thread_ts = str(event.get("thread_ts") or ts)
         question = strip_mention(str(event.get("text") or ""), context.bot_user_id)
-        if not question:
-            await client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=EMPTY_REPLY)
+        existing = await self.requests.for_thread(channel, thread_ts) \
+            if event.get("thread_ts") else None
+        if existing is not None:
+            await self._followup(client, existing, event, question)
             return
-        if len(question) > self.max_question_chars:
-            await client.chat_postMessage(
-                channel=channel, thread_ts=thread_ts,
-                text=(f"That question is {len(question):,} characters long; please keep it "
-                      f"under {self.max_question_chars:,} characters and ask again."))
+        if await self._refused(client, channel, thread_ts, question):
             return
         request = ResearchRequestMsg(
             key=request_key(channel, ts), user=str(event.get("user") or ""), channel=channel,
-            thread_ts=thread_ts, ts=ts, question=question, status=STATUS_CHOOSING)
-        await self.redis.set(request.key, request.to_json(), ex=REQUEST_TTL_S)
-        posted = await client.chat_postMessage(
-            channel=channel, thread_ts=thread_ts, blocks=picker_blocks(request),
-            text=f"How deep should I research this? {DEPTHS['auto']} / {DEPTHS['standard']} / "
-                 f"{DEPTHS['deep']}")
-        picker_ts = posted.get("ts")
-        if picker_ts:
-            stored = await self._load(request.key)
-            if stored is not None and stored.picker_ts is None:
-                data = json.loads(stored.to_json())
-                data["picker_ts"] = str(picker_ts)
-                await self.redis.set(request.key, json.dumps(data, ensure_ascii=False),
-                                     ex=REQUEST_TTL_S, xx=True)
+            thread_ts=thread_ts, ts=ts, question=question, status=CHOOSING)
+        await self.requests.save(request)
+        await self.requests.link_thread(request)
+        posted = await client.chat_postMessage(channel=channel, thread_ts=thread_ts,
+                                               blocks=picker_blocks(request), text=picker_text())
+        await self._remember_picker(request.key, posted.get("ts"))
+
+    async def on_message(self, ack: AsyncAck, body: JSON, event: JSON,
+                         client: AsyncWebClient, context: AsyncBoltContext) -> None:
+        """A person's message in a request's thread is a follow-up (mentions go to on_mention)."""
+        await ack()
+        thread_ts = event.get("thread_ts")
+        if (not thread_ts or thread_ts == event.get("ts")
+                or event.get("subtype") in _IGNORED_SUBTYPES
+                or _is_from_bot(event, context.bot_user_id)):
+            return
+        text = str(event.get("text") or "")
+        if context.bot_user_id and f"<@{context.bot_user_id}" in text:
+            return  # Slack also sends this as app_mention; that delivery handles it
+        if not await self._fresh(body):
+            return
+        request = await self.requests.for_thread(str(event["channel"]), str(thread_ts))
+        if request is not None:
+            await self._followup(client, request, event, text.strip())
+
+    async def _followup(self, client: AsyncWebClient, request: ResearchRequestMsg,
+                        event: JSON, text: str) -> None:
+        if request.status == CHOOSING:
+            await client.chat_postMessage(
+                channel=request.channel, thread_ts=request.thread_ts,
+                text="Pick a depth above first; follow-ups are answered after the research.")
+            return
+        if await self._refused(client, request.channel, request.thread_ts, text):
+            return
+        await self.requests.clear_stop(request.key)
+        if self.queue is not None:
+            await self.queue.followup(request, str(event["ts"]), str(event.get("user") or ""),
+                                      text)
+
+    async def _refused(self, client: AsyncWebClient, channel: str, thread_ts: str,
+                       question: str) -> bool:
+        """Empty or oversized questions are answered kindly and go no further."""
+        if not question:
+            reply = EMPTY_REPLY
+        elif len(question) > self.max_question_chars:
+            reply = too_long(question, self.max_question_chars)
+        else:
+            return False
+        await client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=reply)
+        return True
+
+    async def _remember_picker(self, key: str, picker_ts: object) -> None:
+        stored = await self.requests.load(key)
+        if picker_ts and stored is not None and stored.picker_ts is None:
+            await self.requests.save(stored.with_(picker_ts=str(picker_ts)))
 
     async def on_depth(self, ack: AsyncAck, body: JSON, action: JSON,
                        client: AsyncWebClient) -> None:
         await ack()
-        depth = ACTION_IDS.get(str(action.get("action_id") or ""))
-        key = str(action.get("value") or "")
-        if depth is None or not key.startswith("red:req:"):
-            return
-        request = await self._load(key)
-        if request is None or request.status != STATUS_CHOOSING:
+        depth = DEPTH_ACTIONS.get(str(action.get("action_id") or ""))
+        request = await self._clicked(body, action)
+        if depth is None or request is None or request.status != CHOOSING:
             return  # unknown, expired or already chosen: a second click changes nothing
-        clicker = str((body.get("user") or {}).get("id") or "")
-        channel = str((body.get("channel") or {}).get("id") or request.channel)
+        clicker, channel = _clicker(body, request)
         if clicker != request.user:
-            await client.chat_postEphemeral(
-                channel=channel, user=clicker, thread_ts=request.thread_ts,
-                text=f"Only <@{request.user}> can choose the depth for this request.")
+            await _ephemeral(client, channel, clicker, request,
+                             f"Only <@{request.user}> can choose the depth for this request.")
+            return
+        if depth == "deep" and not deep_permitted(clicker, self.deep_allowed):
+            await _ephemeral(client, channel, clicker, request,
+                             "Deep research is not enabled for you here; choose Auto or "
+                             "Standard (an admin can allow Deep with RED_DEEP_ALLOWED).")
             return
         # One winner even when two clicks race: the first to take the choice lock.
-        if not await self.redis.set(f"{key}:chosen", depth, nx=True, ex=REQUEST_TTL_S):
+        if not await self.requests.redis.set(f"{request.key}:chosen", depth, nx=True,
+                                             ex=7 * 24 * 3600):
             return
-        container = body.get("container") or {}
-        message = body.get("message") or {}
-        picker_ts = request.picker_ts or str(container.get("message_ts") or message.get("ts")
-                                             or "") or None
-        data = json.loads(request.to_json())
-        data.update(status=STATUS_QUEUED, depth=depth, picker_ts=picker_ts)
-        queued = ResearchRequestMsg.from_json(json.dumps(data))
-        await self.redis.set(key, queued.to_json(), ex=REQUEST_TTL_S)
-        if self.enqueue is not None:
-            await self.enqueue(queued)
-        if picker_ts:
-            await client.chat_update(channel=channel, ts=picker_ts, text=chosen_text(depth),
-                                     blocks=chosen_blocks(queued, depth))
+        queued = request.with_(status=QUEUED, depth=depth,
+                               picker_ts=request.picker_ts or _message_ts(body))
+        await self.requests.save(queued)
+        if self.queue is not None:
+            await self.queue.research(queued)
+        if queued.picker_ts:
+            await client.chat_update(channel=channel, ts=queued.picker_ts,
+                                     text=status_text(depth, QUEUED),
+                                     blocks=status_blocks(queued, QUEUED))
 
-    async def _load(self, key: str) -> ResearchRequestMsg | None:
-        raw = await self.redis.get(key)
-        if raw is None:
+    async def on_stop(self, ack: AsyncAck, body: JSON, action: JSON,
+                      client: AsyncWebClient) -> None:
+        await ack()
+        request = await self._clicked(body, action)
+        if request is None or request.status not in STOPPABLE:
+            return
+        clicker, channel = _clicker(body, request)
+        if clicker != request.user:
+            await _ephemeral(client, channel, clicker, request,
+                             f"Only <@{request.user}> can stop this research.")
+            return
+        await self.requests.request_stop(request.key)
+        if request.status == QUEUED and request.picker_ts:
+            await client.chat_update(channel=channel, ts=request.picker_ts,
+                                     text=status_text(request.depth or "auto", "stopping…"),
+                                     blocks=status_blocks(request, "stopping…"))
+
+    async def _clicked(self, body: JSON, action: JSON) -> ResearchRequestMsg | None:
+        key = str(action.get("value") or "")
+        if not key.startswith("red:req:") or key.endswith(":chosen"):
             return None
-        return ResearchRequestMsg.from_json(raw)
+        return await self.requests.load(key)
+
+
+def _clicker(body: JSON, request: ResearchRequestMsg) -> tuple[str, str]:
+    clicker = str((body.get("user") or {}).get("id") or "")
+    return clicker, str((body.get("channel") or {}).get("id") or request.channel)
+
+
+def _message_ts(body: JSON) -> str | None:
+    container = body.get("container") or {}
+    message = body.get("message") or {}
+    return str(container.get("message_ts") or message.get("ts") or "") or None
+
+
+async def _ephemeral(client: AsyncWebClient, channel: str, user: str,
+                     request: ResearchRequestMsg, text: str) -> None:
+    await client.chat_postEphemeral(channel=channel, user=user, thread_ts=request.thread_ts,
+                                    text=text)
 
 
 def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aioredis.Redis,
-              enqueue: Enqueue | None = None, max_question_chars: int = 4000,
+              queue: Queue | None = None, max_question_chars: int = 4000,
+              deep_allowed: tuple[str, ...] = ("*",),
               process_before_response: bool = False) -> AsyncApp:
     """The bot: signature verification on, the Web API at `api_url` (a trailing slash is added).
 
@@ -229,9 +251,11 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
     client = AsyncWebClient(token=bot_token, base_url=base_url)
     app = AsyncApp(client=client, signing_secret=signing_secret, name="red-searcher",
                    process_before_response=process_before_response)
-    handlers = _Handlers(redis, enqueue, max_question_chars)
+    handlers = _Handlers(redis, queue, max_question_chars, deep_allowed)
     app.event("app_mention")(handlers.on_mention)
+    app.event("message")(handlers.on_message)
     app.block_action(re.compile(r"^depth_(auto|standard|deep)$"))(handlers.on_depth)
+    app.block_action(STOP_ACTION)(handlers.on_stop)
     return app
 
 
@@ -240,5 +264,5 @@ def web_app(app: AsyncApp) -> web.Application:
     return app.web_app(path=EVENTS_PATH)
 
 
-__all__ = ["ACTION_IDS", "DEPTHS", "EVENTS_PATH", "Enqueue", "ResearchRequestMsg", "build_app",
-           "chosen_text", "job_id", "picker_blocks", "request_key", "strip_mention", "web_app"]
+__all__ = ["DEPTHS", "EVENTS_PATH", "STOPPED", "Queue", "ResearchRequestMsg", "build_app",
+           "job_id", "request_key", "strip_mention", "web_app"]

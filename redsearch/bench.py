@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from redsearch.cli import SAMPLE_AS_OF, SAMPLE_QUESTION
-from redsearch.research import STRATEGIES, make_runner, sample_corpus
-from research_core.corpus import CorpusBackend
+from redsearch.research import STRATEGIES, make_runner
+from research_core.corpus import CorpusBackend, sample_corpus_dir
 from research_core.errors import RunError
 from research_core.ledger import TierTotals
 from research_core.protocols import ModelTier
@@ -314,7 +314,7 @@ async def run_bench(args: argparse.Namespace) -> int:
     started = time.monotonic()
     tiers = await asyncio.to_thread(build_tiers, settings)
     try:
-        bench = Bench(settings, tiers, CorpusBackend.from_folder(sample_corpus()))
+        bench = Bench(settings, tiers, CorpusBackend.from_folder(sample_corpus_dir()))
         for task in args.tasks:
             for strategy in STRATEGIES:
                 await bench.run(task, strategy)

@@ -9,11 +9,11 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
 from research_core.corpus import CorpusBackend
+from research_core.corpus import sample_corpus_dir
 from research_core.embeddings import build_similarity
 from research_core.engine import Engine, validate_question
 from research_core.errors import RunError
@@ -66,10 +66,6 @@ def make_runner(strategy: str, settings: Settings, tiers: Mapping[str, ModelTier
     raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
 
 
-def sample_corpus() -> Path:
-    return Path(str(resources.files("research_core").joinpath("sample_corpus")))
-
-
 def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
@@ -83,7 +79,7 @@ async def run_research(request: ResearchRequest, settings: Settings | None = Non
     question = validate_question(request.question, settings.engine.max_question_chars)
     if request.json_path and not Path(request.json_path).resolve().parent.is_dir():
         raise RunError(f"cannot write --json file {request.json_path}: no such folder")
-    folder = Path(request.corpus) if request.corpus else settings.corpus_dir or sample_corpus()
+    folder = Path(request.corpus) if request.corpus else settings.corpus_dir or sample_corpus_dir()
     backend = CorpusBackend.from_folder(folder)
     say = _quiet if request.quiet else _say
     say(f"corpus: {len(backend)} documents from {folder}")
@@ -110,7 +106,7 @@ async def run_resume(run_id: str, settings: Settings | None = None) -> int:
         if state.extra.get("strategy", "hierarchical") != "hierarchical":
             raise RunError(f"run {run_id} is a {state.extra['strategy']} baseline run; "
                            "only goal-tree runs can be resumed")
-        folder = Path(state.extra.get("corpus") or sample_corpus())
+        folder = Path(state.extra.get("corpus") or sample_corpus_dir())
         backend = CorpusBackend.from_folder(folder)
         _say(f"resuming run {run_id} at step {state.step} (corpus {folder})")
         request = ResearchRequest(state.question, str(folder), state.as_of)

@@ -16,6 +16,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -350,3 +351,8 @@ class CorpusBackend:
 
     def close(self) -> None:
         self._db.close()
+
+
+def sample_corpus_dir() -> Path:
+    """The project's bundled sample corpus (26 documents on European heat pumps)."""
+    return Path(str(resources.files("research_core").joinpath("sample_corpus")))

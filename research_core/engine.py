@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from research_core import cadence, claims, executor, planner, reporter
+from research_core import cadence, claims, executor, followup, planner, reporter
 from research_core.budget import parse_mode
 from research_core.deep_mode import BudgetOwner
 from research_core.delivery import Delivery, Outbox
@@ -62,6 +62,16 @@ class Engine:
         research = _Research(self, state)
         return await research.run()
 
+    async def follow_up(self, state: RunState, question: str,
+                        key: str) -> followup.FollowUpAnswer:
+        """Answer a follow-up in the run's thread: from memory, researching only if needed."""
+        research = _Research(self, state)
+        done = await followup.answer(research, validate_question(
+            question, self.settings.engine.max_question_chars), key,
+            self.settings.engine.followup_steps)
+        await research.checkpoint()
+        return done
+
 
 class _Research:
     """One run's loop, over its state."""
@@ -80,6 +90,10 @@ class _Research:
                                  state.publications, self.owner)
 
     @property
+    def similarity(self) -> Similarity:
+        return self.e.similarity
+
+    @property
     def deep(self) -> bool:
         """Composed afresh every turn: only an applied deep changes behaviour."""
         return self.owner.deep_applied
@@ -88,19 +102,19 @@ class _Research:
         what = "resume" if self.s.step else "start"
         self.s.log.emit(what, f"run {self.s.run_id}: {self.s.question!r} as of "
                         f"{self.s.as_of}, {self.owner.mode} mode", run_id=self.s.run_id)
-        while (node := self.s.tree.next_open()) is not None and self._may_step():
-            await self._step(node)
+        while (node := self.s.tree.next_open()) is not None and self.may_step():
+            await self.step(node)
         self.s.log.emit("finalise", self.owner.final_reason or "no open sub-question left")
-        await self._close_working_memory()
+        await self.close_working_memory()
         return await self._report()
 
-    def _may_step(self) -> bool:
+    def may_step(self) -> bool:
         self.owner.apply_pending()
         if self.owner.finalising:
             return False
         return bool(self.owner.spend("steps"))
 
-    async def _step(self, node: Node) -> None:
+    async def step(self, node: Node) -> None:
         self.s.step += 1
         self.s.log.step = self.s.step
         if node.id != self.s.working.node_id:
@@ -114,9 +128,9 @@ class _Research:
         self.s.tree.settle_parents()
         await self._revise_parts()
         self._consider_upgrade()
-        await self._checkpoint()
+        await self.checkpoint()
 
-    async def _checkpoint(self) -> None:
+    async def checkpoint(self) -> None:
         self.s.extra["budget"] = self.owner.to_dict()
         await self.e.store.save_checkpoint(self.s)
 
@@ -136,7 +150,7 @@ class _Research:
 
     async def _switch_to(self, node: Node) -> None:
         """Sub-question switch: rewrite the previous one's working memory into a summary."""
-        await self._close_working_memory()
+        await self.close_working_memory()
         self.s.working.reset(node.id)
         self.s.log.emit("focus", f"{node.id} (value {node.value:.2f}): {node.question}",
                         node=node.id)
@@ -144,7 +158,7 @@ class _Research:
             await self.delivery.progress(f"Checking: {node.question}",
                                          key=f"s{self.s.step}-{node.id}")
 
-    async def _close_working_memory(self) -> None:
+    async def close_working_memory(self) -> None:
         wm = self.s.working
         if wm.node_id is None or not wm.items:
             return
@@ -161,7 +175,7 @@ class _Research:
     async def _publish_node(self, node: Node) -> None:
         """A finished sub-question's part goes out when the cadence says it is ready."""
         summary = self.s.summaries.get(node.id)
-        if summary is None:
+        if summary is None or node.id in followup.followup_node_ids(self.s):
             return
         if self.delivery.latest(node.id) is not None:  # published before a crash
             self._weigh(node.id, [e.id for e in self.s.kept_for({node.id})])
@@ -260,7 +274,7 @@ class _Research:
                 continue
             if self.s.working.full:
                 self.s.log.emit("memory", f"working memory at its cap of {self.s.working.cap}")
-                await self._close_working_memory()
+                await self.close_working_memory()
             if self._needs_body(node, item):
                 await self._deep_read(node, item)
             self.s.working.add(item)
@@ -338,7 +352,7 @@ class _Research:
         self.s.log.emit("report", f"{len(report.cited)} of {len(report.sources)} sources cited"
                         + (" (assembled from evidence)" if report.fallback else ""))
         self.s.log.emit("budget", "usage at the end:\n" + self.owner.usage_table())
-        await self._checkpoint()
+        await self.checkpoint()
         await self.e.store.save_report(self.s.run_id, report)
         return report
 

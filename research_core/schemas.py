@@ -115,3 +115,10 @@ class VerdictOut(BaseModel):
 
 class VerdictsOut(BaseModel):
     verdicts: list[VerdictOut] = Field(max_length=20)
+
+
+class FollowUpOut(BaseModel):
+    """A follow-up answered from the run's findings; `sufficient` false asks for research."""
+
+    answer: str = Field(max_length=1500)
+    sufficient: bool

@@ -80,6 +80,7 @@ class EngineSettings:
     deep_reads_per_node: int = 3
     deep_read_paragraphs: int = 2
     revise_similarity: float = 0.45
+    followup_steps: int = 6
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis.asyncio as aioredis
 
 from bot.fake_slack import FakeSlack
 from research_core.corpus import CorpusBackend
@@ -23,6 +24,7 @@ from research_core.settings import (
 )
 from research_core.store import SqlStore
 from tests.fakes.openai_server import FakeOpenAIServer, Handler
+from workers.redis_server import ensure_redis
 
 AS_OF = dt.date(2026, 10, 31)
 
@@ -149,3 +151,29 @@ def cli_env(data_dir: Path, base_url: str | None = None) -> dict[str, str]:
         env[f"RED_{tier}_MODEL"] = f"{tier.lower()}-script"
         env[f"RED_{tier}_MAX_RETRIES"] = "0"
     return env
+
+
+TEST_REDIS_URL = "redis://127.0.0.1:6379/15"
+
+
+@pytest.fixture
+async def redis_url() -> AsyncIterator[str]:
+    """An empty Redis database: the local server's db 15, else an embedded server."""
+    url, embedded = await ensure_redis(TEST_REDIS_URL)
+    client = aioredis.Redis.from_url(url)
+    try:
+        await client.flushdb()
+        yield url
+    finally:
+        await client.aclose()
+        if embedded is not None:
+            await embedded.stop()
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[aioredis.Redis]:
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        yield client
+    finally:
+        await client.aclose()

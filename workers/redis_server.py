@@ -5,6 +5,7 @@ port, not daemonized, without persistence, in a temporary directory that `stop()
 from __future__ import annotations
 
 import asyncio
+import inspect
 import importlib.util
 import shutil
 import socket
@@ -13,7 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from collections.abc import Awaitable
+from typing import Self, TypeVar, cast
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
@@ -196,3 +198,13 @@ async def ensure_redis(url: str | None) -> tuple[str, EmbeddedRedis | None]:
     server = EmbeddedRedis()
     await server.start()
     return server.url, server
+
+
+T = TypeVar("T")
+
+
+async def awaited(value: Awaitable[T] | T) -> T:
+    """redis-py types its commands as `Awaitable[T] | T` (one class for sync and async)."""
+    if inspect.isawaitable(value):
+        return cast(T, await value)
+    return value

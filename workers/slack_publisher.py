@@ -13,6 +13,7 @@ import asyncio
 import logging
 import re
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
@@ -81,13 +82,15 @@ class SlackPublisher:
 
     def __init__(self, client: AsyncWebClient, channel: str, thread_ts: str,
                  progress_interval: float = 1.0, progress_lines: int = PROGRESS_LINES,
-                 progress_ts: str | None = None) -> None:
+                 progress_ts: str | None = None,
+                 on_progress_ts: Callable[[str], Awaitable[None]] | None = None) -> None:
         self.client = client
         self.channel = channel
         self.thread_ts = thread_ts
         self.progress_interval = progress_interval
         self.progress_lines = progress_lines
         self.progress_ts = progress_ts  # a resumed run keeps editing its progress message
+        self.on_progress_ts = on_progress_ts  # saves the ts the moment the message exists
         self._notes: list[str] = []
         self._dirty = False
         self._last_write = 0.0
@@ -176,6 +179,8 @@ class SlackPublisher:
             resp = await self.client.chat_postMessage(
                 channel=self.channel, thread_ts=self.thread_ts, text=text, blocks=blocks)
             self.progress_ts = str(resp["ts"])
+            if self.on_progress_ts is not None:
+                await self.on_progress_ts(self.progress_ts)
         else:
             await self.client.chat_update(channel=self.channel, ts=self.progress_ts,
                                           text=text, blocks=blocks)

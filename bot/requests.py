@@ -1,0 +1,141 @@
+"""Research requests as the bot and the workers share them in Redis.
+
+A request is created by a mention, chosen (depth) by its requester, then run by one ARQ job
+(deterministic id); each follow-up in its thread is one more job. Keys:
+  red:req:<channel>:<ts>     the request (JSON), `red:req:…:chosen` the depth lock
+  red:thread:<channel>:<ts>  thread → request key, so thread messages find their request
+  red:stop:<request key>     the requester pressed Stop
+  red:event:<event_id>       a delivery already handled (retries are dropped)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import redis.asyncio as aioredis
+
+EVENT_DEDUP_TTL_S = 3600
+REQUEST_TTL_S = 7 * 24 * 3600
+
+CHOOSING = "choosing"
+QUEUED = "queued"
+RUNNING = "running"
+FINISHED = "finished"
+STOPPED = "stopped"
+FAILED = "failed"
+ENDED = (FINISHED, STOPPED, FAILED)
+
+
+def request_key(channel: str, ts: str) -> str:
+    return f"red:req:{channel}:{ts}"
+
+
+def job_id(channel: str, ts: str) -> str:
+    return f"research:{channel}:{ts}"
+
+
+def followup_job_id(channel: str, ts: str) -> str:
+    return f"followup:{channel}:{ts}"
+
+
+def event_key(event_id: str) -> str:
+    return f"red:event:{event_id}"
+
+
+def thread_key(channel: str, thread_ts: str) -> str:
+    return f"red:thread:{channel}:{thread_ts}"
+
+
+def stop_key(key: str) -> str:
+    return f"red:stop:{key}"
+
+
+def run_id_for(key: str) -> str:
+    """The engine's run id of a request: stable, so a resumed job finds its checkpoint."""
+    return "s" + hashlib.sha256(key.encode()).hexdigest()[:11]
+
+
+@dataclass(frozen=True)
+class ResearchRequestMsg:
+    """A research request as stored in Redis and handed to `enqueue` once its depth is chosen."""
+
+    key: str
+    user: str
+    channel: str
+    thread_ts: str
+    ts: str
+    question: str
+    status: str
+    depth: str | None = None
+    picker_ts: str | None = None
+
+    @property
+    def job_id(self) -> str:
+        """The deterministic ARQ job id: one job per request, however often it is enqueued."""
+        return job_id(self.channel, self.ts)
+
+    @property
+    def run_id(self) -> str:
+        return run_id_for(self.key)
+
+    def with_(self, **changes: Any) -> ResearchRequestMsg:
+        return replace(self, **changes)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, raw: str | bytes) -> ResearchRequestMsg:
+        data = json.loads(raw)
+        return cls(**{k: data.get(k) for k in cls.__dataclass_fields__})
+
+
+class Requests:
+    """The requests in Redis (the bot writes them; workers update their status)."""
+
+    def __init__(self, redis: aioredis.Redis) -> None:
+        self.redis = redis
+
+    async def load(self, key: str) -> ResearchRequestMsg | None:
+        raw = await self.redis.get(key)
+        return None if raw is None else ResearchRequestMsg.from_json(raw)
+
+    async def save(self, request: ResearchRequestMsg) -> None:
+        await self.redis.set(request.key, request.to_json(), ex=REQUEST_TTL_S)
+
+    async def for_thread(self, channel: str, thread_ts: str) -> ResearchRequestMsg | None:
+        key = await self.redis.get(thread_key(channel, thread_ts))
+        return None if key is None else await self.load(_text(key))
+
+    async def link_thread(self, request: ResearchRequestMsg) -> None:
+        await self.redis.set(thread_key(request.channel, request.thread_ts), request.key,
+                             ex=REQUEST_TTL_S)
+
+    async def set_status(self, key: str, status: str) -> ResearchRequestMsg | None:
+        request = await self.load(key)
+        if request is None:
+            return None
+        updated = request.with_(status=status)
+        await self.save(updated)
+        return updated
+
+    async def first_delivery(self, event_id: str) -> bool:
+        """True the first time an event id is seen (Slack retries deliveries)."""
+        return bool(await self.redis.set(event_key(event_id), 1, nx=True,
+                                         ex=EVENT_DEDUP_TTL_S))
+
+    async def request_stop(self, key: str) -> None:
+        await self.redis.set(stop_key(key), 1, ex=REQUEST_TTL_S)
+
+    async def clear_stop(self, key: str) -> None:
+        await self.redis.delete(stop_key(key))
+
+    async def stop_requested(self, key: str) -> bool:
+        return bool(await self.redis.exists(stop_key(key)))
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode() if isinstance(value, bytes) else value

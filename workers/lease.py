@@ -1,0 +1,59 @@
+"""A run's lease in Redis: proof that one worker is working on it right now.
+
+The holder renews it every heartbeat; a worker that dies stops renewing, the lease expires
+after `ttl_s`, and the reconciler hands the run to another worker, which resumes it from its
+checkpoint. Every change is compare-and-set on the holder's token (Lua), so a worker that lost
+its lease can neither renew nor release someone else's.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import redis.asyncio as aioredis
+
+from workers.redis_server import awaited
+
+_RENEW = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0
+"""
+_RELEASE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('del', KEYS[1])
+end
+return 0
+"""
+
+
+def lease_key(run_id: str) -> str:
+    return f"red:lease:{run_id}"
+
+
+class Lease:
+    def __init__(self, redis: aioredis.Redis, run_id: str, job_id: str, ttl_s: float) -> None:
+        self.redis = redis
+        self.key = lease_key(run_id)
+        self.token = f"{job_id}|{uuid.uuid4().hex[:12]}"
+        self.ttl_ms = int(ttl_s * 1000)
+
+    async def acquire(self) -> bool:
+        return bool(await self.redis.set(self.key, self.token, nx=True, px=self.ttl_ms))
+
+    async def renew(self) -> bool:
+        """False when the lease is no longer ours (it expired and another worker took it)."""
+        return bool(await awaited(self.redis.eval(_RENEW, 1, self.key, self.token,
+                                                  str(self.ttl_ms))))
+
+    async def release(self) -> None:
+        await awaited(self.redis.eval(_RELEASE, 1, self.key, self.token))
+
+    async def holder_job(self) -> str | None:
+        """The job id of the current holder, or None when nobody holds the run."""
+        raw = await self.redis.get(self.key)
+        if raw is None:
+            return None
+        text = raw.decode() if isinstance(raw, bytes) else str(raw)
+        return text.split("|", 1)[0]

@@ -1,0 +1,68 @@
+"""What a worker loads once at startup and shares between its jobs: the models, similarity,
+search backend, store, Slack client and Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from arq.connections import ArqRedis
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.requests import Requests
+from research_core.corpus import CorpusBackend, sample_corpus_dir
+from research_core.embeddings import build_similarity
+from research_core.engine import Engine
+from research_core.protocols import ModelTier, Publisher, SearchBackend, Similarity
+from research_core.settings import Settings
+from research_core.store import SqlStore
+from research_core.tier_factory import aclose_tiers, build_tiers, describe_tier
+from workers.queue import JobQueue
+from workers.slack_publisher import make_client
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Services:
+    settings: Settings
+    tiers: Mapping[str, ModelTier]
+    similarity: Similarity
+    backend: SearchBackend
+    store: SqlStore
+    slack: AsyncWebClient
+    redis: ArqRedis
+
+    @property
+    def requests(self) -> Requests:
+        return Requests(self.redis)
+
+    @property
+    def queue(self) -> JobQueue:
+        return JobQueue(self.redis)
+
+    @classmethod
+    async def load(cls, settings: Settings, redis: ArqRedis) -> Services:
+        started = time.monotonic()
+        for name, tier in settings.tiers.items():
+            log.info("model %s", describe_tier(name, tier))
+        tiers = await asyncio.to_thread(build_tiers, settings)
+        folder = settings.corpus_dir or sample_corpus_dir()
+        backend = await asyncio.to_thread(CorpusBackend.from_folder, folder)
+        store = await SqlStore.open(settings.db_url)
+        slack = make_client(settings.slack.bot_token, settings.slack.api_url)
+        log.info("worker ready in %.1fs: corpus %s, store %s", time.monotonic() - started,
+                 folder, settings.db_url.split("://", 1)[0])
+        return cls(settings, tiers, build_similarity(settings.embedding), backend, store,
+                   slack, redis)
+
+    def engine(self, publisher: Publisher) -> Engine:
+        return Engine(self.settings, self.tiers, self.backend, self.store, cache=self.store,
+                      similarity=self.similarity, publisher=publisher)
+
+    async def aclose(self) -> None:
+        await aclose_tiers(self.tiers)
+        await self.store.close()

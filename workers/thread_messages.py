@@ -1,0 +1,68 @@
+"""The worker's own messages in a request's thread: the status message (the former picker)
+and the closing message (finished, stopped or failed). Closing messages go through the
+store's outbox, so a retried or resumed job never posts one twice."""
+
+from __future__ import annotations
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.blocks import final_blocks, status_blocks, status_text
+from bot.requests import ResearchRequestMsg
+from research_core.delivery import Outbox, Publication
+from research_core.reporter import Report
+from research_core.state import RunState
+
+FLAGGED_SHOWN = 10
+Blocks = list[dict[str, object]]
+
+
+async def show_status(slack: AsyncWebClient, request: ResearchRequestMsg, status: str) -> None:
+    """Edit the status message (no-op when the picker's ts was never recorded)."""
+    if not request.picker_ts:
+        return
+    await slack.chat_update(channel=request.channel, ts=request.picker_ts,
+                            text=status_text(request.depth or "auto", status),
+                            blocks=status_blocks(request, status))
+
+
+async def post_once(slack: AsyncWebClient, outbox: Outbox, request: ResearchRequestMsg,
+                    note: Publication, blocks: Blocks) -> str | None:
+    """Post `note` in the thread unless the outbox already has it; returns its ts."""
+    sent = await outbox.sent_publication(note.key)
+    if sent is not None:
+        return sent.channel_id
+    resp = await slack.chat_postMessage(channel=request.channel, thread_ts=request.thread_ts,
+                                        text=note.text, blocks=blocks)
+    note.channel_id = str(resp["ts"])
+    await outbox.record_publication(note)
+    return note.channel_id
+
+
+def tokens_section(state: RunState) -> tuple[str, str]:
+    return "Tokens and cost per tier", f"```{state.ledger.table()}```"
+
+
+def finished_message(state: RunState, report: Report) -> tuple[Publication, Blocks]:
+    cited = [s for s in report.sources if s.number in report.cited] or report.sources
+    sources = "\n".join(f"• {s.line()}" for s in cited) or "none"
+    flagged = "\n".join(f"• {c.text[:200]} — {c.reason}"
+                        for c in report.flagged[:FLAGGED_SHOWN]) or "none"
+    sections = [("Sources", sources), ("Flagged claims", flagged), tokens_section(state)]
+    title = f"Research finished: {state.step} steps, {len(cited)} sources"
+    text = f"{title}; {len(report.flagged)} flagged claims."
+    return (Publication(state.run_id, "final", 1, "final", text),
+            final_blocks(title, sections))
+
+
+def stopped_message(state: RunState, request: ResearchRequestMsg,
+                    job_id: str) -> tuple[Publication, Blocks]:
+    title = f"Research stopped by the requester after {state.step} steps"
+    body = f"<@{request.user}> pressed Stop. The parts published above are kept."
+    note = Publication(state.run_id, f"stopped-{job_id}", 1, "final", f"{title}. {body}")
+    return note, final_blocks(title, [("What is kept", body), tokens_section(state)])
+
+
+def failed_message(run_id: str, job_id: str, why: str) -> tuple[Publication, Blocks]:
+    text = f"Research failed: {why}"
+    note = Publication(run_id, f"failed-{job_id}", 1, "final", text)
+    return note, [{"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}}]

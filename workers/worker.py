@@ -1,0 +1,89 @@
+"""The ARQ worker: `WorkerSettings` for ARQ, and `run_worker` for `redsearch worker`/`up`.
+
+Models, similarity, corpus and store are loaded once at startup (`Services`), and a
+reconciler runs beside the jobs. Shutdown cancels running jobs: each releases its lease, so
+another worker (or this one, restarted) resumes the run from its checkpoint at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any, ClassVar
+
+from arq.worker import Function, Worker, func
+
+from research_core.settings import Settings
+from workers.jobs import run_job
+from workers.queue import JOB_FUNCTION, JobQueue, connect, deserialize, serialize
+from workers.reconciler import reconcile_forever
+from workers.services import Services
+
+log = logging.getLogger(__name__)
+
+RETRY_TRIES = 2000  # a follow-up retries (every lease_s / 2) until its research has ended
+
+
+async def startup(ctx: dict[str, Any]) -> None:
+    settings: Settings = ctx.get("settings") or Settings.from_env()
+    services = await Services.load(settings, ctx["redis"])
+    ctx["services"] = services
+    ctx["reconciler"] = asyncio.create_task(reconcile_forever(
+        services.redis, JobQueue(services.redis), settings.worker.lease_s,
+        settings.worker.reconcile_every_s))
+
+
+async def shutdown(ctx: dict[str, Any]) -> None:
+    task: asyncio.Task[None] | None = ctx.pop("reconciler", None)
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    services: Services | None = ctx.pop("services", None)
+    if services is not None:
+        await services.aclose()
+
+
+class WorkerSettings:
+    """ARQ's worker settings (JSON jobs, never pickle); `run_worker` adds Redis and limits."""
+
+    functions: ClassVar[list[Function]] = [func(run_job, name=JOB_FUNCTION)]
+    job_serializer = staticmethod(serialize)
+    job_deserializer = staticmethod(deserialize)
+    on_startup = staticmethod(startup)
+    on_shutdown = staticmethod(shutdown)
+    max_tries = RETRY_TRIES
+    poll_delay = 0.5
+    handle_signals = False
+
+
+def build_worker(settings: Settings, pool: Any) -> Worker:
+    timeout_s = settings.worker.job_timeout_s
+    return Worker(
+        functions=[func(run_job, name=JOB_FUNCTION, timeout=timeout_s)],
+        redis_pool=pool, ctx={"settings": settings}, max_jobs=settings.worker.max_jobs,
+        job_timeout=timeout_s, job_serializer=serialize, job_deserializer=deserialize,
+        on_startup=startup, on_shutdown=shutdown, max_tries=RETRY_TRIES,
+        poll_delay=WorkerSettings.poll_delay, handle_signals=False)
+
+
+async def run_worker(settings: Settings, redis_url: str) -> None:
+    """Run until cancelled; then stop the jobs (their runs resume elsewhere) and clean up."""
+    pool = await connect(redis_url)
+    worker = build_worker(settings, pool)
+    try:
+        await worker.main()
+    finally:
+        await _stop(worker)
+        await pool.aclose()
+
+
+async def _stop(worker: Worker) -> None:
+    """ARQ's own close() calls a deprecated redis close(); this does the same by hand."""
+    tasks = [t for t in worker.tasks.values() if not t.done()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await worker.pool.delete(worker.health_check_key)
+    await shutdown(worker.ctx)
