@@ -22,6 +22,7 @@ from redsearch.research import (
     run_research,
     run_resume,
 )
+from redsearch.services import run_bot, run_worker_command
 from research_core.errors import RunError
 
 SAMPLE_QUESTION = (
@@ -62,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_eval_arguments(evaluation)
     replay = commands.add_parser("replay", help="print the search replay of a stored run")
     replay.add_argument("run_id", help="the run's id (printed in the report's heading)")
+    bot = commands.add_parser("bot", help="serve the Slack bot (SLACK_BOT_TOKEN, "
+                              "SLACK_SIGNING_SECRET, REDIS_URL)")
+    bot.add_argument("--port", type=int, help="HTTP port (default RED_BOT_PORT or 3000)")
+    commands.add_parser("worker", help="run an ARQ worker that researches queued requests")
     return parser
 
 
@@ -83,6 +88,10 @@ def _guarded(args: argparse.Namespace) -> int:
             return asyncio.run(run_resume(args.run_id))
         if args.command == "eval":
             return asyncio.run(evaluate(args))
+        if args.command == "bot":
+            return asyncio.run(run_bot(args.port))
+        if args.command == "worker":
+            return asyncio.run(run_worker_command())
         return asyncio.run(run_research(_request(args)))
     except RunError as exc:
         print(f"redsearch: error: {exc}", file=sys.stderr)

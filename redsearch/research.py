@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from research_core.corpus import CorpusBackend
-from research_core.corpus import sample_corpus_dir
+from research_core.corpus import CorpusBackend, sample_corpus_dir
 from research_core.embeddings import build_similarity
 from research_core.engine import Engine, validate_question
 from research_core.errors import RunError

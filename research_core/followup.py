@@ -25,6 +25,7 @@ from research_core.state import RunState
 SOURCES_SHOWN = 8
 FINDINGS_SHOWN = 6
 RELEVANT_SIMILARITY = 0.45
+CLOSEST_ANYWAY = 3  # shown even below the threshold: the model judges whether they answer
 
 
 class Researcher(Protocol):
@@ -98,7 +99,7 @@ async def _closest(r: Researcher, question: str) -> list[Evidence]:
     scores = (await r.similarity.matrix([question], [e.text for e in kept]))[0]
     ranked = sorted(zip(scores, kept, strict=True), key=lambda p: -p[0])
     relevant = [e for score, e in ranked if score >= RELEVANT_SIMILARITY]
-    return relevant[:SOURCES_SHOWN * 2]
+    return (relevant or [e for _, e in ranked[:CLOSEST_ANYWAY]])[:SOURCES_SHOWN * 2]
 
 
 def _block(source: Source, carried: list[Evidence]) -> str:

@@ -5,16 +5,16 @@ port, not daemonized, without persistence, in a temporary directory that `stop()
 from __future__ import annotations
 
 import asyncio
-import inspect
 import importlib.util
+import inspect
 import shutil
 import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Awaitable
 from pathlib import Path
 from types import TracebackType
-from collections.abc import Awaitable
 from typing import Self, TypeVar, cast
 
 import redis.asyncio as aioredis

@@ -45,19 +45,22 @@ class Services:
         return JobQueue(self.redis)
 
     @classmethod
-    async def load(cls, settings: Settings, redis: ArqRedis) -> Services:
+    async def load(cls, settings: Settings, redis: ArqRedis, backend: SearchBackend | None = None,
+                   similarity: Similarity | None = None) -> Services:
+        """Everything from the settings; `backend` and `similarity` may be given instead."""
         started = time.monotonic()
         for name, tier in settings.tiers.items():
             log.info("model %s", describe_tier(name, tier))
         tiers = await asyncio.to_thread(build_tiers, settings)
         folder = settings.corpus_dir or sample_corpus_dir()
-        backend = await asyncio.to_thread(CorpusBackend.from_folder, folder)
+        if backend is None:
+            backend = await asyncio.to_thread(CorpusBackend.from_folder, folder)
         store = await SqlStore.open(settings.db_url)
         slack = make_client(settings.slack.bot_token, settings.slack.api_url)
-        log.info("worker ready in %.1fs: corpus %s, store %s", time.monotonic() - started,
-                 folder, settings.db_url.split("://", 1)[0])
-        return cls(settings, tiers, build_similarity(settings.embedding), backend, store,
-                   slack, redis)
+        similarity = similarity or build_similarity(settings.embedding)
+        log.info("worker ready in %.1fs: search %s, store %s", time.monotonic() - started,
+                 backend.name, settings.db_url.split("://", 1)[0])
+        return cls(settings, tiers, similarity, backend, store, slack, redis)
 
     def engine(self, publisher: Publisher) -> Engine:
         return Engine(self.settings, self.tiers, self.backend, self.store, cache=self.store,

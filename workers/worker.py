@@ -27,7 +27,8 @@ RETRY_TRIES = 2000  # a follow-up retries (every lease_s / 2) until its research
 
 async def startup(ctx: dict[str, Any]) -> None:
     settings: Settings = ctx.get("settings") or Settings.from_env()
-    services = await Services.load(settings, ctx["redis"])
+    services = await Services.load(settings, ctx["redis"], ctx.get("backend"),
+                                   ctx.get("similarity"))
     ctx["services"] = services
     ctx["reconciler"] = asyncio.create_task(reconcile_forever(
         services.redis, JobQueue(services.redis), settings.worker.lease_s,
@@ -58,20 +59,21 @@ class WorkerSettings:
     handle_signals = False
 
 
-def build_worker(settings: Settings, pool: Any) -> Worker:
+def build_worker(settings: Settings, pool: Any, **ctx: Any) -> Worker:
+    """`ctx` may carry a ready `backend` or `similarity` (tests, the playground)."""
     timeout_s = settings.worker.job_timeout_s
     return Worker(
         functions=[func(run_job, name=JOB_FUNCTION, timeout=timeout_s)],
-        redis_pool=pool, ctx={"settings": settings}, max_jobs=settings.worker.max_jobs,
+        redis_pool=pool, ctx={"settings": settings, **ctx}, max_jobs=settings.worker.max_jobs,
         job_timeout=timeout_s, job_serializer=serialize, job_deserializer=deserialize,
         on_startup=startup, on_shutdown=shutdown, max_tries=RETRY_TRIES,
         poll_delay=WorkerSettings.poll_delay, handle_signals=False)
 
 
-async def run_worker(settings: Settings, redis_url: str) -> None:
+async def run_worker(settings: Settings, redis_url: str, **ctx: Any) -> None:
     """Run until cancelled; then stop the jobs (their runs resume elsewhere) and clean up."""
     pool = await connect(redis_url)
-    worker = build_worker(settings, pool)
+    worker = build_worker(settings, pool, **ctx)
     try:
         await worker.main()
     finally:

@@ -1,0 +1,49 @@
+"""Serves the bot over aiohttp: POST /slack/events (events and interactivity), GET /healthz."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aiohttp import web
+from arq.connections import ArqRedis
+
+from bot.app import build_app, web_app
+from research_core.settings import Settings
+from workers.queue import JobQueue, connect
+
+
+async def _health(request: web.Request) -> web.Response:
+    return web.json_response({"ok": True})
+
+
+@dataclass
+class BotServer:
+    runner: web.AppRunner
+    pool: ArqRedis
+    port: int
+
+    @property
+    def events_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/slack/events"
+
+    async def stop(self) -> None:
+        await self.runner.cleanup()
+        await self.pool.aclose()
+
+
+async def start_bot(settings: Settings, redis_url: str, host: str = "0.0.0.0",
+                    port: int | None = None) -> BotServer:
+    """The bot listening on `port` (settings' RED_BOT_PORT when None; 0 picks a free one)."""
+    pool = await connect(redis_url)
+    app = build_app(bot_token=settings.slack.bot_token,
+                    signing_secret=settings.slack.signing_secret,
+                    api_url=settings.slack.api_url, redis=pool, queue=JobQueue(pool),
+                    max_question_chars=settings.engine.max_question_chars,
+                    deep_allowed=settings.budget.deep_allowed)
+    web_application = web_app(app)
+    web_application.router.add_get("/healthz", _health)
+    runner = web.AppRunner(web_application)
+    await runner.setup()
+    chosen = settings.slack.bot_port if port is None else port
+    await web.TCPSite(runner, host, chosen).start()
+    return BotServer(runner, pool, int(runner.addresses[0][1]))

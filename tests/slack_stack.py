@@ -1,0 +1,138 @@
+"""The whole Slack path in one test process: the fake Slack Web API, the bot's real HTTP
+endpoint with signed requests, real Redis, the real ARQ queue and an ARQ worker running the
+engine on scripted tiers (the fake OpenAI server) and a local corpus."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from arq.connections import ArqRedis
+
+from bot.app import build_app, web_app
+from bot.fake_slack import FakeSlack, Message
+from research_core.protocols import SearchBackend
+from research_core.settings import Secret, Settings, SlackSettings, WorkerSettings
+from tests.conftest import AS_OF, SLACK_TOKEN, scripted_settings
+from tests.engine_run import Serve, default_similarity
+from tests.fakes.openai_server import Handler
+from tests.slack_driver import CHANNEL, SECRET, SlackDriver
+from workers.queue import JobQueue, connect
+from workers.worker import run_worker
+
+
+def flow_settings(base_url: str, fake_url: str, redis_url: str, data_dir: Path,
+                  **overrides: Any) -> Settings:
+    """Scripted tiers, the fake Slack, a fast heartbeat (lease 2 s) and a store in `data_dir`."""
+    base = scripted_settings(base_url, **overrides)
+    return dataclasses.replace(
+        base, data_dir=data_dir, as_of=AS_OF,
+        database_url=f"sqlite+aiosqlite:///{data_dir / 'runs.db'}",
+        slack=SlackSettings(bot_token=Secret(SLACK_TOKEN), signing_secret=Secret(SECRET),
+                            api_url=fake_url, progress_interval_s=0.2),
+        worker=WorkerSettings(redis_url=redis_url, lease_s=2.0, heartbeat_s=0.5,
+                              reconcile_every_s=0.5))
+
+
+async def wait_for(predicate: Callable[[], bool], timeout_s: float = 60.0,
+                   what: str = "condition") -> None:
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:g}s waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+def header(msg: Message) -> str:
+    first = msg.blocks[0] if msg.blocks else {}
+    return str(first.get("text", {}).get("text", "")) if first.get("type") == "header" else ""
+
+
+def contexts(msg: Message) -> list[str]:
+    return [str(e.get("text", "")) for b in msg.blocks if b["type"] == "context"
+            for e in b["elements"]]
+
+
+def is_part(msg: Message) -> bool:
+    return any(c.startswith("Sources:") for c in contexts(msg))
+
+
+@dataclass
+class Stack:
+    driver: SlackDriver
+    fake: FakeSlack
+    pool: ArqRedis
+    settings: Settings
+    worker: asyncio.Task[None] | None = None
+
+    def thread(self, mention: Message) -> list[Message]:
+        return self.driver.replies(mention)
+
+    def finals(self, mention: Message, title: str = "Research finished") -> list[Message]:
+        return [m for m in self.thread(mention) if header(m).startswith(title)]
+
+    def parts(self, mention: Message) -> list[Message]:
+        return [m for m in self.thread(mention) if is_part(m)]
+
+    def posted_texts(self) -> list[str]:
+        return [str(c.params.get("text", "")) for c in self.fake.calls("chat.postMessage")
+                if c.status == 200 and c.error is None]
+
+    async def stop_worker(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.worker
+            self.worker = None
+
+
+StartStack = Callable[..., Awaitable[Stack]]
+
+
+@pytest.fixture
+async def start_stack(serve: Serve, fake: FakeSlack, redis_url: str,
+                      tmp_path: Path) -> AsyncIterator[StartStack]:
+    cleanups: list[Callable[[], Awaitable[None]]] = []
+
+    async def start(handler: Handler, backend: SearchBackend, in_process_worker: bool = True,
+                    **overrides: Any) -> Stack:
+        server = await serve(handler)
+        settings = flow_settings(server.base_url, fake.base_url, redis_url, tmp_path,
+                                 **overrides)
+        pool = await connect(redis_url)
+        app = build_app(bot_token=SLACK_TOKEN, signing_secret=SECRET, api_url=fake.base_url,
+                        redis=pool, queue=JobQueue(pool), process_before_response=True)
+        runner = web.AppRunner(web_app(app))
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        session = aiohttp.ClientSession()
+        url = f"http://127.0.0.1:{runner.addresses[0][1]}/slack/events"
+        stack = Stack(SlackDriver(url, session, fake), fake, pool, settings)
+        if in_process_worker:
+            stack.worker = asyncio.create_task(run_worker(
+                settings, redis_url, backend=backend, similarity=default_similarity()))
+
+        async def cleanup() -> None:
+            await stack.stop_worker()
+            await session.close()
+            await runner.cleanup()
+            await pool.aclose()
+
+        cleanups.append(cleanup)
+        return stack
+
+    yield start
+    for cleanup in cleanups:
+        await cleanup()
+
+
+__all__ = ["CHANNEL", "Stack", "StartStack", "contexts", "header", "is_part", "start_stack",
+           "wait_for"]
