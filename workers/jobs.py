@@ -74,6 +74,8 @@ class JobRunner:
         try:
             outcome = await self._guarded(lease, request)
         except LeaseLost:
+            log.warning("job %s lost its lease (event loop stalled past %gs?); another "
+                        "worker resumes the run", self.p.job_id, self.cfg.lease_s)
             return "lease lost; another worker resumes the run"
         except Exception:
             await self.sv.queue.ended(self.p.job_id)  # a bug: reported, not retried forever
@@ -103,11 +105,12 @@ class JobRunner:
     async def _watch(self, lease: Lease, key: str) -> str:
         """Returns "stop" when the requester pressed Stop, "lost" when the lease is gone."""
         since_renew = 0.0
+        poll_s = min(STOP_POLL_S, self.cfg.heartbeat_s)
         while True:
-            await asyncio.sleep(STOP_POLL_S)
+            await asyncio.sleep(poll_s)
             if await self.sv.requests.stop_requested(key):
                 return "stop"
-            since_renew += STOP_POLL_S
+            since_renew += poll_s
             if since_renew >= self.cfg.heartbeat_s:
                 since_renew = 0.0
                 if not await lease.renew():

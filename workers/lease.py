@@ -15,8 +15,13 @@ import redis.asyncio as aioredis
 from workers.redis_server import awaited
 
 _RENEW = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
+local holder = redis.call('get', KEYS[1])
+if holder == ARGV[1] then
   return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+if not holder then
+  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
 end
 return 0
 """
@@ -43,7 +48,8 @@ class Lease:
         return bool(await self.redis.set(self.key, self.token, nx=True, px=self.ttl_ms))
 
     async def renew(self) -> bool:
-        """False when the lease is no longer ours (it expired and another worker took it)."""
+        """False when another job holds the run now. A lease that merely expired (this worker
+        stalled past its ttl) and that nobody took is taken back."""
         return bool(await awaited(self.redis.eval(_RENEW, 1, self.key, self.token,
                                                   str(self.ttl_ms))))
 

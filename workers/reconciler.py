@@ -12,6 +12,7 @@ import asyncio
 import logging
 
 import redis.asyncio as aioredis
+from redis.exceptions import RedisError
 
 from workers.jobs import started_key
 from workers.lease import lease_key
@@ -42,5 +43,8 @@ async def reconcile_forever(redis: aioredis.Redis, queue: JobQueue, lease_s: flo
                             every_s: float) -> None:
     """Reconcile now (a restarted worker picks up its own orphans), then every `every_s`."""
     while True:
-        await reconcile(redis, queue, lease_s)
+        try:
+            await reconcile(redis, queue, lease_s)
+        except RedisError as exc:  # Redis restarting: try again next round
+            log.warning("reconciler: %s", exc)
         await asyncio.sleep(every_s)
