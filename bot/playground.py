@@ -26,7 +26,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.fake_slack import BOT_USER_ID, Change, FakeSlack, Message, SlackError
-from bot.slack_delivery import Deliverer, Delivery
+from bot.slack_delivery import CONNECTION_FAILED, TIMEOUT, Deliverer, Delivery
 from bot.slack_payloads import (
     block_actions_payload,
     event_envelope,
@@ -283,8 +283,10 @@ class Playground:
             queue.put_nowait(update)
 
     def _delivery(self) -> JSON:
-        """Whether the bot is being retried (the page shows a banner meanwhile)."""
-        failing = [d.retrying for d in self.deliverer.deliveries if d.retrying]
+        """How many deliveries wait for a bot that does not answer (the page shows a banner
+        meanwhile); an answer that is an error is the bot's to explain, not a banner's."""
+        failing = [d.retrying for d in self.deliverer.deliveries
+                   if d.retrying in (CONNECTION_FAILED, TIMEOUT)]
         return {"retrying": len(failing), "reason": failing[-1] if failing else None}
 
     # -- checks ---------------------------------------------------------------------------------

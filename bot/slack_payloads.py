@@ -28,17 +28,23 @@ def mentions_bot(text: str, bot_user_id: str = BOT_USER_ID) -> bool:
     return any(m.group(1) == bot_user_id for m in _MENTION.finditer(text))
 
 
+def unescape(text: str) -> str:
+    """Slack's message text escapes only &, < and >."""
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
 def rich_text_blocks(text: str) -> list[JSON]:
-    """The `rich_text` block Slack's clients attach to a typed message (text and mentions)."""
+    """The `rich_text` block Slack's clients attach to a typed message: its text (unescaped)
+    and mentions."""
     elements: list[JSON] = []
     pos = 0
     for match in _MENTION.finditer(text):
         if match.start() > pos:
-            elements.append({"type": "text", "text": text[pos:match.start()]})
+            elements.append({"type": "text", "text": unescape(text[pos:match.start()])})
         elements.append({"type": "user", "user_id": match.group(1)})
         pos = match.end()
     if pos < len(text):
-        elements.append({"type": "text", "text": text[pos:]})
+        elements.append({"type": "text", "text": unescape(text[pos:])})
     block_id = secrets.token_urlsafe(3)
     return [{"type": "rich_text", "block_id": block_id,
              "elements": [{"type": "rich_text_section", "elements": elements}]}]
@@ -128,4 +134,4 @@ def block_actions_payload(msg: Message, element: JSON, block_id: str, user: str,
 
 __all__ = ["APP_ID", "VERIFICATION_TOKEN", "block_actions_payload", "block_id_of",
            "event_envelope", "find_action", "mentions_bot", "new_event_id",
-           "rich_text_blocks", "user_event"]
+           "rich_text_blocks", "unescape", "user_event"]

@@ -93,7 +93,7 @@ function mrkdwn(text) {
   const holes = [];
   const hold = (html) => { holes.push(html); return `\u0000${holes.length - 1}\u0000`; };
   let s = String(text || "").replace(/\u0000/g, "");
-  s = s.replace(/```([\s\S]*?)```/g,
+  s = s.replace(/```([\s\S]*?)```\n?/g,
     (_, code) => hold(`<pre>${escapeHtml(unescapeSlack(code.replace(/^\n/, "")))}</pre>`));
   s = s.replace(/`([^`\n]+)`/g, (_, code) => hold(`<code>${escapeHtml(unescapeSlack(code))}</code>`));
   s = s.replace(/<([^<>\n]+)>/g, (_, inner) => hold(controlSequence(inner)));
@@ -277,8 +277,11 @@ function render() {
   renderList($("thread-messages"), all().filter((m) => m.ts === ts || m.thread_ts === ts), false);
   const status = store.statuses[ts];
   $("thread-status").hidden = !status;
-  $("thread-status").textContent = status ? `${store.bot.name} is ${status}` : "";
+  $("thread-status").textContent = status ? `${store.bot.name} is ${lowerFirst(status)}` : "";
 }
+
+// "Writing the report" reads "RED Searcher is writing the report"; "SMM data" stays as it is.
+function lowerFirst(s) { return /^[A-Z][a-z]/.test(s) ? s[0].toLowerCase() + s.slice(1) : s; }
 
 function openThread(ts) { location.hash = "thread=" + ts; render(); }
 
