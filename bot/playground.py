@@ -42,6 +42,7 @@ STATIC_DIR = Path(__file__).parent / "playground_static"
 BOT_NAME = "RED Searcher"
 DEFAULT_USERS = {"U0ALICE": "Alice", "U0BOB": "Bob", "U0CAROL": "Carol"}
 TEXT_LIMIT = 40_000
+RESPONSE_URLS_KEPT = 1000  # response_urls of the newest clicks; older ones answer expired_url
 
 
 class PlaygroundError(Exception):
@@ -166,6 +167,8 @@ class Playground:
             raise PlaygroundError(404, "action_not_found")
         token = secrets.token_urlsafe(16)
         self._responses[token] = (msg, user)
+        while len(self._responses) > RESPONSE_URLS_KEPT:
+            del self._responses[next(iter(self._responses))]
         payload = block_actions_payload(msg, found[1], found[0], user, self.users[user],
                                         self.channel_name, f"{self.url}/ui/respond/{token}")
         return self.deliverer.send_interaction(payload)

@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 
 JSON = dict[str, Any]
 
+DELIVERIES_KEPT = 1000  # finished deliveries kept for inspection
 TIMEOUT = "http_timeout"
 HTTP_ERROR = "http_error"
 CONNECTION_FAILED = "connection_failed"
@@ -115,6 +116,8 @@ class Deliverer:
         return self._start(delivery)
 
     def _start(self, delivery: Delivery) -> Delivery:
+        if len(self.deliveries) >= DELIVERIES_KEPT:
+            self.deliveries = [d for d in self.deliveries if not d.done][-DELIVERIES_KEPT:]
         self.deliveries.append(delivery)
         task = asyncio.create_task(self._deliver(delivery))
         self._tasks.add(task)
