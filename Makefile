@@ -50,7 +50,7 @@ browser: $(BROWSER_STAMP)
 
 $(BROWSER_STAMP): $(STAMP)
 	@if [ ! -x "$(CHROMIUM)" ] && command -v apt-get >/dev/null; then \
-		if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null; then SUDO=sudo; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null; then SUDO="sudo -n"; \
 		else SUDO=none; fi; \
 		if [ "$$SUDO" = none ]; then echo "note: not root and no sudo: cannot install chromium"; \
 		else echo "installing Debian's chromium for the browser tests…"; \
