@@ -192,8 +192,8 @@ class Playground:
         return web.json_response(self.state(request.query.get("user")))
 
     async def _message(self, request: web.Request) -> web.Response:
-        body = await _json_body(request)
         try:
+            body = await _json_body(request)
             self._check_channel(body)
             msg, sent = self.say(str(body.get("user") or ""), str(body.get("text") or ""),
                                  str(body.get("thread_ts") or "") or None)
@@ -203,8 +203,8 @@ class Playground:
                                   "event_ids": [d.key for d in sent]})
 
     async def _action(self, request: web.Request) -> web.Response:
-        body = await _json_body(request)
         try:
+            body = await _json_body(request)
             self._check_channel(body)
             self.click(str(body.get("user") or ""), str(body.get("message_ts") or ""),
                        str(body.get("action_id") or ""), str(body.get("block_id") or ""))
@@ -218,10 +218,11 @@ class Playground:
         if found is None:
             return web.json_response({"ok": False, "error": "expired_url"}, status=404)
         msg, user = found
-        body = await _json_body(request)
         try:
-            method, params = _response_call(body, msg, user)
+            method, params = _response_call(await _json_body(request), msg, user)
             self.fake.call(method, **params)
+        except PlaygroundError as exc:
+            return _error(exc)
         except SlackError as exc:
             return web.json_response({"ok": False, "error": exc.error}, status=400)
         return web.json_response({"ok": True})
@@ -322,6 +323,10 @@ def _response_call(body: JSON, msg: Message, user: str) -> tuple[str, JSON]:
 
 
 async def _json_body(request: web.Request) -> JSON:
+    """The JSON object posted; only `application/json` is taken, so that another web site
+    cannot post to the playground from a browser without a CORS preflight it never gets."""
+    if request.content_type != "application/json":
+        raise PlaygroundError(415, "invalid_content_type")
     with contextlib.suppress(ValueError):
         body = await request.json()
         if isinstance(body, dict):

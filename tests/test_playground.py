@@ -132,6 +132,9 @@ async def test_clicks_are_signed_block_actions_for_the_real_bot(redis: aioredis.
         status, body = await post(session, f"{pg.url}/ui/message",
                                   {"channel": pg.channel, "user": "U0NOBODY", "text": "hi"})
         assert (status, body["error"]) == (400, "user_not_found")
+        async with session.post(f"{pg.url}/ui/message", data="text=hi&user=U0ALICE",
+                                headers={"Content-Type": "text/plain"}) as resp:
+            assert resp.status == 415  # no form posts from other web sites
 
 
 async def test_a_forged_signature_is_refused_and_retried_like_slack(
