@@ -15,7 +15,7 @@ import redis.asyncio as aioredis
 from slack_bolt.async_app import AsyncBoltRequest
 
 from bot.fake_slack import BOT_USER_ID, Message
-from bot.playground import Playground
+from bot.playground import Playground, PlaygroundError
 from bot.slack_delivery import CONNECTION_FAILED, HTTP_ERROR, TIMEOUT
 from tests.playground_stack import ALICE, BOB, BotServer, Recorder, playground_stack, real_redis
 
@@ -266,3 +266,31 @@ async def test_a_response_url_answers_the_click(redis: aioredis.Redis) -> None:
                 break
             await asyncio.sleep(0.02)
         assert [m.text for m in pg.fake.ephemerals(pg.channel, BOB)] == ["pong, only for you"]
+
+
+async def test_a_click_on_an_ephemeral_message_has_no_message_body(
+        redis: aioredis.Redis) -> None:
+    async with playground_stack(redis, start_bot=False) as (pg, bot):
+        bot.options["process_before_response"] = True
+        app = bot.build()
+        bodies: list[JSON] = []
+
+        async def on_undo(ack: Any, body: JSON) -> None:
+            await ack()
+            bodies.append(body)
+
+        app.action("undo")(on_undo)
+        await bot.start()
+        eph = pg.fake.call("chat.postEphemeral", channel=pg.channel, user=BOB, text="undo?",
+                           blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": "x"},
+                                    "accessory": {"type": "button", "action_id": "undo",
+                                                  "value": "v1", "text": {
+                                                      "type": "plain_text", "text": "Undo"}}}])
+        with pytest.raises(PlaygroundError):  # nobody else sees it, so nobody else clicks it
+            pg.click(ALICE, str(eph["message_ts"]), "undo")
+        pg.click(BOB, str(eph["message_ts"]), "undo")
+        await pg.deliverer.idle()
+        [body] = bodies
+        assert body["container"]["is_ephemeral"] is True and "message" not in body
+        assert body["actions"][0]["value"] == "v1" and body["user"]["id"] == BOB
+        assert body["actions"][0]["block_id"]  # generated like Slack's when the block has none
