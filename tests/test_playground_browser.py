@@ -35,6 +35,7 @@ pytestmark = [
 QUESTION = "what moved copper foil prices in 2026?"
 FIRST = "Copper foil prices rose *12%* in 2026 as battery demand grew."
 REVISED = "Copper foil prices rose *14%* in 2026 as battery demand grew."
+WAIT_MS = 15_000  # generous for a loaded 2-core CI machine; a passing run waits far less
 
 
 class ScriptedWorker:
@@ -77,6 +78,7 @@ async def redis() -> AsyncIterator[aioredis.Redis]:
 
 @pytest.fixture
 async def browser() -> AsyncIterator[Browser]:
+    expect.set_options(timeout=WAIT_MS)
     async with async_playwright() as pw:
         launched = await pw.chromium.launch(executable_path=str(CHROMIUM), headless=True)
         try:
@@ -87,6 +89,7 @@ async def browser() -> AsyncIterator[Browser]:
 
 async def open_page(browser: Browser, pg: Playground, fragment: str = "") -> Page:
     page = await browser.new_page(viewport={"width": 1400, "height": 900})
+    page.set_default_timeout(WAIT_MS)
     await page.goto(pg.url + "/" + fragment)
     await page.wait_for_selector("body[data-ready='1']")
     return page
