@@ -5,6 +5,9 @@ PY ?= python3
 VENV = .venv
 BIN = $(VENV)/bin
 STAMP = $(VENV)/.installed
+# The browser tests drive Debian's Chromium through Playwright (never `playwright install`).
+CHROMIUM ?= /usr/bin/chromium
+BROWSER_STAMP = $(VENV)/.browser
 
 # Runs write their SQLite database (and bench output) here, not under the home directory.
 export RED_DATA_DIR ?= $(CURDIR)/.redsearch-data
@@ -17,7 +20,7 @@ PYTEST_ARGS ?=
 BENCH_JSON = $(RED_DATA_DIR)/bench.json
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test test-fast bench lint clean
+.PHONY: help install browser run test test-fast bench lint clean
 
 help:
 	@echo "make run        research the sample question on the bundled corpus with the bundled model"
@@ -25,6 +28,7 @@ help:
 	@echo "make test-fast  tests without the bundled GGUF model (-m 'not gguf')"
 	@echo "make bench      the sample run, then its per-tier token table"
 	@echo "make lint       ruff + mypy"
+	@echo "make browser    Debian's chromium for the browser tests (make test does this)"
 	@echo "make clean      remove .venv, caches and .redsearch-data"
 
 install: $(STAMP)
@@ -40,13 +44,30 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -e '.[dev]'
 	touch $@
 
+# Chromium for the browser tests: Debian's package, installed with apt-get when it is missing
+# (as root, or through sudo). Where that is impossible the browser tests skip and say why.
+browser: $(BROWSER_STAMP)
+
+$(BROWSER_STAMP): $(STAMP)
+	@if [ ! -x "$(CHROMIUM)" ] && command -v apt-get >/dev/null; then \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null; then SUDO="sudo -n"; \
+		else SUDO=none; fi; \
+		if [ "$$SUDO" = none ]; then echo "note: not root and no sudo: cannot install chromium"; \
+		else echo "installing Debian's chromium for the browser tests…"; \
+			$$SUDO apt-get update -qq && \
+			$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null || \
+			echo "note: chromium could not be installed; the browser tests will skip"; fi; \
+	fi
+	@if [ -x "$(CHROMIUM)" ]; then touch $@; \
+	else echo "note: $(CHROMIUM) missing; the browser tests will skip"; fi
+
 run: $(STAMP)
 	RED_BUDGET_STEPS=$(SAMPLE_STEPS) $(BIN)/redsearch sample
 
-test: $(STAMP)
+test: $(STAMP) $(BROWSER_STAMP)
 	$(PYTEST) $(PYTEST_ARGS)
 
-test-fast: $(STAMP)
+test-fast: $(STAMP) $(BROWSER_STAMP)
 	$(PYTEST) -m "not gguf" $(PYTEST_ARGS)
 
 # Issue 3's benchmark: the goal-tree engine against the naive monolithic agent, same tasks,

@@ -81,6 +81,7 @@ class Change:
     ts: str
     thread_ts: str | None
     data: JSON
+    ephemeral_for: str | None = None  # the only user who sees an ephemeral message
 
 
 def _blocks(value: Any) -> list[JSON]:
@@ -118,8 +119,11 @@ class FakeSlack:
 
     # -- server lifecycle ---------------------------------------------------------------
 
-    async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
-        app = web.Application()
+    async def start(self, host: str = "127.0.0.1", port: int = 0,
+                    app: web.Application | None = None) -> None:
+        """Serve the Web API at `/api/<method>`, on `app` when given (the playground adds its
+        own routes to the same server)."""
+        app = app if app is not None else web.Application()
         app.router.add_route("*", "/api/{method}", self._handle)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
@@ -140,6 +144,10 @@ class FakeSlack:
         await self.stop()
 
     @property
+    def port(self) -> int:
+        return self._port
+
+    @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._port}/api/"
 
@@ -157,6 +165,13 @@ class FakeSlack:
     def ephemerals(self, channel: str, user: str | None = None) -> list[Message]:
         return [m for m in self._ephemeral.values()
                 if m.channel == channel and (user is None or m.ephemeral_for == user)]
+
+    def ephemeral(self, ts: str) -> Message | None:
+        return self._ephemeral.get(ts)
+
+    def statuses(self, channel: str) -> dict[str, str]:
+        """The assistant status of every thread of the channel that has one set."""
+        return {ts: s for (ch, ts), s in self._statuses.items() if ch == channel and s}
 
     def status(self, channel: str, thread_ts: str) -> str:
         return self._statuses.get((channel, thread_ts), "")
@@ -187,12 +202,19 @@ class FakeSlack:
         return queue, self.add_listener(queue.put_nowait)
 
     def post_user_message(self, channel: str, user: str, text: str,
-                          thread_ts: str | None = None) -> Message:
+                          thread_ts: str | None = None,
+                          blocks: list[JSON] | None = None) -> Message:
         """A person writes in the channel (the playground's message box)."""
-        msg = Message(channel, self._next_ts(), text, [], thread_ts, user=user, bot_id=None)
+        msg = Message(channel, self._next_ts(), text, blocks or [], thread_ts, user=user,
+                      bot_id=None)
         self._messages[(channel, msg.ts)] = msg
         self._emit("posted", msg)
         return msg
+
+    def call(self, method: str, **params: Any) -> JSON:
+        """Run a Web API method as the bot, in-process and without pacing (a response_url does
+        this); raises SlackError on `ok: false`."""
+        return self._dispatch(method, params, self.token)
 
     # -- request handling ---------------------------------------------------------------------
 
@@ -349,7 +371,8 @@ class FakeSlack:
         return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
 
     def _emit(self, kind: str, msg: Message) -> None:
-        change = Change(kind, msg.channel, msg.ts, msg.thread_ts, msg.to_dict())
+        change = Change(kind, msg.channel, msg.ts, msg.thread_ts, msg.to_dict(),
+                        msg.ephemeral_for)
         for listener in list(self._listeners):
             listener(change)
 

@@ -1,0 +1,101 @@
+"""The playground wired to the real bot for tests: a real Redis (embedded when none answers),
+the real slack-bolt app on aiohttp at a port chosen before the playground starts (the playground
+delivers to the bot, the bot calls the playground's Web API), and the playground itself."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis.asyncio as aioredis
+from aiohttp import web
+from slack_bolt.async_app import AsyncApp
+
+from bot.app import EVENTS_PATH, Enqueue, ResearchRequestMsg, build_app, web_app
+from bot.playground import Playground
+from workers.redis_server import ensure_redis, free_port
+
+SECRET = "playground-test-secret"
+TOKEN = "xoxb-playground-test"
+ALICE = "U0ALICE"
+BOB = "U0BOB"
+
+
+@asynccontextmanager
+async def real_redis() -> AsyncIterator[aioredis.Redis]:
+    url, embedded = await ensure_redis("redis://127.0.0.1:6379/14")
+    client = aioredis.Redis.from_url(url)
+    try:
+        await client.flushdb()
+        yield client
+    finally:
+        await client.aclose()
+        if embedded is not None:
+            await embedded.stop()
+
+
+@dataclass
+class BotServer:
+    """The real bot app served over aiohttp on a fixed port; `start()` again after `stop()`."""
+
+    port: int
+    api_url: str
+    redis: aioredis.Redis
+    enqueue: Enqueue | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    app: AsyncApp | None = None
+    runner: web.AppRunner | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}{EVENTS_PATH}"
+
+    def build(self) -> AsyncApp:
+        self.app = build_app(bot_token=TOKEN, signing_secret=SECRET, api_url=self.api_url,
+                             redis=self.redis, enqueue=self.enqueue, **self.options)
+        return self.app
+
+    async def start(self) -> None:
+        app = self.app or self.build()
+        self.runner = web.AppRunner(web_app(app))
+        await self.runner.setup()
+        await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
+
+    async def stop(self) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+            self.runner = None
+        self.app = None
+
+
+class Recorder:
+    """An `enqueue` that remembers what it was handed."""
+
+    def __init__(self) -> None:
+        self.requests: list[ResearchRequestMsg] = []
+
+    async def __call__(self, request: ResearchRequestMsg) -> str:
+        self.requests.append(request)
+        return request.job_id
+
+
+@asynccontextmanager
+async def playground_stack(redis: aioredis.Redis, *, secret: str = SECRET,
+                           enqueue: Enqueue | None = None, start_bot: bool = True,
+                           **playground_options: Any) -> AsyncIterator[tuple[Playground,
+                                                                             BotServer]]:
+    """A started playground and a bot (started unless `start_bot=False`), both stopped after."""
+    port = free_port()
+    playground = Playground(f"http://127.0.0.1:{port}{EVENTS_PATH}", secret, TOKEN,
+                            **playground_options)
+    await playground.start()
+    bot = BotServer(port, playground.api_url, redis, enqueue)
+    try:
+        if start_bot:
+            await bot.start()
+        yield playground, bot
+    finally:
+        await playground.stop()
+        await bot.stop()
