@@ -13,7 +13,7 @@ import redis.asyncio as aioredis
 from aiohttp import web
 from slack_bolt.async_app import AsyncApp
 
-from bot.app import EVENTS_PATH, Enqueue, ResearchRequestMsg, build_app, web_app
+from bot.app import EVENTS_PATH, Queue, ResearchRequestMsg, build_app, web_app
 from bot.playground import Playground
 from workers.redis_server import ensure_redis, free_port
 
@@ -43,7 +43,7 @@ class BotServer:
     port: int
     api_url: str
     redis: aioredis.Redis
-    enqueue: Enqueue | None = None
+    queue: Queue | None = None
     options: dict[str, Any] = field(default_factory=dict)
     app: AsyncApp | None = None
     runner: web.AppRunner | None = None
@@ -54,7 +54,7 @@ class BotServer:
 
     def build(self) -> AsyncApp:
         self.app = build_app(bot_token=TOKEN, signing_secret=SECRET, api_url=self.api_url,
-                             redis=self.redis, enqueue=self.enqueue, **self.options)
+                             redis=self.redis, queue=self.queue, **self.options)
         return self.app
 
     async def start(self) -> None:
@@ -71,19 +71,25 @@ class BotServer:
 
 
 class Recorder:
-    """An `enqueue` that remembers what it was handed."""
+    """A queue that remembers what it was handed."""
 
     def __init__(self) -> None:
         self.requests: list[ResearchRequestMsg] = []
+        self.followups: list[tuple[str, str, str]] = []
 
-    async def __call__(self, request: ResearchRequestMsg) -> str:
+    async def research(self, request: ResearchRequestMsg) -> bool:
         self.requests.append(request)
-        return request.job_id
+        return True
+
+    async def followup(self, request: ResearchRequestMsg, ts: str, user: str,
+                       text: str) -> bool:
+        self.followups.append((ts, user, text))
+        return True
 
 
 @asynccontextmanager
 async def playground_stack(redis: aioredis.Redis, *, secret: str = SECRET,
-                           enqueue: Enqueue | None = None, start_bot: bool = True,
+                           queue: Queue | None = None, start_bot: bool = True,
                            **playground_options: Any) -> AsyncIterator[tuple[Playground,
                                                                              BotServer]]:
     """A started playground and a bot (started unless `start_bot=False`), both stopped after."""
@@ -91,7 +97,7 @@ async def playground_stack(redis: aioredis.Redis, *, secret: str = SECRET,
     playground = Playground(f"http://127.0.0.1:{port}{EVENTS_PATH}", secret, TOKEN,
                             **playground_options)
     await playground.start()
-    bot = BotServer(port, playground.api_url, redis, enqueue)
+    bot = BotServer(port, playground.api_url, redis, queue)
     try:
         if start_bot:
             await bot.start()

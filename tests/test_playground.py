@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import aiohttp
@@ -35,14 +35,16 @@ class Seen:
         self.bodies: list[JSON] = []
         self.retries: list[tuple[str, str]] = []
         app = bot.app or bot.build()
-        app.event("message")(self._on_message)
+        app.middleware(self._record)  # beside the bot's own listeners, not instead of them
 
-    async def _on_message(self, ack: Any, body: JSON, request: AsyncBoltRequest) -> None:
-        await ack()
-        self.bodies.append(body)
-        num = request.headers.get("x-slack-retry-num") or [""]
-        reason = request.headers.get("x-slack-retry-reason") or [""]
-        self.retries.append((num[0], reason[0]))
+    async def _record(self, body: JSON, request: AsyncBoltRequest,
+                      next: Callable[[], Awaitable[Any]]) -> Any:
+        if (body.get("event") or {}).get("type") == "message":
+            self.bodies.append(body)
+            num = request.headers.get("x-slack-retry-num") or [""]
+            reason = request.headers.get("x-slack-retry-reason") or [""]
+            self.retries.append((num[0], reason[0]))
+        return await next()
 
 
 async def post(session: aiohttp.ClientSession, url: str, body: JSON) -> tuple[int, JSON]:
@@ -103,7 +105,7 @@ async def test_a_thread_reply_without_a_mention_is_a_message_event_only(
 
 async def test_clicks_are_signed_block_actions_for_the_real_bot(redis: aioredis.Redis) -> None:
     enqueued = Recorder()
-    async with playground_stack(redis, enqueue=enqueued, start_bot=False) as (pg, bot), \
+    async with playground_stack(redis, queue=enqueued, start_bot=False) as (pg, bot), \
             aiohttp.ClientSession() as session:
         bot.options["process_before_response"] = True
         Seen(bot)
@@ -179,14 +181,14 @@ async def test_an_unanswered_event_is_retried_with_http_timeout(redis: aioredis.
         app = bot.build()
         headers: list[tuple[str, str]] = []
 
-        async def slow(ack: Any, request: AsyncBoltRequest) -> None:
+        async def slow(request: AsyncBoltRequest, next: Callable[[], Awaitable[Any]]) -> Any:
             num = (request.headers.get("x-slack-retry-num") or [""])[0]
             headers.append((num, (request.headers.get("x-slack-retry-reason") or [""])[0]))
             if not num:
                 await asyncio.sleep(0.6)  # the first delivery is answered too late
-            await ack()
+            return await next()
 
-        app.event("message")(slow)
+        app.middleware(slow)
         await bot.start()
         pg.say(ALICE, "no mention, just talking")
         await pg.deliverer.idle()

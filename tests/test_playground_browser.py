@@ -46,9 +46,13 @@ class ScriptedWorker:
         self.pause_s = pause_s
         self.tasks: list[asyncio.Task[None]] = []
 
-    async def enqueue(self, request: ResearchRequestMsg) -> str:
+    async def research(self, request: ResearchRequestMsg) -> bool:
         self.tasks.append(asyncio.create_task(self.run(request)))
-        return request.job_id
+        return True
+
+    async def followup(self, request: ResearchRequestMsg, ts: str, user: str,
+                       text: str) -> bool:
+        return True
 
     async def run(self, request: ResearchRequestMsg) -> None:
         publisher = SlackPublisher(make_client(TOKEN, self.api_url), request.channel,
@@ -115,7 +119,7 @@ def save_screenshot(shot: bytes, tmp_path: Path, name: str) -> None:
 async def test_mention_pick_deep_watch_the_thread_fill_and_revise(
         redis: aioredis.Redis, browser: Browser, tmp_path: Path) -> None:
     worker = ScriptedWorker("")
-    async with playground_stack(redis, enqueue=worker.enqueue) as (pg, _):
+    async with playground_stack(redis, queue=worker) as (pg, _):
         worker.api_url = pg.api_url
         pg.deliverer.retry_delay_s = 0.05  # this bot has no `message` handler yet: it 404s
         page = await open_page(browser, pg)
