@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from research_core import cadence, claims, executor, planner, reporter
+from research_core import cadence, claims, executor, planner, reporter, runlog
 from research_core.budget import parse_mode
 from research_core.deep_mode import BudgetOwner
 from research_core.delivery import Delivery, Outbox
@@ -60,7 +60,8 @@ class Engine:
     async def run(self, state: RunState) -> Report:
         """Research until no node is open or the step limit is reached, then report."""
         research = _Research(self, state)
-        return await research.run()
+        with runlog.bound(state.log):
+            return await research.run()
 
 
 class _Research:

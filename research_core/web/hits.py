@@ -24,7 +24,7 @@ _TYPE_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          "official_statistics"),
         (r"(^|\.)(reddit|forum|bbs|tieba|zhihu|quora|stackexchange)\.|/forum|/thread",
          "forum"),
-        (r"(^|\.)(medium|substack|blogspot|wordpress)\.|/blog", "blog"),
+        (r"(^|\.)(medium|substack|blogspot|wordpress)\.|blog", "blog"),
         (r"/press|/newsroom|/investor|prnewswire|businesswire|globenewswire", "company_pr"),
         (r"exchange|\.lme\.|shfe|cme(group)?\.", "exchange_data"),
         (r"association|federation|council|institute|\.org$", "industry_association"),

@@ -33,6 +33,7 @@ class Failure:
     status: int
     retry_after: str | None = None
     delay_s: float = 0.0
+    forever: bool = True  # False: answered once, then the next in the queue (or success)
 
 
 @dataclass
@@ -95,8 +96,10 @@ class FakeWeb:
         queue = self.failures.get(api) or []
         if not queue:
             return None
-        failure = queue.pop(0) if len(queue) > 1 else queue[0]
+        failure = queue[0] if queue[0].forever else queue.pop(0)
         await asyncio.sleep(failure.delay_s)
+        if failure.status == 200:
+            return None
         headers = {"Retry-After": failure.retry_after} if failure.retry_after else {}
         return web.json_response({"error": "rate limited"}, status=failure.status,
                                  headers=headers)
