@@ -83,6 +83,15 @@ async def test_a_web_result_set_flows_into_evidence(
     assert any(s.url.startswith(site.base_url) for s in out.report.sources)
 
 
+async def test_hits_served_from_the_cache_are_still_read(
+        serve: Serve, store: SqlStore, similarity: Similarity, sites: list[FakeWeb]) -> None:
+    await run_web(serve, store, similarity, sites, [SALES, prices("")])
+    again, _ = await run_web(serve, store, similarity, sites, [SALES, prices("")])
+    assert again.state.log.of_kind("cache-hit") and not sites[1].of("searxng")
+    assert again.state.deep_reads
+    assert any("read:" in e.message for e in again.state.log.of_kind("page"))
+
+
 def _quoted_only(text: str, needle: str) -> bool:
     """`needle` occurs, only inside the one <<<DATA … DATA>>> block of `text`."""
     if text.count("<<<DATA") != 1 or text.count("DATA>>>") != 1:

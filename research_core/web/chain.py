@@ -11,6 +11,7 @@ from research_core.errors import SearchUnavailable
 from research_core.protocols import SearchBackend, SearchHit, SearchRequest
 from research_core.runlog import note
 from research_core.web.api_client import BackendFailed
+from research_core.web.hits import WEB_ID_PREFIX
 from research_core.web.page_reader import PageReader, PageRefused
 
 
@@ -51,9 +52,13 @@ class WebBackend:
     async def search(self, request: SearchRequest) -> list[SearchHit]:
         local = await self.corpus.search(request) if self.corpus else []
         found = await self._web(request)
-        for hit in found:
-            self._urls[hit.source_id] = hit.url
+        self.remember(found)
         return merge(local, found, request.limit) if local else found
+
+    def remember(self, hits: list[SearchHit]) -> None:
+        """Web hits (also those the engine serves from its cache) can have their pages read."""
+        web = (h for h in hits if h.source_id.startswith(WEB_ID_PREFIX))
+        self._urls.update((h.source_id, h.url) for h in web)
 
     async def _web(self, request: SearchRequest) -> list[SearchHit]:
         failures: list[str] = []

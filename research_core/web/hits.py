@@ -14,6 +14,7 @@ from yarl import URL
 from research_core.protocols import SearchHit
 
 SNIPPET_CHARS = 200
+WEB_ID_PREFIX = "web-"
 _TAG = re.compile(r"<[^>]{0,200}>")
 _ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 
@@ -35,7 +36,7 @@ _TYPE_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 
 
 def source_id_for(url: str) -> str:
-    return "web-" + hashlib.sha256(url.encode("utf-8")).hexdigest()[:12]
+    return WEB_ID_PREFIX + hashlib.sha256(url.encode("utf-8")).hexdigest()[:12]
 
 
 def clean_text(raw: str) -> str:
