@@ -163,3 +163,8 @@ async def test_a_slow_page_is_cut_at_the_time_cap(site: FakeWeb) -> None:
     with pytest.raises(PageRefused, match=r"within 0\.5s"):
         await reader(timeout_s=0.5).read(site.url("/slow"))
     assert time.monotonic() - started < 2.0
+
+
+async def test_localhost_by_name_is_refused() -> None:
+    with pytest.raises(PageRefused, match="loopback"):
+        await PageReader().read("http://localhost:9/")
