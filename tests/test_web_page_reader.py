@@ -11,7 +11,7 @@ import pytest
 
 from research_core.web.net_guard import AddressPolicy, address_problem
 from research_core.web.page_reader import CHUNK_BYTES, PageReader, PageRefused
-from tests.fakes.web_server import BIG_PAGE_BYTES, Doc, FakeWeb, article
+from tests.fakes.web_server import BIG_PAGE_BYTES, PDF_LINES, Doc, FakeWeb, article
 
 # The pages are served from 127.0.0.2; only that address is let through, so 127.0.0.1 (and
 # every other loopback address) stays refused in the same tests.
@@ -168,3 +168,14 @@ async def test_a_slow_page_is_cut_at_the_time_cap(site: FakeWeb) -> None:
 async def test_localhost_by_name_is_refused() -> None:
     with pytest.raises(PageRefused, match="loopback"):
         await PageReader().read("http://localhost:9/")
+
+
+async def test_a_pdf_is_read_with_its_text_and_date(site: FakeWeb) -> None:
+    page = await reader().read(site.url("/pdf"))
+    assert page.text == "\n\n".join(PDF_LINES)
+    assert page.published == dt.date(2026, 10, 12) and page.title == "Heat pump report"
+
+
+async def test_a_pdf_cut_at_the_cap_is_refused(site: FakeWeb) -> None:
+    with pytest.raises(PageRefused, match="PDF cut at the byte cap"):
+        await reader(max_bytes=300).read(site.url("/pdf"))

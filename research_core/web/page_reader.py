@@ -1,20 +1,24 @@
 """The safe page reader: fetch one http(s) page under a time cap, a byte cap and a content-type
-allow-list, refusing unsafe addresses on every redirect hop, then extract its main text and
-publish date with trafilatura. Paragraphs come back separated by blank lines, the shape the
-engine's paragraph selection (`research_core.reading`) splits on."""
+allow-list (HTML, plain text, PDF), refusing unsafe addresses on every redirect hop, then
+extract its text and publish date (`research_core.web.extract`)."""
 
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 from dataclasses import dataclass, field
 
 import aiohttp
-import trafilatura
 from yarl import URL
 
 from research_core.settings import WebSettings
-from research_core.web.hits import parse_date
+from research_core.web.extract import (
+    PDF_TYPES,
+    READABLE_TYPES,
+    FetchedPage,
+    PageText,
+    Unreadable,
+    extract,
+)
 from research_core.web.net_guard import (
     AddressPolicy,
     GuardedResolver,
@@ -26,33 +30,12 @@ from research_core.web.net_guard import (
 
 MAX_REDIRECTS = 5
 CHUNK_BYTES = 64 * 1024
-HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-TEXT_TYPES = frozenset({"text/plain"})
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 USER_AGENT = "RED-Searcher/0.1 (research bot; +https://example.invalid/red-searcher)"
 
 
 class PageRefused(Exception):
     """The page was not read: unsafe address, bad scheme, status, type or redirect chain."""
-
-
-@dataclass(frozen=True)
-class FetchedPage:
-    url: str
-    content_type: str
-    charset: str | None
-    body: bytes
-    truncated: bool
-    received: int
-
-
-@dataclass(frozen=True)
-class PageText:
-    url: str
-    title: str
-    text: str
-    published: dt.date | None
-    truncated: bool
 
 
 @dataclass
@@ -72,10 +55,10 @@ class PageReader:
     async def read(self, url: str) -> PageText:
         """The page's main text and publish date; PageRefused when it cannot be read safely."""
         page = await self.fetch(url)
-        if page.content_type in TEXT_TYPES:
-            text = page.body.decode(page.charset or "utf-8", errors="replace")
-            return PageText(page.url, "", paragraphs(text), None, page.truncated)
-        return await asyncio.to_thread(extract_html, page)
+        try:
+            return await asyncio.to_thread(extract, page)
+        except Unreadable as exc:
+            raise PageRefused(str(exc)) from exc
 
     async def fetch(self, url: str) -> FetchedPage:
         try:
@@ -124,10 +107,10 @@ class PageReader:
         if resp.status != 200:
             raise PageRefused(f"{url}: HTTP {resp.status}")
         kind = resp.content_type.lower()
-        if kind not in HTML_TYPES | TEXT_TYPES:
+        if kind not in READABLE_TYPES:
             raise PageRefused(f"{url}: content type {kind} is not read")
         body, received = await self._capped(resp)
-        if b"\x00" in body[:CHUNK_BYTES]:
+        if kind not in PDF_TYPES and b"\x00" in body[:CHUNK_BYTES]:
             raise PageRefused(f"{url}: binary content labelled {kind}")
         return FetchedPage(str(url), kind, resp.charset, body[: self.max_bytes],
                            received > self.max_bytes, received)
@@ -145,18 +128,3 @@ class PageReader:
                 break
         return b"".join(parts), size
 
-
-def paragraphs(text: str) -> str:
-    """Non-empty lines as paragraphs separated by blank lines."""
-    return "\n\n".join(line.strip() for line in text.splitlines() if line.strip())
-
-
-def extract_html(page: FetchedPage) -> PageText:
-    """Main text, title and publish date of an HTML page (trafilatura, no comments)."""
-    html = page.body.decode(page.charset or "utf-8", errors="replace")
-    doc = trafilatura.bare_extraction(html, url=page.url, with_metadata=True,
-                                      include_comments=False, include_tables=True)
-    if doc is None or isinstance(doc, dict):
-        return PageText(page.url, "", "", None, page.truncated)
-    return PageText(page.url, doc.title or "", paragraphs(doc.text or ""),
-                    parse_date(doc.date), page.truncated)

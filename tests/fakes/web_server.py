@@ -44,6 +44,36 @@ class Seen:
     headers: dict[str, str]
 
 
+def tiny_pdf(lines: list[str], created: str = "20261012080000") -> bytes:
+    """A one-page PDF 1.4 with Helvetica text lines and an Info dictionary."""
+    text = " ".join(f"({line}) Tj T*" for line in lines)
+    content = f"BT /F1 12 Tf 72 720 Td 14 TL {text} ET"
+    objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        "/Resources << /Font << /F1 5 0 R >> >> >>",
+        f"<< /Length {len(content)} >>\nstream\n{content}\nendstream",
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        f"<< /CreationDate (D:{created}Z) /Title (Heat pump report) >>",
+    ]
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n{body}\nendobj\n".encode()
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
+    out += (f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R /Info 6 0 R >>\n"
+            f"startxref\n{xref}\n%%EOF\n").encode()
+    return out
+
+
+PDF_LINES = ["Heat pump sales reached 214,000 units in September 2026.",
+             "Prices fell 9.5% to 7,150 euros."]
+
+
 def article(title: str, published: str, paragraphs: list[str]) -> str:
     body = "".join(f"<p>{p}</p>" for p in paragraphs)
     return (f"<html><head><title>{title}</title><meta property=\"article:published_time\" "
@@ -73,6 +103,7 @@ class FakeWeb:
         app.router.add_get("/nul", self._nul)
         app.router.add_get("/slow", self._slow)
         app.router.add_get("/plain", self._plain)
+        app.router.add_get("/pdf", self._pdf)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         await web.TCPSite(self._runner, self.host, 0).start()
@@ -190,3 +221,6 @@ class FakeWeb:
 
     async def _plain(self, request: web.Request) -> web.Response:
         return web.Response(text="First line of text.\nSecond line.", content_type="text/plain")
+
+    async def _pdf(self, request: web.Request) -> web.Response:
+        return web.Response(body=tiny_pdf(PDF_LINES), content_type="application/pdf")
