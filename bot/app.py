@@ -40,6 +40,7 @@ from bot.requests import (
     job_id,
     request_key,
 )
+from workers.slack_publisher import make_client
 
 JSON = dict[str, Any]
 
@@ -248,7 +249,7 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
     deterministic tests); by default the handlers ack first and keep running after the answer.
     """
     base_url = api_url if api_url.endswith("/") else api_url + "/"
-    client = AsyncWebClient(token=bot_token, base_url=base_url)
+    client = make_client(bot_token, base_url)  # 429s wait for Retry-After, as in the worker
     app = AsyncApp(client=client, signing_secret=signing_secret, name="red-searcher",
                    process_before_response=process_before_response)
     handlers = _Handlers(redis, queue, max_question_chars, deep_allowed)

@@ -28,6 +28,7 @@ from research_core.settings import TIERS, Settings
 from research_core.state import RunState
 from research_core.store import SqlStore
 from research_core.tier_factory import aclose_tiers, build_tiers, describe_tier
+from research_core.web.factory import build_backend, uses_corpus
 
 STRATEGIES = ("hierarchical", "monolithic")
 
@@ -79,9 +80,8 @@ async def run_research(request: ResearchRequest, settings: Settings | None = Non
     if request.json_path and not Path(request.json_path).resolve().parent.is_dir():
         raise RunError(f"cannot write --json file {request.json_path}: no such folder")
     folder = Path(request.corpus) if request.corpus else settings.corpus_dir or sample_corpus_dir()
-    backend = CorpusBackend.from_folder(folder)
     say = _quiet if request.quiet else _say
-    say(f"corpus: {len(backend)} documents from {folder}")
+    backend = open_backend(settings, folder, say)
     store = await SqlStore.open(settings.db_url)
     try:
         await _offer_resume(store, question)
@@ -106,12 +106,23 @@ async def run_resume(run_id: str, settings: Settings | None = None) -> int:
             raise RunError(f"run {run_id} is a {state.extra['strategy']} baseline run; "
                            "only goal-tree runs can be resumed")
         folder = Path(state.extra.get("corpus") or sample_corpus_dir())
-        backend = CorpusBackend.from_folder(folder)
+        backend = open_backend(settings, folder, _say)
         _say(f"resuming run {run_id} at step {state.step} (corpus {folder})")
         request = ResearchRequest(state.question, str(folder), state.as_of)
         return await _execute(state, request, settings, backend, store, _say)
     finally:
         await store.close()
+
+
+def open_backend(settings: Settings, folder: Path, say: Callable[[str], None]) -> SearchBackend:
+    """RED_SEARCH_BACKENDS as a backend; the corpus folder is loaded only when it is named."""
+    corpus = CorpusBackend.from_folder(folder) if uses_corpus(settings) else None
+    if corpus is not None:
+        say(f"corpus: {len(corpus)} documents from {folder}")
+    backend = build_backend(settings, corpus)
+    if backend is not corpus:
+        say(f"search: {backend.name}")
+    return backend
 
 
 async def _offer_resume(store: SqlStore, question: str) -> None:
@@ -136,7 +147,7 @@ class ResumeInstead(Exception):
 
 
 async def _execute(state: RunState, request: ResearchRequest, settings: Settings,
-                   backend: CorpusBackend, store: SqlStore, say: Callable[[str], None]) -> int:
+                   backend: SearchBackend, store: SqlStore, say: Callable[[str], None]) -> int:
     for name in TIERS:
         say("model " + describe_tier(name, settings.tiers[name]))
     started = time.monotonic()

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from research_core import cadence, claims, executor, followup, planner, reporter
+from research_core import cadence, claims, executor, followup, planner, reporter, runlog
 from research_core.budget import parse_mode
 from research_core.deep_mode import BudgetOwner
 from research_core.delivery import Delivery, Outbox
@@ -60,15 +60,17 @@ class Engine:
     async def run(self, state: RunState) -> Report:
         """Research until no node is open or the step limit is reached, then report."""
         research = _Research(self, state)
-        return await research.run()
+        with runlog.bound(state.log):
+            return await research.run()
 
     async def follow_up(self, state: RunState, question: str,
                         key: str) -> followup.FollowUpAnswer:
         """Answer a follow-up in the run's thread: from memory, researching only if needed."""
         research = _Research(self, state)
-        done = await followup.answer(research, validate_question(
-            question, self.settings.engine.max_question_chars), key,
-            self.settings.engine.followup_steps)
+        asked = validate_question(question, self.settings.engine.max_question_chars)
+        with runlog.bound(state.log):
+            done = await followup.answer(research, asked, key,
+                                         self.settings.engine.followup_steps)
         await research.checkpoint()
         return done
 

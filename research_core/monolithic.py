@@ -28,6 +28,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from research_core import runlog
 from research_core.engine import Checkpointer
 from research_core.evidence import Evidence
 from research_core.gateway import Gateway
@@ -101,7 +102,8 @@ class MonolithicAgent:
     context_chars: int | None = None
 
     async def run(self, state: RunState) -> Report:
-        return await _NaiveRun(self, state).run()
+        with runlog.bound(state.log):
+            return await _NaiveRun(self, state).run()
 
 
 class _NaiveRun:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from importlib import resources
 from string import Template
@@ -19,10 +20,23 @@ def _prompts() -> dict[str, Any]:
     return loaded
 
 
+# Runs of three or more angle brackets (ASCII, full-width, small and guillemets), spaces
+# allowed between them: what could pass for a <<<DATA / DATA>>> delimiter inside quoted text.
+_DELIMITER_LIKE = re.compile(r"(?:[<＜﹤‹«〈《]\s*){3,}|(?:[>＞﹥›»〉》]\s*){3,}")
+
+
+def neutralise(text: str) -> str:
+    """Quoted text with its delimiter look-alikes defused, so that a page cannot close the
+    data block it is quoted in and speak outside it."""
+    return _DELIMITER_LIKE.sub(lambda m: "‹" if m.group(0)[0] in "<＜﹤‹«〈《" else "›", text)
+
+
 def render(key: str, **variables: object) -> list[Message]:
-    """The system and user messages of one prompt, with its variables filled in."""
+    """The system and user messages of one prompt, with its variables filled in. Every value
+    is neutralised: only the template itself draws the data delimiters."""
     spec = _prompts()[key]
-    values = {"data_rule": _prompts()["data_rule"], **{k: str(v) for k, v in variables.items()}}
+    values = {"data_rule": _prompts()["data_rule"],
+              **{k: neutralise(str(v)) for k, v in variables.items()}}
     return [
         Message("system", Template(spec["system"]).substitute(values)),
         Message("user", Template(spec["user"]).substitute(values)),

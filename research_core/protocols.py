@@ -91,6 +91,11 @@ class SearchBackend(Protocol):
         ...
 
 
+class RateLimiter(Protocol):
+    """Paces requests per key (a search backend); waits until one more request is allowed."""
+
+    async def acquire(self, key: str) -> None: ...
+
 class Publisher(Protocol):
     """Where a run speaks to people: short progress notes, and sourced answer parts.
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,3 +45,27 @@ class RunLog:
 
     def of_kind(self, kind: str) -> list[LogEvent]:
         return [e for e in self.events if e.kind == kind]
+
+
+_CURRENT: ContextVar[RunLog | None] = ContextVar("current_run_log", default=None)
+_logger = logging.getLogger("research_core")
+
+
+@contextmanager
+def bound(log: RunLog) -> Iterator[None]:
+    """Makes `log` the run log that `note` writes to, for the code run inside (this task and
+    the tasks it starts): components built before the run, such as search backends, reach the
+    run log without holding it."""
+    token = _CURRENT.set(log)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
+def note(kind: str, message: str, **data: Any) -> None:
+    """An event for the current run's log (see `bound`), also sent to `logging`."""
+    _logger.info("%s: %s", kind, message)
+    log = _CURRENT.get()
+    if log is not None:
+        log.emit(kind, message, **data)

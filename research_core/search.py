@@ -7,7 +7,7 @@ import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from research_core.protocols import (
     SearchBackend,
@@ -18,6 +18,14 @@ from research_core.protocols import (
 )
 from research_core.runlog import RunLog
 from research_core.settings import EngineSettings
+
+
+@runtime_checkable
+class RemembersHits(Protocol):
+    """A backend that must learn about hits served from the cache (a web backend maps their
+    source ids to URLs so that it can read their pages)."""
+
+    def remember(self, hits: list[SearchHit]) -> None: ...
 
 
 class HitCache(Protocol):
@@ -91,6 +99,8 @@ class SearchTool:
         key = cache_key(self.backend.name, query, time_range)
         cached = await self.cache.cache_get(key, self.cfg.cache_ttl_s)
         if cached is not None:
+            if isinstance(self.backend, RemembersHits):
+                self.backend.remember(cached)
             self.log.emit("cache-hit", f"{query!r} served from cache ({len(cached)} hits)",
                           query=query)
             return QueryResult(query, cached, True, time_range)

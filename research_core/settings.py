@@ -183,6 +183,55 @@ class WorkerSettings:
             raise SettingsError("RED_WORKER_JOBS must be at least 1")
 
 
+WEB_BACKENDS = ("searxng", "brave", "tavily", "corpus")
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    """Search backends and the page reader. RED_SEARCH_BACKENDS is the order in which web
+    backends are tried (searxng, brave, tavily); "corpus" in the list adds the local corpus to
+    every search. Keys: BRAVE_API_KEY, TAVILY_API_KEY (never logged). Rates are requests per
+    second per backend, shared by all workers through Redis when a worker passes its client."""
+
+    backends: tuple[str, ...] = ("corpus",)
+    searxng_url: str = ""
+    brave_url: str = "https://api.search.brave.com/res/v1/web/search"
+    brave_api_key: Secret = field(default_factory=lambda: Secret(""))
+    tavily_url: str = "https://api.tavily.com/search"
+    tavily_api_key: Secret = field(default_factory=lambda: Secret(""))
+    search_timeout_s: float = 15.0
+    search_retries: int = 2
+    max_retry_wait_s: float = 30.0
+    searxng_rate_per_s: float = 5.0
+    brave_rate_per_s: float = 1.0
+    tavily_rate_per_s: float = 2.0
+    page_timeout_s: float = 15.0
+    page_max_bytes: int = 2_000_000
+
+    def __post_init__(self) -> None:
+        unknown = [b for b in self.backends if b not in WEB_BACKENDS]
+        if unknown or not self.backends:
+            raise SettingsError(f"RED_SEARCH_BACKENDS: unknown or empty {unknown}; use a "
+                                f"comma-separated order of {', '.join(WEB_BACKENDS)}")
+        needs = {"searxng": self.searxng_url, "brave": self.brave_api_key,
+                 "tavily": self.tavily_api_key}
+        names = {"searxng": "RED_SEARXNG_URL", "brave": "BRAVE_API_KEY",
+                 "tavily": "TAVILY_API_KEY"}
+        for backend, value in needs.items():
+            if backend in self.backends and not value:
+                raise SettingsError(f"RED_SEARCH_BACKENDS names {backend}: set {names[backend]}")
+        positive = (self.page_max_bytes, self.page_timeout_s, self.search_timeout_s,
+                    self.searxng_rate_per_s, self.brave_rate_per_s, self.tavily_rate_per_s)
+        if min(positive) <= 0 or self.search_retries < 0:
+            raise SettingsError("RED_PAGE_MAX_BYTES, RED_PAGE_TIMEOUT_S, RED_SEARCH_TIMEOUT_S "
+                                "and RED_<BACKEND>_RATE_PER_S must be positive")
+
+    def rate_per_s(self, backend: str) -> float:
+        rates = {"searxng": self.searxng_rate_per_s, "brave": self.brave_rate_per_s,
+                 "tavily": self.tavily_rate_per_s}
+        return rates[backend]
+
+
 @dataclass(frozen=True)
 class Settings:
     tiers: dict[str, TierSettings] = field(
@@ -199,6 +248,7 @@ class Settings:
     as_of: dt.date | None = None
     slack: SlackSettings = field(default_factory=SlackSettings)
     worker: WorkerSettings = field(default_factory=WorkerSettings)
+    web: WebSettings = field(default_factory=WebSettings)
 
     @property
     def db_url(self) -> str:
@@ -221,6 +271,7 @@ class Settings:
             gguf_context=_parse(env, "RED_GGUF_CONTEXT", int, base.gguf_context),
             slack=_slack_from_env(env),
             worker=_worker_from_env(env),
+            web=_web_from_env(env),
         )
 
 
@@ -246,6 +297,28 @@ def _worker_from_env(env: Mapping[str, str]) -> WorkerSettings:
         lease_s=_parse(env, "RED_WORKER_LEASE_S", float, d.lease_s),
         reconcile_every_s=_parse(env, "RED_WORKER_RECONCILE_S", float, d.reconcile_every_s),
         job_timeout_s=_parse(env, "RED_WORKER_JOB_TIMEOUT_S", int, d.job_timeout_s),
+    )
+
+
+def _web_from_env(env: Mapping[str, str]) -> WebSettings:
+    d = WebSettings()
+    raw = env.get("RED_SEARCH_BACKENDS", "")
+    order = tuple(p.strip().lower() for p in raw.split(",") if p.strip()) or d.backends
+    return WebSettings(
+        backends=order,
+        searxng_url=env.get("RED_SEARXNG_URL", ""),
+        brave_url=env.get("RED_BRAVE_URL") or d.brave_url,
+        brave_api_key=Secret(env.get("BRAVE_API_KEY", "")),
+        tavily_url=env.get("RED_TAVILY_URL") or d.tavily_url,
+        tavily_api_key=Secret(env.get("TAVILY_API_KEY", "")),
+        search_timeout_s=_parse(env, "RED_SEARCH_TIMEOUT_S", float, d.search_timeout_s),
+        search_retries=_parse(env, "RED_SEARCH_RETRIES", int, d.search_retries),
+        max_retry_wait_s=_parse(env, "RED_SEARCH_MAX_RETRY_WAIT_S", float, d.max_retry_wait_s),
+        searxng_rate_per_s=_parse(env, "RED_SEARXNG_RATE_PER_S", float, d.searxng_rate_per_s),
+        brave_rate_per_s=_parse(env, "RED_BRAVE_RATE_PER_S", float, d.brave_rate_per_s),
+        tavily_rate_per_s=_parse(env, "RED_TAVILY_RATE_PER_S", float, d.tavily_rate_per_s),
+        page_timeout_s=_parse(env, "RED_PAGE_TIMEOUT_S", float, d.page_timeout_s),
+        page_max_bytes=_parse(env, "RED_PAGE_MAX_BYTES", int, d.page_max_bytes),
     )
 
 

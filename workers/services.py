@@ -20,6 +20,8 @@ from research_core.protocols import ModelTier, Publisher, SearchBackend, Similar
 from research_core.settings import Settings
 from research_core.store import SqlStore
 from research_core.tier_factory import aclose_tiers, build_tiers, describe_tier
+from research_core.web.factory import build_backend, rate_table, uses_corpus
+from research_core.web.rate_limit import RedisRateLimiter
 from workers.queue import JobQueue
 from workers.slack_publisher import make_client
 
@@ -52,9 +54,8 @@ class Services:
         for name, tier in settings.tiers.items():
             log.info("model %s", describe_tier(name, tier))
         tiers = await asyncio.to_thread(build_tiers, settings)
-        folder = settings.corpus_dir or sample_corpus_dir()
         if backend is None:
-            backend = await asyncio.to_thread(CorpusBackend.from_folder, folder)
+            backend = await _backend(settings, redis)
         store = await SqlStore.open(settings.db_url)
         slack = make_client(settings.slack.bot_token, settings.slack.api_url)
         similarity = similarity or build_similarity(settings.embedding)
@@ -69,3 +70,13 @@ class Services:
     async def aclose(self) -> None:
         await aclose_tiers(self.tiers)
         await self.store.close()
+
+
+async def _backend(settings: Settings, redis: ArqRedis) -> SearchBackend:
+    """RED_SEARCH_BACKENDS; web backends share one rate limit per key through Redis."""
+    corpus = None
+    if uses_corpus(settings):
+        folder = settings.corpus_dir or sample_corpus_dir()
+        corpus = await asyncio.to_thread(CorpusBackend.from_folder, folder)
+        log.info("corpus: %d documents from %s", len(corpus), folder)
+    return build_backend(settings, corpus, RedisRateLimiter(redis, rate_table(settings.web)))
