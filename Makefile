@@ -20,10 +20,11 @@ PYTEST_ARGS ?=
 BENCH_JSON = $(RED_DATA_DIR)/bench.json
 
 .DEFAULT_GOAL := help
-.PHONY: help install browser run test test-fast bench lint clean
+.PHONY: help install browser run demo test test-fast bench lint clean
 
 help:
-	@echo "make run        research the sample question on the bundled corpus with the bundled model"
+	@echo "make run        redsearch up: Redis, worker, bot and the browser playground (embedded defaults)"
+	@echo "make demo       research the sample question in the terminal (bundled corpus and model)"
 	@echo "make test       all tests (PYTEST_ARGS=... passes options to pytest)"
 	@echo "make test-fast  tests without the bundled GGUF model (-m 'not gguf')"
 	@echo "make bench      the sample run, then its per-tier token table"
@@ -61,7 +62,12 @@ $(BROWSER_STAMP): $(STAMP)
 	@if [ -x "$(CHROMIUM)" ]; then touch $@; \
 	else echo "note: $(CHROMIUM) missing; the browser tests will skip"; fi
 
+# `make run` serves the playground at http://127.0.0.1:$(PORT) until Ctrl-C.
+PORT ?= 8080
 run: $(STAMP)
+	RED_BUDGET_STEPS=$(SAMPLE_STEPS) $(BIN)/redsearch up --port $(PORT)
+
+demo: $(STAMP)
 	RED_BUDGET_STEPS=$(SAMPLE_STEPS) $(BIN)/redsearch sample
 
 test: $(STAMP) $(BROWSER_STAMP)

@@ -23,6 +23,7 @@ from redsearch.research import (
     run_resume,
 )
 from redsearch.services import run_bot, run_worker_command
+from redsearch.up import run_up
 from research_core.errors import RunError
 
 SAMPLE_QUESTION = (
@@ -67,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
                               "SLACK_SIGNING_SECRET, REDIS_URL)")
     bot.add_argument("--port", type=int, help="HTTP port (default RED_BOT_PORT or 3000)")
     commands.add_parser("worker", help="run an ARQ worker that researches queued requests")
+    up = commands.add_parser("up", help="Redis, worker, bot and (without Slack credentials) "
+                             "the browser playground, in one command")
+    up.add_argument("--port", type=int, default=8080, help="playground port (default 8080)")
     return parser
 
 
@@ -92,6 +96,8 @@ def _guarded(args: argparse.Namespace) -> int:
             return asyncio.run(run_bot(args.port))
         if args.command == "worker":
             return asyncio.run(run_worker_command())
+        if args.command == "up":
+            return asyncio.run(run_up(args.port))
         return asyncio.run(run_research(_request(args)))
     except RunError as exc:
         print(f"redsearch: error: {exc}", file=sys.stderr)
