@@ -13,7 +13,7 @@ import redis.asyncio as aioredis
 from aiohttp import web
 from slack_bolt.async_app import AsyncApp
 
-from bot.app import EVENTS_PATH, Queue, ResearchRequestMsg, build_app, web_app
+from bot.app import EVENTS_PATH, Queue, build_app, web_app
 from bot.playground import Playground
 from workers.redis_server import ensure_redis, free_port
 
@@ -68,23 +68,6 @@ class BotServer:
             await self.runner.cleanup()
             self.runner = None
         self.app = None
-
-
-class Recorder:
-    """A queue that remembers what it was handed."""
-
-    def __init__(self) -> None:
-        self.requests: list[ResearchRequestMsg] = []
-        self.followups: list[tuple[str, str, str]] = []
-
-    async def research(self, request: ResearchRequestMsg) -> bool:
-        self.requests.append(request)
-        return True
-
-    async def followup(self, request: ResearchRequestMsg, ts: str, user: str,
-                       text: str) -> bool:
-        self.followups.append((ts, user, text))
-        return True
 
 
 @asynccontextmanager

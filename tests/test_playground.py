@@ -17,7 +17,8 @@ from slack_bolt.async_app import AsyncBoltRequest
 from bot.fake_slack import BOT_USER_ID, Message
 from bot.playground import Playground, PlaygroundError
 from bot.slack_delivery import CONNECTION_FAILED, HTTP_ERROR, TIMEOUT
-from tests.playground_stack import ALICE, BOB, BotServer, Recorder, playground_stack, real_redis
+from tests.playground_stack import ALICE, BOB, BotServer, playground_stack, real_redis
+from tests.slack_driver import RecordingQueue as Recorder
 
 JSON = dict[str, Any]
 
@@ -122,11 +123,11 @@ async def test_clicks_are_signed_block_actions_for_the_real_bot(redis: aioredis.
         await pg.deliverer.idle()
         [refusal] = pg.fake.ephemerals(pg.channel, BOB)
         assert refusal.text == f"Only <@{ALICE}> can choose the depth for this request."
-        assert enqueued.requests == []
+        assert enqueued.research_requests == []
 
         assert (await post(session, f"{pg.url}/ui/action", {**click, "user": ALICE}))[0] == 200
         await pg.deliverer.idle()
-        [request] = enqueued.requests
+        [request] = enqueued.research_requests
         assert (request.depth, request.user, request.thread_ts) == ("deep", ALICE, parent.ts)
         updated = pg.fake.message(pg.channel, picker.ts)
         assert updated is not None and updated.text == "Depth: Deep — queued"
