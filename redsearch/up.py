@@ -46,6 +46,19 @@ class UpStack:
         return self.playground.url if self.playground else (self.bot.events_url if self.bot
                                                              else "")
 
+    async def stop_bot(self) -> None:
+        if self.bot is not None:
+            await self.bot.stop()
+            self.bot = None
+
+    async def start_bot(self, port: int) -> None:
+        """(Re)start the bot on `port`; the worker and the playground keep going meanwhile."""
+        self.bot = await start_bot(self.settings, self.redis_url, host=self.bot_host, port=port)
+
+    @property
+    def bot_host(self) -> str:
+        return "127.0.0.1" if self.playground else "0.0.0.0"
+
     async def stop(self) -> None:
         for stop in reversed(self.stoppers):
             await stop()
@@ -93,10 +106,9 @@ async def _start_parts(stack: UpStack, port: int, host: str, say: Callable[[str]
                                     signing_secret=Secret(secret), api_url=playground.api_url)
         settings = stack.settings = dataclasses.replace(settings, slack=slack)
         say(f"playground: {playground.url} (a local stand-in for Slack)")
-    bot = await start_bot(settings, stack.redis_url, host="127.0.0.1" if stack.playground
-                          else "0.0.0.0", port=bot_port)
+    bot = await start_bot(settings, stack.redis_url, host=stack.bot_host, port=bot_port)
     stack.bot = bot
-    stack.stoppers.append(bot.stop)
+    stack.stoppers.append(stack.stop_bot)
     say(f"bot:        http://127.0.0.1:{bot.port}/slack/events (Web API {settings.slack.api_url})")
     stack.worker = asyncio.create_task(run_worker(settings, stack.redis_url, **worker_ctx))
     stack.stoppers.append(lambda: _cancel(stack.worker))

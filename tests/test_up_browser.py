@@ -13,7 +13,8 @@ from redsearch.up import UpStack, start_up
 from research_core.settings import WorkerSettings
 from tests.conftest import AS_OF, RecordingBackend, scripted_settings
 from tests.engine_run import Serve, default_similarity
-from tests.test_playground_browser import browser, open_page, save_screenshot, say
+from tests.playground_stack import ALICE, BOB
+from tests.test_playground_browser import browser, open_page, save_screenshot, say, switch_user
 from tests.test_playground_browser import pytestmark as browser_marks
 from tests.test_slack_flow import QUESTION, correction_script, late_correction
 from workers.redis_server import free_port
@@ -65,4 +66,33 @@ async def test_the_whole_thread_in_the_browser_against_redsearch_up(
     await say(page, "#thread-text", "What were heat pump sales in September?")
     await expect(thread).to_contain_text("According to the research", timeout=60_000)
     save_screenshot(await page.screenshot(full_page=True), tmp_path, "redsearch-up-thread.png")
+    await page.close()
+
+
+@pytest.mark.timeout(120)
+async def test_a_bad_click_and_a_bot_restart_mid_run(up: UpStack, browser: Browser,
+                                                     tmp_path: Path) -> None:
+    assert up.playground is not None and up.bot is not None
+    bot_port = up.bot.port
+    page = await open_page(browser, up.playground)
+    await say(page, "#composer-text", f"@RED {QUESTION}")
+    await page.get_by_role("button", name="1 reply").click()
+    thread = page.locator("#thread-messages")
+    deep = thread.get_by_role("button", name="Deep")
+
+    await switch_user(page, BOB)  # someone else's request: refused, only Bob sees why
+    await deep.click()
+    await expect(thread.locator(".ephemeral")).to_contain_text("Only @Alice can choose")
+    await switch_user(page, ALICE)
+    await deep.click()
+    await expect(thread).to_contain_text("Sources:", timeout=60_000)
+
+    await up.stop_bot()  # the bot goes away mid-run; the worker keeps publishing
+    await say(page, "#thread-text", "What were heat pump sales in September?")
+    await expect(page.locator("#banner")).to_contain_text("is not answering")
+    await expect(thread).to_contain_text("Research finished", timeout=60_000)
+    await up.start_bot(bot_port)
+    await expect(page.locator("#banner")).to_be_hidden()
+    await expect(thread).to_contain_text("According to the research", timeout=60_000)
+    save_screenshot(await page.screenshot(full_page=True), tmp_path, "redsearch-up-restart.png")
     await page.close()
