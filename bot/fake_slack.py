@@ -116,6 +116,7 @@ class FakeSlack:
             "chat.delete": self._delete, "assistant.threads.setStatus": self._set_status,
             "conversations.replies": self._replies,
         }
+        self._method_tokens: dict[str, str] = {}
 
     # -- server lifecycle ---------------------------------------------------------------
 
@@ -130,6 +131,14 @@ class FakeSlack:
         site = web.TCPSite(self._runner, host, port)
         await site.start()
         self._port = int(self._runner.addresses[0][1])
+
+    def add_method(self, method: str, handler: Callable[[JSON], JSON],
+                   token: str | None = None) -> None:
+        """Serve one more Web API method; `token`: the one it takes instead of the bot token
+        (apps.* methods take the app-level token)."""
+        self._handlers[method] = handler
+        if token is not None:
+            self._method_tokens[method] = token
 
     async def stop(self) -> None:
         if self._runner is not None:
@@ -270,7 +279,7 @@ class FakeSlack:
     def _dispatch(self, method: str, params: JSON, token: str | None) -> JSON:
         if not token:
             raise SlackError("not_authed")
-        if token != self.token:
+        if token != self._method_tokens.get(method, self.token):
             raise SlackError("invalid_auth")
         handler = self._handlers.get(method)
         if handler is None:

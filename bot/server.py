@@ -1,4 +1,5 @@
-"""Serves the bot over aiohttp: POST /slack/events (events and interactivity), GET /healthz."""
+"""Serves the bot over aiohttp: POST /slack/events (events and interactivity), GET /healthz;
+with SLACK_APP_TOKEN set, events and clicks arrive over Socket Mode instead (no public URL)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 from arq.connections import ArqRedis
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
 from bot.app import build_app, web_app
 from research_core.settings import Settings
@@ -21,12 +23,15 @@ class BotServer:
     runner: web.AppRunner
     pool: ArqRedis
     port: int
+    socket: AsyncSocketModeHandler | None = None
 
     @property
     def events_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/slack/events"
 
     async def stop(self) -> None:
+        if self.socket is not None:
+            await self.socket.close_async()  # type: ignore[no-untyped-call]  # untyped in bolt
         await self.runner.cleanup()
         await self.pool.aclose()
 
@@ -46,4 +51,8 @@ async def start_bot(settings: Settings, redis_url: str, host: str = "0.0.0.0",
     await runner.setup()
     chosen = settings.slack.bot_port if port is None else port
     await web.TCPSite(runner, host, chosen).start()
-    return BotServer(runner, pool, int(runner.addresses[0][1]))
+    server = BotServer(runner, pool, int(runner.addresses[0][1]))
+    if settings.slack.app_token:
+        server.socket = AsyncSocketModeHandler(app, settings.slack.app_token)
+        await server.socket.connect_async()  # type: ignore[no-untyped-call]  # untyped in bolt
+    return server

@@ -62,12 +62,14 @@ async def run_bot(port: int | None, settings: Settings | None = None) -> int:
 
     settings = settings or Settings.from_env()
     if not settings.slack.configured:
-        raise SettingsError("set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (see the README), "
-                            "or try `redsearch up` for the local playground")
+        raise SettingsError("set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (or SLACK_APP_TOKEN "
+                            "for Socket Mode; see the README), or try `redsearch up` for the "
+                            "local playground")
     configure_logging()
     server = await start_bot(settings, await _redis_url(settings), port=port)
-    _say(f"bot listening on port {server.port}: Slack events at /slack/events "
-         f"(Web API {settings.slack.api_url}); Ctrl-C stops it")
+    how = "Socket Mode" if server.socket else "HTTP events at /slack/events"
+    _say(f"bot on port {server.port}: {how} (Web API {settings.slack.api_url}); "
+         "Ctrl-C stops it")
     try:
         await wait_for_signal()
     finally:

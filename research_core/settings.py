@@ -147,8 +147,8 @@ class BudgetSettings:
 @dataclass(frozen=True)
 class SlackSettings:
     """The Slack surface: SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, SLACK_API_URL (the Web API
-    base URL; tests and the playground point it at a local fake), SLACK_APP_TOKEN (Socket Mode,
-    optional), RED_BOT_PORT and the progress coalescing interval."""
+    base URL; tests and the playground point it at a local fake), SLACK_APP_TOKEN (set: Socket
+    Mode instead of HTTP events), RED_BOT_PORT and the progress coalescing interval."""
 
     bot_token: Secret = field(default_factory=lambda: Secret(""))
     signing_secret: Secret = field(default_factory=lambda: Secret(""))
@@ -159,7 +159,9 @@ class SlackSettings:
 
     @property
     def configured(self) -> bool:
-        return bool(self.bot_token and self.signing_secret)
+        """Real Slack: a bot token, and the signing secret (HTTP) or an app token (Socket
+        Mode)."""
+        return bool(self.bot_token and (self.signing_secret or self.app_token))
 
 
 @dataclass(frozen=True)
