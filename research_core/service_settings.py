@@ -1,0 +1,147 @@
+"""Settings of the services around the engine: the Slack surface, the ARQ workers and web
+search. Part of the one settings object (`research_core.settings.Settings`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from research_core.errors import SettingsError
+from research_core.setting_values import Secret, parse
+
+
+@dataclass(frozen=True)
+class SlackSettings:
+    """The Slack surface: SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, SLACK_API_URL (the Web API
+    base URL; tests and the playground point it at a local fake), SLACK_APP_TOKEN (set: Socket
+    Mode instead of HTTP events), RED_BOT_PORT and the progress coalescing interval."""
+
+    bot_token: Secret = field(default_factory=lambda: Secret(""))
+    signing_secret: Secret = field(default_factory=lambda: Secret(""))
+    api_url: str = "https://slack.com/api/"
+    app_token: Secret = field(default_factory=lambda: Secret(""))
+    bot_port: int = 3000
+    progress_interval_s: float = 1.0
+
+    @property
+    def configured(self) -> bool:
+        """Real Slack: a bot token, and the signing secret (HTTP) or an app token (Socket
+        Mode)."""
+        return bool(self.bot_token and (self.signing_secret or self.app_token))
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """ARQ workers: REDIS_URL, RED_WORKER_JOBS (concurrent runs per worker), the heartbeat
+    that proves a run alive (RED_WORKER_HEARTBEAT_S) and how long a silent run waits before
+    another worker resumes it from its checkpoint (RED_WORKER_LEASE_S)."""
+
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    max_jobs: int = 2
+    heartbeat_s: float = 5.0
+    lease_s: float = 30.0
+    reconcile_every_s: float = 10.0
+    job_timeout_s: int = 3 * 3600
+
+    def __post_init__(self) -> None:
+        if self.lease_s < 2 * self.heartbeat_s:
+            raise SettingsError("RED_WORKER_LEASE_S must be at least twice "
+                                "RED_WORKER_HEARTBEAT_S")
+        if self.max_jobs < 1:
+            raise SettingsError("RED_WORKER_JOBS must be at least 1")
+
+
+WEB_BACKENDS = ("searxng", "brave", "tavily", "corpus")
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    """Search backends and the page reader. RED_SEARCH_BACKENDS is the order in which web
+    backends are tried (searxng, brave, tavily); "corpus" in the list adds the local corpus to
+    every search. Keys: BRAVE_API_KEY, TAVILY_API_KEY (never logged). Rates are requests per
+    second per backend, shared by all workers through Redis when a worker passes its client."""
+
+    backends: tuple[str, ...] = ("corpus",)
+    searxng_url: str = ""
+    brave_url: str = "https://api.search.brave.com/res/v1/web/search"
+    brave_api_key: Secret = field(default_factory=lambda: Secret(""))
+    tavily_url: str = "https://api.tavily.com/search"
+    tavily_api_key: Secret = field(default_factory=lambda: Secret(""))
+    search_timeout_s: float = 15.0
+    search_retries: int = 2
+    max_retry_wait_s: float = 30.0
+    searxng_rate_per_s: float = 5.0
+    brave_rate_per_s: float = 1.0
+    tavily_rate_per_s: float = 2.0
+    page_timeout_s: float = 15.0
+    page_max_bytes: int = 2_000_000
+
+    def __post_init__(self) -> None:
+        unknown = [b for b in self.backends if b not in WEB_BACKENDS]
+        if unknown or not self.backends:
+            raise SettingsError(f"RED_SEARCH_BACKENDS: unknown or empty {unknown}; use a "
+                                f"comma-separated order of {', '.join(WEB_BACKENDS)}")
+        needs = {"searxng": self.searxng_url, "brave": self.brave_api_key,
+                 "tavily": self.tavily_api_key}
+        names = {"searxng": "RED_SEARXNG_URL", "brave": "BRAVE_API_KEY",
+                 "tavily": "TAVILY_API_KEY"}
+        for backend, value in needs.items():
+            if backend in self.backends and not value:
+                raise SettingsError(f"RED_SEARCH_BACKENDS names {backend}: set {names[backend]}")
+        positive = (self.page_max_bytes, self.page_timeout_s, self.search_timeout_s,
+                    self.searxng_rate_per_s, self.brave_rate_per_s, self.tavily_rate_per_s)
+        if min(positive) <= 0 or self.search_retries < 0:
+            raise SettingsError("RED_PAGE_MAX_BYTES, RED_PAGE_TIMEOUT_S, RED_SEARCH_TIMEOUT_S "
+                                "and RED_<BACKEND>_RATE_PER_S must be positive")
+
+    def rate_per_s(self, backend: str) -> float:
+        rates = {"searxng": self.searxng_rate_per_s, "brave": self.brave_rate_per_s,
+                 "tavily": self.tavily_rate_per_s}
+        return rates[backend]
+
+
+def slack_from_env(env: Mapping[str, str]) -> SlackSettings:
+    d = SlackSettings()
+    return SlackSettings(
+        bot_token=Secret(env.get("SLACK_BOT_TOKEN", "")),
+        signing_secret=Secret(env.get("SLACK_SIGNING_SECRET", "")),
+        api_url=env.get("SLACK_API_URL") or d.api_url,
+        app_token=Secret(env.get("SLACK_APP_TOKEN", "")),
+        bot_port=parse(env, "RED_BOT_PORT", int, d.bot_port),
+        progress_interval_s=parse(env, "RED_SLACK_PROGRESS_INTERVAL_S", float,
+                                   d.progress_interval_s),
+    )
+
+
+def worker_from_env(env: Mapping[str, str]) -> WorkerSettings:
+    d = WorkerSettings()
+    return WorkerSettings(
+        redis_url=env.get("REDIS_URL") or d.redis_url,
+        max_jobs=parse(env, "RED_WORKER_JOBS", int, d.max_jobs),
+        heartbeat_s=parse(env, "RED_WORKER_HEARTBEAT_S", float, d.heartbeat_s),
+        lease_s=parse(env, "RED_WORKER_LEASE_S", float, d.lease_s),
+        reconcile_every_s=parse(env, "RED_WORKER_RECONCILE_S", float, d.reconcile_every_s),
+        job_timeout_s=parse(env, "RED_WORKER_JOB_TIMEOUT_S", int, d.job_timeout_s),
+    )
+
+
+def web_from_env(env: Mapping[str, str]) -> WebSettings:
+    d = WebSettings()
+    raw = env.get("RED_SEARCH_BACKENDS", "")
+    order = tuple(p.strip().lower() for p in raw.split(",") if p.strip()) or d.backends
+    return WebSettings(
+        backends=order,
+        searxng_url=env.get("RED_SEARXNG_URL", ""),
+        brave_url=env.get("RED_BRAVE_URL") or d.brave_url,
+        brave_api_key=Secret(env.get("BRAVE_API_KEY", "")),
+        tavily_url=env.get("RED_TAVILY_URL") or d.tavily_url,
+        tavily_api_key=Secret(env.get("TAVILY_API_KEY", "")),
+        search_timeout_s=parse(env, "RED_SEARCH_TIMEOUT_S", float, d.search_timeout_s),
+        search_retries=parse(env, "RED_SEARCH_RETRIES", int, d.search_retries),
+        max_retry_wait_s=parse(env, "RED_SEARCH_MAX_RETRY_WAIT_S", float, d.max_retry_wait_s),
+        searxng_rate_per_s=parse(env, "RED_SEARXNG_RATE_PER_S", float, d.searxng_rate_per_s),
+        brave_rate_per_s=parse(env, "RED_BRAVE_RATE_PER_S", float, d.brave_rate_per_s),
+        tavily_rate_per_s=parse(env, "RED_TAVILY_RATE_PER_S", float, d.tavily_rate_per_s),
+        page_timeout_s=parse(env, "RED_PAGE_TIMEOUT_S", float, d.page_timeout_s),
+        page_max_bytes=parse(env, "RED_PAGE_MAX_BYTES", int, d.page_max_bytes),
+    )
