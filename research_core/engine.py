@@ -20,7 +20,7 @@ from research_core.reading import deep_read
 from research_core.reflection import reflect_and_correct
 from research_core.reporter import Report
 from research_core.schemas import HitScore
-from research_core.search import HitCache, QueryResult, SearchTool
+from research_core.search import HitCache, QueryResult, RemembersHits, SearchTool
 from research_core.settings import Settings
 from research_core.state import QueryRecord, RunState
 
@@ -90,6 +90,8 @@ class _Research:
                                  permit_read=lambda: bool(self.owner.spend("reads")))
         self.delivery = Delivery(state.run_id, engine.publisher, engine.store, state.log,
                                  state.publications, self.owner)
+        if isinstance(engine.backend, RemembersHits):  # a resumed run can read its pages
+            engine.backend.remember([e.as_hit() for e in state.evidence])
 
     @property
     def similarity(self) -> Similarity:

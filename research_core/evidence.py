@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from research_core.protocols import SearchHit
 from research_core.settings import EngineSettings
 
 CREDIBILITY: dict[str, float] = {
@@ -42,6 +43,11 @@ class Evidence:
     reason: str
     kept: bool
     discarded_reason: str = ""
+
+    def as_hit(self) -> SearchHit:
+        """The search hit this evidence came from (for backends that map ids to pages)."""
+        return SearchHit(self.source_id, self.title, self.text[:200], self.url, self.published,
+                         self.source_type, self.publisher)
 
     def line(self) -> str:
         """The evidence as one compact line for a model prompt."""

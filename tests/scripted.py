@@ -80,3 +80,10 @@ class Script:
         indices = re.findall(r"^#(\d+) ", data_block(body), re.M)
         return json.dumps({"verdicts": [{"index": int(i), "supported": True, "reason": "ok"}
                                         for i in indices]})
+
+    def default_FollowUpOut(self, body: dict[str, Any]) -> str:
+        numbered = re.findall(r"^\[(\d+)\]", data_block(body), re.M)
+        if not numbered:
+            return json.dumps({"answer": "Nothing found yet.", "sufficient": False})
+        return json.dumps({"answer": f"The findings answer it [{numbered[0]}].",
+                           "sufficient": True})

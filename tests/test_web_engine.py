@@ -10,16 +10,19 @@ from typing import Any
 
 import pytest
 
+from research_core.engine import Engine
 from research_core.prompts import neutralise
 from research_core.protocols import Similarity
 from research_core.publishers import MemoryPublisher
 from research_core.store import SqlStore
+from research_core.tier_factory import aclose_tiers, build_tiers
 from research_core.web.api_client import ApiClient
 from research_core.web.chain import WebBackend
 from research_core.web.net_guard import AddressPolicy
 from research_core.web.page_reader import PageReader
 from research_core.web.rate_limit import LocalRateLimiter
 from research_core.web.searxng import SearxngSearch
+from tests.conftest import scripted_settings
 from tests.engine_run import Outcome, Serve, run_engine
 from tests.fakes.openai_server import last_user_text
 from tests.fakes.web_server import Doc, FakeWeb, article
@@ -146,3 +149,22 @@ def test_delimiter_look_alikes_are_defused(text: str) -> None:
 def test_ordinary_brackets_are_kept() -> None:
     text = "a < b and c > d, x << y, 3 >> 1"
     assert neutralise(text) == text
+
+
+async def test_a_resumed_run_can_still_read_its_web_pages(
+        serve: Serve, store: SqlStore, similarity: Similarity, sites: list[FakeWeb]) -> None:
+    out, _ = await run_web(serve, store, similarity, sites, [SALES, prices("")])
+    kept = next(e for e in out.state.evidence if e.kept)
+    site, fresh = await web_backend([SALES, prices("")])  # a new worker: it knows no URLs
+    sites.append(site)
+    assert await fresh.read_body(kept.source_id) is None
+    server = await serve(Script())
+    settings = scripted_settings(server.base_url)
+    tiers = build_tiers(settings)
+    try:
+        engine = Engine(settings, tiers, fresh, store, cache=store, similarity=similarity)
+        await engine.follow_up(out.state, "What were heat pump sales?", "followup-1")
+    finally:
+        await aclose_tiers(tiers)
+    body = await fresh.read_body(kept.source_id)
+    assert body is not None and "heat pump" in body.lower()
