@@ -20,7 +20,13 @@ from research_core.reading import deep_read
 from research_core.reflection import reflect_and_correct
 from research_core.reporter import Report
 from research_core.schemas import HitScore
-from research_core.search import HitCache, QueryResult, RemembersHits, SearchTool
+from research_core.search import (
+    DatesPages,
+    HitCache,
+    QueryResult,
+    RemembersHits,
+    SearchTool,
+)
 from research_core.settings import Settings
 from research_core.state import QueryRecord, RunState
 
@@ -307,10 +313,21 @@ class _Research:
             return
         self.s.deep_reads.append(read)
         item.text = read.text
+        self._date_from_page(item)
         self.s.log.emit("deep-read", f"{item.id} {item.source_id}: {len(read.chosen)} of "
                         f"{read.paragraphs_total} paragraphs, ~{read.tokens_read} of "
                         f"~{read.tokens_full} tokens", tokens_read=read.tokens_read,
                         tokens_full=read.tokens_full, evidence=item.id)
+
+    def _date_from_page(self, item: Evidence) -> None:
+        """An undated hit takes the publish date its page states, and is rescored with it."""
+        if item.published is not None or not isinstance(self.e.backend, DatesPages):
+            return
+        item.published = self.e.backend.published_of(item.source_id)
+        if item.published is not None:
+            item.recency = recency(item.published, self.s.as_of, self.cfg)
+            item.score = combined_score(item.relevance, item.credibility, item.recency,
+                                        self.cfg)
 
     def _evidence(self, node: Node, qid: str, hit: SearchHit, score: HitScore) -> Evidence:
         cred = credibility(hit.source_type)

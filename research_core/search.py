@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import hashlib
 import re
 from collections.abc import Callable
@@ -26,6 +27,13 @@ class RemembersHits(Protocol):
     source ids to URLs so that it can read their pages)."""
 
     def remember(self, hits: list[SearchHit]) -> None: ...
+
+
+@runtime_checkable
+class DatesPages(Protocol):
+    """A backend that learns a page's publish date when it reads the page (web pages)."""
+
+    def published_of(self, source_id: str) -> dt.date | None: ...
 
 
 class HitCache(Protocol):

@@ -168,3 +168,12 @@ async def test_a_resumed_run_can_still_read_its_web_pages(
         await aclose_tiers(tiers)
     body = await fresh.read_body(kept.source_id)
     assert body is not None and "heat pump" in body.lower()
+
+
+async def test_an_undated_hit_takes_the_date_its_page_states(
+        serve: Serve, store: SqlStore, similarity: Similarity, sites: list[FakeWeb]) -> None:
+    undated = Doc("sales", SALES.title, SALES.snippet, "", SALES.body_html)  # page: 2026-10-10
+    out, _ = await run_web(serve, store, similarity, sites, [undated, prices("")])
+    read = [e for e in out.state.evidence if "sales" in e.title.lower() and e.kept]
+    assert read and {r.source_id for r in out.state.deep_reads} >= {e.source_id for e in read}
+    assert read and {str(e.published) for e in read} == {"2026-10-10"}

@@ -4,6 +4,7 @@ optionally combined with the local corpus; bodies of web hits are read by the pa
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -42,6 +43,7 @@ class WebBackend:
     reader: PageReader
     corpus: SearchBackend | None = None
     _urls: dict[str, str] = field(default_factory=dict)
+    _dates: dict[str, dt.date] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -54,6 +56,10 @@ class WebBackend:
         found = await self._web(request)
         self.remember(found)
         return merge(local, found, request.limit) if local else found
+
+    def published_of(self, source_id: str) -> dt.date | None:
+        """The publish date found on the page when it was read (None before, or if none)."""
+        return self._dates.get(source_id)
 
     def remember(self, hits: list[SearchHit]) -> None:
         """Web hits (also those the engine serves from its cache) can have their pages read."""
@@ -86,6 +92,8 @@ class WebBackend:
         except PageRefused as exc:
             note("page", f"{source_id} not read: {exc}", source_id=source_id)
             return None
+        if page.published is not None:
+            self._dates[source_id] = page.published
         cut = ", cut at the byte cap" if page.truncated else ""
         note("page", f"{source_id} read: {len(page.text)} characters, published "
              f"{page.published or 'undated'}{cut}", source_id=source_id, url=url)
