@@ -19,6 +19,7 @@ from typing import Any
 from bot.playground import Playground
 from bot.server import BotServer, start_bot
 from redsearch.services import configure_logging, wait_for_signal
+from research_core.errors import SettingsError
 from research_core.settings import Secret, Settings
 from workers.redis_server import EmbeddedRedis, free_port, redis_answers
 from workers.worker import run_worker
@@ -99,7 +100,12 @@ async def _start_parts(stack: UpStack, port: int, host: str, say: Callable[[str]
         secret = secrets.token_hex(16)
         playground = Playground(f"http://127.0.0.1:{bot_port}/slack/events", secret,
                                 PLAYGROUND_TOKEN)
-        await playground.start(host, port)
+        try:
+            await playground.start(host, port)
+        except OSError as exc:
+            raise SettingsError(f"cannot serve the playground on {host}:{port}: "
+                                f"{exc.strerror or exc}; choose another port with --port "
+                                "(make run PORT=…)") from exc
         stack.playground = playground
         stack.stoppers.append(playground.stop)
         slack = dataclasses.replace(settings.slack, bot_token=Secret(PLAYGROUND_TOKEN),
