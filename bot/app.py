@@ -33,6 +33,7 @@ from bot.blocks import (
 )
 from bot.requests import (
     CHOOSING,
+    ENDED,
     QUEUED,
     STOPPED,
     Requests,
@@ -145,7 +146,8 @@ class _Handlers:
             return
         if await self._refused(client, request.channel, request.thread_ts, text):
             return
-        await self.requests.clear_stop(request.key)
+        if request.status in ENDED:  # a Stop meant for a research still going stays
+            await self.requests.clear_stop(request.key)
         if self.queue is not None:
             await self.queue.followup(request, str(event["ts"]), str(event.get("user") or ""),
                                       text)
@@ -163,9 +165,9 @@ class _Handlers:
         return True
 
     async def _remember_picker(self, key: str, picker_ts: object) -> None:
-        stored = await self.requests.load(key)
-        if picker_ts and stored is not None and stored.picker_ts is None:
-            await self.requests.save(stored.with_(picker_ts=str(picker_ts)))
+        if picker_ts:
+            await self.requests.update(key, lambda r: None if r.picker_ts else r.with_(
+                picker_ts=str(picker_ts)))
 
     async def on_depth(self, ack: AsyncAck, body: JSON, action: JSON,
                        client: AsyncWebClient) -> None:
@@ -188,11 +190,17 @@ class _Handlers:
         if not await self.requests.redis.set(f"{request.key}:chosen", depth, nx=True,
                                              ex=7 * 24 * 3600):
             return
-        queued = request.with_(status=QUEUED, depth=depth,
-                               picker_ts=request.picker_ts or _message_ts(body))
-        await self.requests.save(queued)
-        if self.queue is not None:
-            await self.queue.research(queued)
+        queued = await self.requests.update(request.key, lambda r: r.with_(
+            status=QUEUED, depth=depth, picker_ts=r.picker_ts or _message_ts(body)))
+        if queued is None:
+            return  # expired meanwhile
+        try:
+            if self.queue is not None:
+                await self.queue.research(queued)
+        except BaseException:  # not queued: the requester can choose again
+            await self.requests.update(request.key, lambda r: r.with_(status=CHOOSING))
+            await self.requests.redis.delete(f"{request.key}:chosen")
+            raise
         if queued.picker_ts:
             await client.chat_update(channel=channel, ts=queued.picker_ts,
                                      text=status_text(depth, QUEUED),

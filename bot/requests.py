@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.exceptions import WatchError
 
 EVENT_DEDUP_TTL_S = 3600
+UPDATE_ATTEMPTS = 10
 REQUEST_TTL_S = 7 * 24 * 3600
 
 CHOOSING = "choosing"
@@ -93,6 +96,9 @@ class ResearchRequestMsg:
         return cls(**{k: data.get(k) for k in cls.__dataclass_fields__})
 
 
+Change = Callable[[ResearchRequestMsg], ResearchRequestMsg | None]
+
+
 class Requests:
     """The requests in Redis (the bot writes them; workers update their status)."""
 
@@ -114,13 +120,27 @@ class Requests:
         await self.redis.set(thread_key(request.channel, request.thread_ts), request.key,
                              ex=REQUEST_TTL_S)
 
+    async def update(self, key: str, change: Change) -> ResearchRequestMsg | None:
+        """Read-change-write without losing a concurrent writer's change (WATCH/MULTI, tried
+        again on a conflict); `change` returns None to leave the request as it is."""
+        for _ in range(UPDATE_ATTEMPTS):
+            async with self.redis.pipeline(transaction=True) as pipe:
+                try:
+                    await pipe.watch(key)
+                    raw = await pipe.get(key)
+                    changed = None if raw is None else change(ResearchRequestMsg.from_json(raw))
+                    if changed is None:
+                        return None
+                    pipe.multi()  # type: ignore[no-untyped-call]  # untyped in redis-py
+                    pipe.set(key, changed.to_json(), ex=REQUEST_TTL_S)
+                    await pipe.execute()
+                    return changed
+                except WatchError:
+                    continue
+        raise RuntimeError(f"request {key} kept changing under {UPDATE_ATTEMPTS} updates")
+
     async def set_status(self, key: str, status: str) -> ResearchRequestMsg | None:
-        request = await self.load(key)
-        if request is None:
-            return None
-        updated = request.with_(status=status)
-        await self.save(updated)
-        return updated
+        return await self.update(key, lambda r: r.with_(status=status))
 
     async def first_delivery(self, event_id: str) -> bool:
         """True the first time an event id is seen (Slack retries deliveries)."""

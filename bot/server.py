@@ -49,10 +49,14 @@ async def start_bot(settings: Settings, redis_url: str, host: str = "0.0.0.0",
     web_application.router.add_get("/healthz", _health)
     runner = web.AppRunner(web_application)
     await runner.setup()
-    chosen = settings.slack.bot_port if port is None else port
-    await web.TCPSite(runner, host, chosen).start()
-    server = BotServer(runner, pool, int(runner.addresses[0][1]))
-    if settings.slack.app_token:
-        server.socket = AsyncSocketModeHandler(app, settings.slack.app_token)
-        await server.socket.connect_async()  # type: ignore[no-untyped-call]  # untyped in bolt
+    server = BotServer(runner, pool, 0)
+    try:
+        await web.TCPSite(runner, host, settings.slack.bot_port if port is None else port).start()
+        server.port = int(runner.addresses[0][1])
+        if settings.slack.app_token:
+            server.socket = AsyncSocketModeHandler(app, settings.slack.app_token)
+            await server.socket.connect_async()  # type: ignore[no-untyped-call]  # untyped
+    except BaseException:
+        await server.stop()
+        raise
     return server

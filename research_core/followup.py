@@ -140,8 +140,10 @@ def _followup_node(state: RunState, question: str, key: str) -> Node:
 
 
 def followup_node_ids(state: RunState) -> set[str]:
-    """Nodes created for follow-ups: their findings go into the answer, not their own part."""
-    return set(state.extra.get("followup_nodes", {}).values())
+    """Nodes researched for follow-ups, their sub-questions included: their findings go into
+    the follow-up's answer, not into parts of their own."""
+    roots = state.extra.get("followup_nodes", {}).values()
+    return {n for root in roots if root in state.tree.nodes for n in state.tree.subtree(root)}
 
 
 def _next_open(state: RunState, node_id: str) -> Node | None:

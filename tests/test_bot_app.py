@@ -188,3 +188,31 @@ def test_strip_mention() -> None:
     assert strip_mention(f"<@{BOT_USER_ID}> hi there", BOT_USER_ID) == "hi there"
     assert strip_mention(f"<@{BOT_USER_ID}|red>  ", BOT_USER_ID) == ""
     assert strip_mention("<@U0OTHER> hi", None) == "hi"
+
+
+async def test_a_follow_up_does_not_cancel_a_pending_stop(start_bot: StartBot) -> None:
+    bot = await start_bot()
+    _, mention = await bot.mention(f"<@{BOT_USER_ID}> what moved copper foil prices?")
+    picker = copy.deepcopy(bot.replies(mention)[0])
+    await bot.click(ALICE, "depth_deep", picker)
+    status = bot.fake.message(CHANNEL, picker.ts)
+    assert status is not None and buttons(status) == ["stop_research"]
+    await bot.click(BOB, "stop_research", copy.deepcopy(status))
+    assert not await bot.store.exists(f"red:stop:{request_key(CHANNEL, mention.ts)}")
+    await bot.click(ALICE, "stop_research", copy.deepcopy(status))
+    await bot.say_in_thread(mention.ts, "and in Germany?", user=BOB)
+    assert bot.queue.followups and bot.queue.followups[0][2] == "and in Germany?"
+    assert await bot.store.exists(f"red:stop:{request_key(CHANNEL, mention.ts)}")
+
+
+async def test_deep_is_refused_for_someone_not_allowed(start_bot: StartBot) -> None:
+    bot = await start_bot(deep_allowed=("U0CAROL",))
+    _, mention = await bot.mention(f"<@{BOT_USER_ID}> what moved copper foil prices?")
+    picker = copy.deepcopy(bot.replies(mention)[0])
+    await bot.click(ALICE, "depth_deep", picker)
+    [refusal] = bot.fake.ephemerals(CHANNEL, ALICE)
+    assert refusal.text.startswith("Deep research is not enabled for you here")
+    assert bot.enqueued == [] and buttons(bot.replies(mention)[0])[:3] == [
+        "depth_auto", "depth_standard", "depth_deep"]
+    await bot.click(ALICE, "depth_standard", picker)
+    assert [r.depth for r in bot.enqueued] == ["standard"]

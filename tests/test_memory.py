@@ -117,3 +117,4 @@ async def test_reflection_off_goal_ids_are_discarded(
                            reflect_every_steps=2)
     off = [e for e in out.state.evidence if e.discarded_reason == "off-goal (reflection)"]
     assert off and all(e.source_id.startswith("blog") for e in off)
+

@@ -3,6 +3,7 @@ message, follow-ups, Stop and a 429 — through the bot's endpoint, Redis, ARQ a
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 
 from bot.fake_slack import BOT_USER_ID, Change
-from bot.requests import request_key
+from bot.requests import job_id, request_key
 from tests.conftest import RecordingBackend, write_doc
 from tests.fakes.openai_server import Reply, last_user_text
 from tests.scripted import Script, data_block, field_of
@@ -179,6 +180,22 @@ async def test_stop_keeps_what_was_published_and_only_the_requester_may(
     assert set(published) <= kept
     assert not stack.finals(mention)  # no report after Stop
     assert await awaited(stack.pool.hlen(ACTIVE_KEY)) == 0
+    await asyncio.sleep(3 * stack.settings.worker.reconcile_every_s + 0.5)
+    job = job_id(CHANNEL, mention.ts)
+    assert await stack.pool.get(f"red:resumes:{job}") is None  # the stop was not undone
+    assert not stack.finals(mention)
+
+
+@pytest.mark.timeout(90)
+async def test_a_deleted_status_message_does_not_fail_the_research(
+        start_stack: StartStack, backend: RecordingBackend) -> None:
+    stack = await start_stack(Slow(0.05), backend)
+    _, mention = await stack.driver.mention(f"<@{BOT_USER_ID}> {QUESTION}")
+    picker = copy.deepcopy(stack.thread(mention)[0])
+    await stack.driver.click(ALICE, "depth_standard", picker)
+    stack.fake.call("chat.delete", channel=CHANNEL, ts=picker.ts)  # someone deletes it
+    await wait_for(lambda: bool(stack.finals(mention)), 60, "the final message")
+    assert not [m for m in stack.thread(mention) if m.text.startswith("Research failed")]
 
 
 def test_header_helper_reads_only_headers() -> None:

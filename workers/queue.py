@@ -23,6 +23,16 @@ RESEARCH = "research"
 FOLLOWUP = "followup"
 
 
+def started_key(job_id: str) -> str:
+    """Set when a job first holds its run's lease: from then on it is the reconciler's care."""
+    return f"red:started:{job_id}"
+
+
+def claim_key(job_id: str) -> str:
+    """A reconciler re-enqueued this job; the resumed job deletes it once it holds the lease."""
+    return f"red:reconcile:{job_id}"
+
+
 def serialize(data: dict[str, Any]) -> bytes:
     """ARQ's job serializer: JSON, never pickle."""
     return json.dumps(data, ensure_ascii=False).encode()
@@ -80,6 +90,11 @@ class JobQueue:
         await awaited(self.pool.hset(ACTIVE_KEY, payload.job_id, json.dumps(payload.to_dict())))
         job = await self.pool.enqueue_job(JOB_FUNCTION, payload.to_dict(),
                                           _job_id=job_id or payload.job_id)
+        return job is not None
+
+    async def resubmit(self, payload: JobPayload, job_id: str) -> bool:
+        """Enqueue an active job again under a new id (it stays in `red:active` as it is)."""
+        job = await self.pool.enqueue_job(JOB_FUNCTION, payload.to_dict(), _job_id=job_id)
         return job is not None
 
     async def research(self, request: ResearchRequestMsg) -> bool:

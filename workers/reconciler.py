@@ -4,6 +4,11 @@ A job that started (it took its run's lease) and is still active, but whose run 
 any more, lost its worker: SIGKILL, OOM, a lost machine. ARQ would only retry it after the job
 timeout (hours); the reconciler re-enqueues it under a fresh job id within one interval of the
 lease expiring, and the new job resumes the run from its checkpoint.
+
+The check and the claim are one Lua script, so a job that ends (or a run that another worker
+takes) between two reads is never revived. A claim lasts until the resumed job holds the lease
+(it deletes the claim) or `CLAIM_LEASES` lease times pass, so a resume waiting for a free
+worker slot is not queued again every round.
 """
 
 from __future__ import annotations
@@ -14,26 +19,42 @@ import logging
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from workers.jobs import started_key
 from workers.lease import lease_key
-from workers.queue import JobQueue
+from workers.queue import ACTIVE_KEY, JobPayload, JobQueue, claim_key, started_key
+from workers.redis_server import awaited
 
 log = logging.getLogger(__name__)
+
+CLAIM_LEASES = 10
+COUNTER_TTL_S = 7 * 24 * 3600
+_ORPHAN = """
+if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return false end
+if redis.call('exists', KEYS[2]) == 0 then return false end
+if redis.call('exists', KEYS[3]) == 1 then return false end
+if not redis.call('set', KEYS[4], '1', 'NX', 'PX', ARGV[2]) then return false end
+return redis.call('hget', KEYS[1], ARGV[1])
+"""
+
+
+async def _claim(redis: aioredis.Redis, payload: JobPayload, claim_ms: int) -> bool:
+    """Atomically: still active, started, no lease on its run, and not claimed yet."""
+    keys = [ACTIVE_KEY, started_key(payload.job_id), lease_key(payload.run_id),
+            claim_key(payload.job_id)]
+    found = await awaited(redis.eval(_ORPHAN, 4, *keys, payload.job_id, str(claim_ms)))
+    return found is not None
 
 
 async def reconcile(redis: aioredis.Redis, queue: JobQueue, lease_s: float) -> list[str]:
     """Re-enqueue every orphaned job once; returns the job ids handed on."""
     handed: list[str] = []
+    claim_ms = int(lease_s * CLAIM_LEASES * 1000)
     for payload in await queue.active():
-        if not await redis.exists(started_key(payload.job_id)):
-            continue  # still waiting in the queue: ARQ will start it
-        if await redis.exists(lease_key(payload.run_id)):
-            continue  # someone works on the run
-        claim = f"red:reconcile:{payload.job_id}"
-        if not await redis.set(claim, 1, nx=True, px=int(lease_s * 1000)):
-            continue  # another worker's reconciler just handed it on
-        attempt = await redis.incr(f"red:resumes:{payload.job_id}")
-        await queue.submit(payload, job_id=f"{payload.job_id}#resume{attempt}")
+        if not await _claim(redis, payload, claim_ms):
+            continue
+        counter = f"red:resumes:{payload.job_id}"
+        attempt = await redis.incr(counter)
+        await redis.expire(counter, COUNTER_TTL_S)
+        await queue.resubmit(payload, f"{payload.job_id}#resume{attempt}")
         log.warning("job %s lost its worker; resuming it (attempt %d)", payload.job_id, attempt)
         handed.append(payload.job_id)
     return handed
@@ -48,3 +69,4 @@ async def reconcile_forever(redis: aioredis.Redis, queue: JobQueue, lease_s: flo
         except RedisError as exc:  # Redis restarting: try again next round
             log.warning("reconciler: %s", exc)
         await asyncio.sleep(every_s)
+

@@ -151,11 +151,11 @@ class SlackPublisher:
             await self._set_status(self._notes[-1] if self._notes else "")
 
     async def close(self) -> None:
-        """Wait for the held progress write, then flush what is left."""
+        """Wait for the held progress write, then flush what is left (best effort)."""
         if self._pending is not None:
             await asyncio.gather(self._pending, return_exceptions=True)
             self._pending = None
-        await self.flush()
+        await self._safe_flush()
 
     async def _flush_later(self, delay: float) -> None:
         while True:

@@ -4,6 +4,10 @@ store's outbox, so a retried or resumed job never posts one twice."""
 
 from __future__ import annotations
 
+import logging
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.blocks import final_blocks, status_blocks, status_text
@@ -12,17 +16,23 @@ from research_core.delivery import Outbox, Publication
 from research_core.reporter import Report
 from research_core.state import RunState
 
+log = logging.getLogger(__name__)
+
 FLAGGED_SHOWN = 10
 Blocks = list[dict[str, object]]
 
 
 async def show_status(slack: AsyncWebClient, request: ResearchRequestMsg, status: str) -> None:
-    """Edit the status message (no-op when the picker's ts was never recorded)."""
+    """Edit the status message: best effort (a deleted or uneditable message, or Slack being
+    away, never fails the research); no-op when the picker's ts was never recorded."""
     if not request.picker_ts:
         return
-    await slack.chat_update(channel=request.channel, ts=request.picker_ts,
-                            text=status_text(request.depth or "auto", status),
-                            blocks=status_blocks(request, status))
+    try:
+        await slack.chat_update(channel=request.channel, ts=request.picker_ts,
+                                text=status_text(request.depth or "auto", status),
+                                blocks=status_blocks(request, status))
+    except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+        log.warning("status message %s not updated to %s: %s", request.picker_ts, status, exc)
 
 
 async def post_once(slack: AsyncWebClient, outbox: Outbox, request: ResearchRequestMsg,
@@ -62,7 +72,9 @@ def stopped_message(state: RunState, request: ResearchRequestMsg,
     return note, final_blocks(title, [("What is kept", body), tokens_section(state)])
 
 
-def failed_message(run_id: str, job_id: str, why: str) -> tuple[Publication, Blocks]:
-    text = f"Research failed: {why}"
+def failed_message(run_id: str, job_id: str, why: str,
+                   followup: bool = False) -> tuple[Publication, Blocks]:
+    what = "This follow-up could not be answered" if followup else "Research failed"
+    text = f"{what}: {why}"
     note = Publication(run_id, f"failed-{job_id}", 1, "final", text)
     return note, [{"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}}]

@@ -1,0 +1,57 @@
+"""The reconciler re-enqueues a started job whose run has no lease — once, and never a job
+that has ended or whose run someone holds."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from arq.connections import ArqRedis
+
+from bot.requests import CHOOSING, ResearchRequestMsg, request_key
+from tests.slack_driver import ALICE, CHANNEL
+from workers.lease import Lease
+from workers.queue import JobPayload, JobQueue, connect, started_key
+from workers.reconciler import reconcile
+
+LEASE_S = 5.0
+
+
+@pytest.fixture
+async def pool(redis_url: str) -> AsyncIterator[ArqRedis]:
+    connected = await connect(redis_url)
+    yield connected
+    await connected.aclose()
+
+
+def payload(ts: str) -> JobPayload:
+    request = ResearchRequestMsg(request_key(CHANNEL, ts), ALICE, CHANNEL, ts, ts, "q?",
+                                 CHOOSING)
+    return JobPayload.research(request)
+
+
+async def queued_ids(pool: ArqRedis) -> list[str]:
+    return [str(j.job_id) for j in await pool.queued_jobs()]
+
+
+async def test_an_orphan_is_handed_on_once(pool: ArqRedis) -> None:
+    queue = JobQueue(pool)
+    job = payload("1.0")
+    await queue.submit(job)
+    await pool.set(started_key(job.job_id), 1)  # it started; its worker died (no lease)
+    assert await reconcile(pool, queue, LEASE_S) == [job.job_id]
+    assert await reconcile(pool, queue, LEASE_S) == []  # claimed: not queued again
+    assert sorted(await queued_ids(pool)) == [job.job_id, f"{job.job_id}#resume1"]
+
+
+async def test_ended_held_and_waiting_jobs_are_left_alone(pool: ArqRedis) -> None:
+    queue = JobQueue(pool)
+    ended, held, waiting = payload("2.0"), payload("3.0"), payload("4.0")
+    for job in (ended, held, waiting):
+        await queue.submit(job)
+    for job in (ended, held):
+        await pool.set(started_key(job.job_id), 1)
+    await queue.ended(ended.job_id)
+    assert await Lease(pool, held.run_id, held.job_id, LEASE_S).acquire()
+    assert await reconcile(pool, queue, LEASE_S) == []
+    assert {p.job_id for p in await queue.active()} == {held.job_id, waiting.job_id}

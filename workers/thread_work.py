@@ -1,0 +1,128 @@
+"""What a job does in its thread: research a request, or answer one follow-up; and how it
+closes the thread when it is stopped or fails. `workers/jobs.py` runs it under the run's lease.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+from bot.requests import ENDED, FAILED, FINISHED, RUNNING, STOPPED, ResearchRequestMsg
+from research_core.errors import RunNotFound
+from research_core.restore import load_state
+from research_core.state import RunState
+from workers import thread_messages as msgs
+from workers.queue import FOLLOWUP, JobPayload
+from workers.services import Services
+from workers.slack_publisher import SlackPublisher
+
+log = logging.getLogger(__name__)
+
+KEY_TTL_S = 7 * 24 * 3600
+
+
+def progress_key(job_id: str) -> str:
+    return f"red:progress:{job_id}"
+
+
+def before_key(job_id: str) -> str:
+    """The request's status before a follow-up job set it to running (restored after)."""
+    return f"red:before:{job_id}"
+
+
+class ThreadWork:
+    def __init__(self, services: Services, payload: JobPayload) -> None:
+        self.sv = services
+        self.p = payload
+
+    async def run(self, request: ResearchRequestMsg) -> str:
+        if self.p.kind == FOLLOWUP:
+            return await self.followup(request)
+        return await self.research(request)
+
+    async def research(self, request: ResearchRequestMsg) -> str:
+        await self.status(request, RUNNING)
+        state = await self.state(request)
+        publisher = await self.publisher(request)
+        try:
+            report = await self.sv.engine(publisher).run(state)
+        finally:
+            await publisher.close()
+        note, blocks = msgs.finished_message(state, report)
+        await msgs.post_once(self.sv.slack, self.sv.store, request, note, blocks)
+        await self.status(request, FINISHED)
+        return f"finished run {state.run_id} in {state.step} steps"
+
+    async def followup(self, request: ResearchRequestMsg) -> str:
+        try:
+            state = await load_state(self.sv.store, self.p.run_id, self.sv.settings)
+        except RunNotFound:
+            await self.sv.slack.chat_postMessage(
+                channel=request.channel, thread_ts=request.thread_ts,
+                text="I have no research in this thread to follow up on yet.")
+            return "no run to follow up"
+        before = await self.status_before(request)
+        await self.status(request, RUNNING)
+        publisher = await self.publisher(request)
+        try:
+            done = await self.sv.engine(publisher).follow_up(
+                state, self.p.followup_text, f"followup-{self.p.followup_ts}")
+        finally:
+            await publisher.close()
+        await self.status(request, before)
+        return f"follow-up answered ({done.researched_steps} research steps)"
+
+    async def status_before(self, request: ResearchRequestMsg) -> str:
+        """The status to restore after a follow-up; a resumed follow-up finds the first one."""
+        first = request.status if request.status in ENDED else FINISHED
+        key = before_key(self.p.job_id)
+        await self.sv.redis.set(key, first, nx=True, ex=KEY_TTL_S)
+        raw = await self.sv.redis.get(key)
+        return raw.decode() if isinstance(raw, bytes) else str(raw or first)
+
+    async def state(self, request: ResearchRequestMsg) -> RunState:
+        """The run's checkpoint when one exists (a resumed job), else a new run."""
+        try:
+            return await load_state(self.sv.store, self.p.run_id, self.sv.settings)
+        except RunNotFound:
+            pass
+        settings = self.sv.settings
+        state = RunState.new(request.question, settings.as_of or dt.date.today(), settings,
+                             mode=request.depth or "auto", requester=request.user)
+        state.run_id = self.p.run_id
+        return state
+
+    async def publisher(self, request: ResearchRequestMsg) -> SlackPublisher:
+        key = progress_key(self.p.job_id)
+        raw = await self.sv.redis.get(key)
+
+        async def remember(ts: str) -> None:
+            await self.sv.redis.set(key, ts, ex=KEY_TTL_S)
+
+        return SlackPublisher(self.sv.slack, request.channel, request.thread_ts,
+                              progress_interval=self.sv.settings.slack.progress_interval_s,
+                              progress_ts=raw.decode() if raw else None,
+                              on_progress_ts=remember)
+
+    async def stopped(self, request: ResearchRequestMsg) -> str:
+        state = await self.state(request)
+        if self.p.kind != FOLLOWUP:
+            state.status = STOPPED
+            await self.sv.store.save_checkpoint(state)
+        note, blocks = msgs.stopped_message(state, request, self.p.job_id)
+        await msgs.post_once(self.sv.slack, self.sv.store, request, note, blocks)
+        after = STOPPED if self.p.kind != FOLLOWUP else await self.status_before(request)
+        await self.status(request, after)
+        await self.sv.requests.clear_stop(request.key)
+        return f"stopped at step {state.step}"
+
+    async def failed(self, request: ResearchRequestMsg, why: str) -> None:
+        """A research that cannot go on fails the request; a follow-up only itself."""
+        followup = self.p.kind == FOLLOWUP
+        note, blocks = msgs.failed_message(self.p.run_id, self.p.job_id, why, followup)
+        await msgs.post_once(self.sv.slack, self.sv.store, request, note, blocks)
+        await self.status(request, await self.status_before(request) if followup else FAILED)
+
+    async def status(self, request: ResearchRequestMsg, status: str) -> None:
+        updated = await self.sv.requests.set_status(request.key, status)
+        await msgs.show_status(self.sv.slack, updated or request, status)
