@@ -15,6 +15,8 @@ from research_core.web.api_client import BackendFailed
 from research_core.web.hits import WEB_ID_PREFIX
 from research_core.web.page_reader import PageReader, PageRefused
 
+REMEMBERED = 20_000  # source ids whose page a worker can still read (oldest dropped)
+
 
 class WebSearch(Protocol):
     """One web search service."""
@@ -65,6 +67,10 @@ class WebBackend:
         """Web hits (also those the engine serves from its cache) can have their pages read."""
         web = (h for h in hits if h.source_id.startswith(WEB_ID_PREFIX))
         self._urls.update((h.source_id, h.url) for h in web)
+        for known in (self._urls, self._dates):  # a long-lived worker: keep the newest only
+            excess = len(known) - REMEMBERED
+            for oldest in list(known)[:excess] if excess > 0 else []:
+                del known[oldest]
 
     async def _web(self, request: SearchRequest) -> list[SearchHit]:
         failures: list[str] = []
@@ -93,7 +99,7 @@ class WebBackend:
             note("page", f"{source_id} not read: {exc}", source_id=source_id)
             return None
         if page.published is not None:
-            self._dates[source_id] = page.published
+            self._dates[source_id] = page.published  # trimmed with the URLs in remember()
         cut = ", cut at the byte cap" if page.truncated else ""
         note("page", f"{source_id} read: {len(page.text)} characters, published "
              f"{page.published or 'undated'}{cut}", source_id=source_id, url=url)
