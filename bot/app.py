@@ -23,7 +23,6 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.blocks import (
     DEPTH_ACTIONS,
-    DEPTHS,
     STOP_ACTION,
     STOPPABLE,
     picker_blocks,
@@ -35,10 +34,8 @@ from bot.requests import (
     CHOOSING,
     ENDED,
     QUEUED,
-    STOPPED,
     Requests,
     ResearchRequestMsg,
-    job_id,
     request_key,
 )
 from workers.slack_publisher import make_client
@@ -273,5 +270,5 @@ def web_app(app: AsyncApp) -> web.Application:
     return app.web_app(path=EVENTS_PATH)
 
 
-__all__ = ["DEPTHS", "EVENTS_PATH", "STOPPED", "Queue", "ResearchRequestMsg", "build_app",
-           "job_id", "request_key", "strip_mention", "web_app"]
+__all__ = ["EVENTS_PATH", "Queue", "ResearchRequestMsg", "build_app", "request_key",
+           "strip_mention", "web_app"]

@@ -26,6 +26,8 @@ from research_core.store import SqlStore
 from tests.fakes.openai_server import FakeOpenAIServer, Handler
 from workers.redis_server import ensure_redis
 
+pytest_plugins = ["tests.slack_stack"]  # the `start_stack` fixture: bot, Redis, ARQ worker
+
 AS_OF = dt.date(2026, 10, 31)
 
 DOCS = {

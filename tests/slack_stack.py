@@ -25,7 +25,8 @@ from tests.conftest import AS_OF, SLACK_TOKEN, scripted_settings
 from tests.engine_run import Serve, default_similarity
 from tests.fakes.openai_server import Handler
 from tests.slack_driver import CHANNEL, SECRET, SlackDriver
-from workers.queue import JobQueue, connect
+from workers.queue import ACTIVE_KEY, JobQueue, connect
+from workers.redis_server import awaited
 from workers.worker import run_worker
 
 
@@ -86,6 +87,14 @@ class Stack:
         return [str(c.params.get("text", "")) for c in self.fake.calls("chat.postMessage")
                 if c.status == 200 and c.error is None]
 
+    async def settled(self, timeout_s: float = 10.0) -> None:
+        """Until no job is active: a job marks itself ended after its last message."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while await awaited(self.pool.hlen(ACTIVE_KEY)):
+            if asyncio.get_running_loop().time() > deadline:
+                raise AssertionError(f"jobs still active after {timeout_s:g}s")
+            await asyncio.sleep(0.05)
+
     async def stop_worker(self) -> None:
         if self.worker is not None:
             self.worker.cancel()
@@ -134,5 +143,4 @@ async def start_stack(serve: Serve, fake: FakeSlack, redis_url: str,
         await cleanup()
 
 
-__all__ = ["CHANNEL", "Stack", "StartStack", "contexts", "header", "is_part", "start_stack",
-           "wait_for"]
+__all__ = ["CHANNEL", "Stack", "StartStack", "contexts", "header", "is_part", "wait_for"]

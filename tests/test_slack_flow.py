@@ -23,13 +23,9 @@ from tests.slack_stack import (
     contexts,
     header,
     is_part,
-    start_stack,
     wait_for,
 )
-from workers.queue import ACTIVE_KEY, JobQueue
-from workers.redis_server import awaited
-
-__all__ = ["start_stack"]
+from workers.queue import JobQueue
 
 QUESTION = "How did heat pump sales and prices move in 2026?"
 CORRECTION = "stats-sales-correction-2026-10"
@@ -115,7 +111,7 @@ async def test_mention_to_final_message_with_revision_followups_and_a_429(
     assert any(c.status == 429 for c in stack.fake.calls("chat.postMessage"))
     texts = stack.posted_texts()
     assert len(texts) == len(set(texts)), "a message was posted twice"
-    assert await awaited(stack.pool.hlen(ACTIVE_KEY)) == 0
+    await stack.settled()
 
     # Follow-ups: one answered from memory, one that needs research first.
     searched = len(backend.requests)
@@ -179,7 +175,7 @@ async def test_stop_keeps_what_was_published_and_only_the_requester_may(
     kept = {m.ts for m in stack.parts(mention)}
     assert set(published) <= kept
     assert not stack.finals(mention)  # no report after Stop
-    assert await awaited(stack.pool.hlen(ACTIVE_KEY)) == 0
+    await stack.settled()
     await asyncio.sleep(3 * stack.settings.worker.reconcile_every_s + 0.5)
     job = job_id(CHANNEL, mention.ts)
     assert await stack.pool.get(f"red:resumes:{job}") is None  # the stop was not undone

@@ -19,9 +19,7 @@ from tests.conftest import SLACK_TOKEN, RecordingBackend, cli_env
 from tests.fakes.openai_server import Reply
 from tests.scripted import Script
 from tests.slack_driver import ALICE
-from tests.slack_stack import CHANNEL, Stack, StartStack, contexts, start_stack, wait_for
-
-__all__ = ["start_stack"]
+from tests.slack_stack import CHANNEL, Stack, StartStack, contexts, wait_for
 
 QUESTION = "How did heat pump sales, prices and exports move in 2026?"
 THREE = [("What were heat pump sales figures?", 0.9), ("What were heat pump prices?", 0.8),
