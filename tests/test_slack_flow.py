@@ -105,13 +105,13 @@ async def test_mention_to_final_message_with_revision_followups_and_a_429(
     assert sections[0].startswith("*Sources*") and "[1]" in sections[0]
     assert sections[1].startswith("*Flagged claims*")
     assert sections[2].startswith("*Tokens and cost per tier*") and "planner" in sections[2]
+    await stack.settled()  # the job's last steps: the status message, then "ended"
     status_msg = stack.fake.message(CHANNEL, picker.ts)
     assert status_msg is not None and status_msg.text == "Depth: Deep — finished"
     assert buttons(status_msg) == []
     assert any(c.status == 429 for c in stack.fake.calls("chat.postMessage"))
     texts = stack.posted_texts()
     assert len(texts) == len(set(texts)), "a message was posted twice"
-    await stack.settled()
 
     # Follow-ups: one answered from memory, one that needs research first.
     searched = len(backend.requests)
@@ -169,13 +169,13 @@ async def test_stop_keeps_what_was_published_and_only_the_requester_may(
     published = [m.ts for m in stack.parts(mention)]
     assert await driver.click(ALICE, "stop_research", status_msg) == 200
     await wait_for(lambda: bool(stack.finals(mention, "Research stopped")), 30, "the stop")
+    await stack.settled()
     status_msg = stack.fake.message(CHANNEL, picker.ts)
     assert status_msg is not None and status_msg.text == "Depth: Deep — stopped"
     assert buttons(status_msg) == []
     kept = {m.ts for m in stack.parts(mention)}
     assert set(published) <= kept
     assert not stack.finals(mention)  # no report after Stop
-    await stack.settled()
     await asyncio.sleep(3 * stack.settings.worker.reconcile_every_s + 0.5)
     job = job_id(CHANNEL, mention.ts)
     assert await stack.pool.get(f"red:resumes:{job}") is None  # the stop was not undone
