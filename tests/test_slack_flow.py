@@ -191,6 +191,7 @@ async def test_a_deleted_status_message_does_not_fail_the_research(
     await stack.driver.click(ALICE, "depth_standard", picker)
     stack.fake.call("chat.delete", channel=CHANNEL, ts=picker.ts)  # someone deletes it
     await wait_for(lambda: bool(stack.finals(mention)), 60, "the final message")
+    await stack.settled()  # a failure would be posted after the final message
     assert not [m for m in stack.thread(mention) if m.text.startswith("Research failed")]
 
 
