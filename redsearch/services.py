@@ -17,7 +17,7 @@ from research_core.settings import Settings
 from workers.redis_server import redis_answers
 
 
-def _say(text: str) -> None:
+def say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
@@ -68,13 +68,13 @@ async def run_bot(port: int | None, settings: Settings | None = None) -> int:
     configure_logging()
     server = await start_bot(settings, await _redis_url(settings), port=port)
     how = "Socket Mode" if server.socket else "HTTP events at /slack/events"
-    _say(f"bot on port {server.port}: {how} (Web API {settings.slack.api_url}); "
+    say(f"bot on port {server.port}: {how} (Web API {settings.slack.api_url}); "
          "Ctrl-C stops it")
     try:
         await wait_for_signal()
     finally:
         await server.stop()
-    _say("bot stopped")
+    say("bot stopped")
     return 0
 
 
@@ -86,7 +86,7 @@ async def run_worker_command(settings: Settings | None = None) -> int:
         raise SettingsError("set SLACK_BOT_TOKEN: the worker posts in Slack threads")
     configure_logging()
     url = await _redis_url(settings)
-    _say(f"worker starting on Redis {_safe(url)} ({settings.worker.max_jobs} jobs at once); "
+    say(f"worker starting on Redis {_safe(url)} ({settings.worker.max_jobs} jobs at once); "
          "Ctrl-C stops it")
     task = asyncio.create_task(run_worker(settings, url))
     waiter = asyncio.create_task(wait_for_signal())
@@ -95,5 +95,5 @@ async def run_worker_command(settings: Settings | None = None) -> int:
         running.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
-    _say("worker stopped")
+    say("worker stopped")
     return 0

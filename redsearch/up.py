@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import dataclasses
 import secrets
-import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,16 +18,13 @@ from typing import Any
 from bot.playground import Playground
 from bot.server import BotServer, start_bot
 from redsearch.services import configure_logging, wait_for_signal
+from redsearch.services import say as stderr_line
 from research_core.errors import SettingsError
 from research_core.settings import Secret, Settings
 from workers.redis_server import EmbeddedRedis, free_port, redis_answers
 from workers.worker import run_worker
 
 PLAYGROUND_TOKEN = "xoxb-playground"
-
-
-def _say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -77,7 +73,7 @@ async def _redis(stack_url: str, say: Callable[[str], None]) -> tuple[str, Embed
 
 
 async def start_up(settings: Settings, port: int = 8080, host: str = "127.0.0.1",
-                   say: Callable[[str], None] = _say, **worker_ctx: Any) -> UpStack:
+                   say: Callable[[str], None] = stderr_line, **worker_ctx: Any) -> UpStack:
     """Start Redis, the playground (unless Slack is configured), the bot and one worker."""
     url, embedded = await _redis(settings.worker.redis_url, say)
     stack = UpStack(settings, url)
@@ -134,10 +130,10 @@ async def run_up(port: int, settings: Settings | None = None) -> int:
     configure_logging()
     stack = await start_up(settings, port)
     if stack.playground is not None:
-        _say(f"\nopen {stack.playground.url} and mention @RED with a question "
+        stderr_line(f"\nopen {stack.playground.url} and mention @RED with a question "
              "(the sample corpus is about European heat pumps); Ctrl-C stops everything\n")
     else:
-        _say("\nserving Slack; Ctrl-C stops everything\n")
+        stderr_line("\nserving Slack; Ctrl-C stops everything\n")
     assert stack.worker is not None
     waiter = asyncio.create_task(wait_for_signal())
     worker = stack.worker
@@ -145,9 +141,9 @@ async def run_up(port: int, settings: Settings | None = None) -> int:
         await asyncio.wait({worker, waiter}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         waiter.cancel()
-        _say("stopping…")
+        stderr_line("stopping…")
         await stack.stop()
-        _say("stopped")
+        stderr_line("stopped")
     if worker.done() and not worker.cancelled():
         worker.result()  # a worker that ended by itself: its error propagates
     return 0

@@ -24,7 +24,7 @@ from research_core.settings import (
 )
 from research_core.store import SqlStore
 from tests.fakes.openai_server import FakeOpenAIServer, Handler
-from workers.redis_server import ensure_redis
+from tests.redis_db import empty_redis
 
 pytest_plugins = ["tests.slack_stack"]  # the `start_stack` fixture: bot, Redis, ARQ worker
 
@@ -161,15 +161,8 @@ TEST_REDIS_URL = "redis://127.0.0.1:6379/15"
 @pytest.fixture
 async def redis_url() -> AsyncIterator[str]:
     """An empty Redis database: the local server's db 15, else an embedded server."""
-    url, embedded = await ensure_redis(TEST_REDIS_URL)
-    client = aioredis.Redis.from_url(url)
-    try:
-        await client.flushdb()
+    async with empty_redis(TEST_REDIS_URL) as url:
         yield url
-    finally:
-        await client.aclose()
-        if embedded is not None:
-            await embedded.stop()
 
 
 @pytest.fixture

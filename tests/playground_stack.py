@@ -15,7 +15,8 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.app import EVENTS_PATH, Queue, build_app, web_app
 from bot.playground import Playground
-from workers.redis_server import ensure_redis, free_port
+from tests.redis_db import empty_redis
+from workers.redis_server import free_port
 
 SECRET = "playground-test-secret"
 TOKEN = "xoxb-playground-test"
@@ -25,15 +26,12 @@ BOB = "U0BOB"
 
 @asynccontextmanager
 async def real_redis() -> AsyncIterator[aioredis.Redis]:
-    url, embedded = await ensure_redis("redis://127.0.0.1:6379/14")
-    client = aioredis.Redis.from_url(url)
-    try:
-        await client.flushdb()
-        yield client
-    finally:
-        await client.aclose()
-        if embedded is not None:
-            await embedded.stop()
+    async with empty_redis("redis://127.0.0.1:6379/14") as url:
+        client = aioredis.Redis.from_url(url)
+        try:
+            yield client
+        finally:
+            await client.aclose()
 
 
 @dataclass

@@ -85,15 +85,13 @@ class JobQueue:
     def __init__(self, pool: ArqRedis) -> None:
         self.pool = pool
 
-    async def submit(self, payload: JobPayload, job_id: str | None = None) -> bool:
+    async def submit(self, payload: JobPayload) -> bool:
         """True when this call queued the job (False: that job id was already queued)."""
         await awaited(self.pool.hset(ACTIVE_KEY, payload.job_id, json.dumps(payload.to_dict())))
-        job = await self.pool.enqueue_job(JOB_FUNCTION, payload.to_dict(),
-                                          _job_id=job_id or payload.job_id)
-        return job is not None
+        return await self.resubmit(payload, payload.job_id)
 
     async def resubmit(self, payload: JobPayload, job_id: str) -> bool:
-        """Enqueue an active job again under a new id (it stays in `red:active` as it is)."""
+        """Enqueue an active job under `job_id` (its entry in `red:active` stays as it is)."""
         job = await self.pool.enqueue_job(JOB_FUNCTION, payload.to_dict(), _job_id=job_id)
         return job is not None
 
