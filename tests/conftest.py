@@ -155,7 +155,8 @@ def cli_env(data_dir: Path, base_url: str | None = None) -> dict[str, str]:
     return env
 
 
-TEST_REDIS_URL = "redis://127.0.0.1:6379/15"
+# TEST_REDIS_URL lets two checkouts run their tests at once on one Redis (other databases).
+TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 
 @pytest.fixture

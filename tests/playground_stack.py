@@ -4,6 +4,7 @@ delivers to the bot, the bot calls the playground's Web API), and the playground
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from bot.playground import Playground
 from tests.redis_db import empty_redis
 from workers.redis_server import free_port
 
+PLAYGROUND_REDIS_URL = os.environ.get("TEST_PLAYGROUND_REDIS_URL", "redis://127.0.0.1:6379/14")
 SECRET = "playground-test-secret"
 TOKEN = "xoxb-playground-test"
 ALICE = "U0ALICE"
@@ -26,7 +28,7 @@ BOB = "U0BOB"
 
 @asynccontextmanager
 async def real_redis() -> AsyncIterator[aioredis.Redis]:
-    async with empty_redis("redis://127.0.0.1:6379/14") as url:
+    async with empty_redis(PLAYGROUND_REDIS_URL) as url:
         client = aioredis.Redis.from_url(url)
         try:
             yield client
