@@ -15,6 +15,17 @@ export RED_DATA_DIR ?= $(CURDIR)/.redsearch-data
 # bundled 270M model finishes in a few minutes on 2 cores.
 SAMPLE_STEPS ?= 8
 
+# llama-cpp-python compiles llama.cpp when it is installed. A native build (-march=native) on a
+# CPU that reports AMX uses AMX kernels, which fault (SIGILL) where a virtual machine does not
+# really enable AMX; so on x86-64 the wheel is built for a portable baseline (AVX2, no AVX-512 or
+# AMX), once per machine, into a wheelhouse keyed by version and flags, and installed from there
+# (pip's own wheel cache would hand back a natively built wheel whatever the flags).
+LLAMA_VERSION = 0.3.36
+LLAMA_CMAKE_ARGS ?= $(if $(filter x86_64,$(shell uname -m)),-DGGML_NATIVE=OFF -DGGML_AVX=ON \
+	-DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON)
+WHEELHOUSE ?= $(HOME)/.cache/redsearch/wheels
+LLAMA_WHEELS = $(WHEELHOUSE)/llama-$(LLAMA_VERSION)-$(shell echo '$(LLAMA_CMAKE_ARGS)' | cksum | cut -d' ' -f1)
+
 PYTEST = $(BIN)/pytest
 PYTEST_ARGS ?=
 BENCH_JSON = $(RED_DATA_DIR)/bench.json
@@ -34,15 +45,18 @@ help:
 
 install: $(STAMP)
 
-# Re-install whenever pyproject.toml changes. pip caches the llama-cpp-python wheel it builds,
-# so only the first install on a machine compiles it.
+# Re-install whenever pyproject.toml changes; only the first install on a machine compiles
+# llama-cpp-python (see LLAMA_CMAKE_ARGS above).
 $(STAMP): pyproject.toml
 	@$(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 		{ echo "error: Python >= 3.11 needed; '$(PY)' is missing or older. Run e.g. 'make PY=python3.11 $(MAKECMDGOALS)'" >&2; exit 1; }
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
-	@echo "installing dependencies; llama-cpp-python compiles from source on first install (~7 min)…"
-	$(BIN)/python -m pip install -e '.[dev]'
+	@if ! ls "$(LLAMA_WHEELS)"/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1; then \
+		echo "building llama-cpp-python $(LLAMA_VERSION) once for this machine (~7 min on 2 cores)…"; \
+		mkdir -p "$(LLAMA_WHEELS)" && CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel \
+			--no-deps --no-cache-dir -w "$(LLAMA_WHEELS)" llama-cpp-python==$(LLAMA_VERSION); fi
+	$(BIN)/python -m pip install --find-links "$(LLAMA_WHEELS)" -e '.[dev]'
 	touch $@
 
 # Chromium for the browser tests: Debian's package, installed with apt-get when it is missing
