@@ -19,7 +19,7 @@ from research_core.prompts import max_tokens as prompt_max_tokens
 from research_core.prompts import retry_message
 from research_core.protocols import Completion, Message, ModelTier
 from research_core.runlog import RunLog
-from research_core.schemas import json_schema
+from research_core.schemas import is_prompt_schema, json_schema
 
 T = TypeVar("T", bound=BaseModel)
 T_out = TypeVar("T_out")
@@ -51,6 +51,8 @@ class Gateway:
         check: Check[T] | None = None, max_tokens: int = 0,
     ) -> T | None:
         """A validated `model` instance, or None after two unusable answers."""
+        if not is_prompt_schema(model):  # a bug: local models only check the listed shapes
+            raise ValueError(f"{model.__name__} is not a schema named in prompts.yaml")
         def parse(text: str) -> T:
             value = _parse_model(text, model)
             problem = check(value) if check else None
@@ -105,6 +107,7 @@ class Gateway:
         self, tier: str, purpose: str, messages: list[Message],
         schema: dict[str, object] | None, schema_name: str, max_tokens: int | None,
     ) -> Completion:
+        self.log.doing(f"{tier}/{purpose}")
         done = await self.tiers[tier].complete(
             messages, schema=schema, schema_name=schema_name,
             max_tokens=max_tokens or self.json_max_tokens,

@@ -2,7 +2,8 @@
 
 A `Llama` object is not thread-safe, so every call into one goes through its `ModelLock`.
 `load_llama` loads each (path, n_ctx, n_threads) once per process, so tiers that name the
-same GGUF file share one `Llama` and one lock.
+same GGUF file share one `Llama`, one lock and one `GrammarGuard`: a JSON schema reaches
+llama.cpp only in a form its grammar compiler accepts (a refused grammar crashes the process).
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ import os
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from research_core.errors import ModelUnavailable
+from research_core.grammar_guard import GrammarGuard, llama_compiles
 from research_core.protocols import Completion, Message
 
 if TYPE_CHECKING:
@@ -32,7 +35,7 @@ T = TypeVar("T")
 GEMMA_TURN_END = "<end_of_turn>"
 
 _LoadKey = tuple[str, int, int | None]
-_loaded: dict[_LoadKey, tuple[Llama, ModelLock]] = {}
+_loaded: dict[_LoadKey, LoadedModel] = {}
 _load_guard = threading.Lock()
 _bundled_guard = threading.Lock()
 
@@ -68,13 +71,24 @@ class ModelLock:
             return fn()
 
 
-class LlamaTier:
-    """`ModelTier` over a llama_cpp `Llama`; `lock` must be the one shared by its users."""
+@dataclass(frozen=True)
+class LoadedModel:
+    """One loaded GGUF model and what its users share: the lock and the grammar guard."""
 
-    def __init__(self, llama: Llama, lock: ModelLock, *, model: str) -> None:
+    llama: Llama
+    lock: ModelLock
+    guard: GrammarGuard
+
+
+class LlamaTier:
+    """`ModelTier` over a llama_cpp `Llama`; `lock` and `guard` are the ones its users share."""
+
+    def __init__(self, llama: Llama, lock: ModelLock, *, model: str,
+                 guard: GrammarGuard) -> None:
         self._llama = llama
         self._lock = lock
         self._model = model
+        self._guard = guard
 
     @property
     def model(self) -> str:
@@ -96,7 +110,7 @@ class LlamaTier:
         max_tokens: int,
     ) -> Completion:
         chat = [_chat_message(m) for m in messages]
-        fmt = _response_format(schema)
+        fmt = _response_format(schema and self._guard.safe(schema, schema_name), schema)
 
         def call() -> CreateChatCompletionResponse:
             result = self._llama.create_chat_completion(
@@ -124,19 +138,26 @@ def _chat_message(message: Message) -> ChatCompletionRequestMessage:
     return {"role": "user", "content": message.content}
 
 
-def _response_format(schema: dict[str, Any] | None) -> ChatCompletionRequestResponseFormat | None:
-    return {"type": "json_object", "schema": schema} if schema else None
+def _response_format(
+    safe: dict[str, Any] | None, asked: dict[str, Any] | None,
+) -> ChatCompletionRequestResponseFormat | None:
+    """JSON in the grammar-safe form of the schema; plain JSON when no form compiles."""
+    if not asked:
+        return None
+    return {"type": "json_object", "schema": safe} if safe else {"type": "json_object"}
 
 
-def load_llama(path: str, *, n_ctx: int, n_threads: int | None) -> tuple[Llama, ModelLock]:
-    """The process-wide `Llama` for this GGUF file and settings, loading it on first use."""
+def load_llama(path: str, *, n_ctx: int, n_threads: int | None) -> LoadedModel:
+    """The process-wide model for this GGUF file and settings, loading it on first use."""
     resolved = Path(path).expanduser().resolve()
     if not resolved.is_file():
         raise ModelUnavailable(f"cannot load GGUF model at {path}: no such file")
     key: _LoadKey = (str(resolved), n_ctx, n_threads)
     with _load_guard:
         if key not in _loaded:
-            _loaded[key] = (_load(key), ModelLock())
+            llama = _load(key)
+            guard = GrammarGuard(llama_compiles(llama), model=resolved.name)
+            _loaded[key] = LoadedModel(llama, ModelLock(), guard)
         return _loaded[key]
 
 

@@ -24,9 +24,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
-
-from pydantic import BaseModel, Field
 
 from research_core import runlog
 from research_core.engine import Checkpointer
@@ -43,6 +40,7 @@ from research_core.protocols import (
     TimeRange,
 )
 from research_core.reporter import Report, Source, cited_numbers, report_problem
+from research_core.schemas import NextAction
 from research_core.settings import Settings
 from research_core.state import QueryRecord, RunState
 from research_core.terms import terms
@@ -62,15 +60,6 @@ _MARKERS = re.compile(r"<<<DATA|DATA>>>")
 _INSTRUCTION_WORDS = frozenset({"next", "action", "final", "answer", "search", "query", "task",
                                 "reason", "none"})
 TASKS = (DECIDE, ANSWER)
-
-
-class NextAction(BaseModel):
-    """The model's decision for one turn. `query` is required and non-empty so that a
-    grammar-constrained small model writes one; it is ignored when the action is "answer"."""
-
-    action: Literal["search", "answer"]
-    query: str = Field(min_length=3, max_length=120)
-    reason: str = Field(default="", max_length=160)
 
 
 def prompt_chars(text: str) -> int:

@@ -52,6 +52,12 @@ def text(key: str, part: str) -> str:
     return str(_prompts()[key][part])
 
 
+def schema_names() -> dict[str, str]:
+    """The prompts that ask for JSON, with the name of the shape each asks for."""
+    return {key: str(spec["schema"]) for key, spec in _prompts().items()
+            if isinstance(spec, dict) and "schema" in spec}
+
+
 def max_tokens(key: str) -> int:
     """The answer-length cap of one prompt (0: the caller decides)."""
     return int(_prompts()[key].get("max_tokens", 0))

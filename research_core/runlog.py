@@ -25,13 +25,23 @@ class LogEvent:
 
 
 Listener = Callable[[LogEvent], None]
+DoingListener = Callable[[str], None]
 
 
 @dataclass
 class RunLog:
+    """The events of a run, and what the run is doing right now (`doing`: not an event, not
+    saved; a worker records it so that a crash can be reported with the step it hit)."""
+
     events: list[LogEvent] = field(default_factory=list)
     listeners: list[Listener] = field(default_factory=list)
     step: int = 0
+    doing_listeners: list[DoingListener] = field(default_factory=list)
+
+    def doing(self, what: str) -> None:
+        """The run starts `what` (e.g. "executor/followup"); tells the doing listeners."""
+        for listener in self.doing_listeners:
+            listener(f"step {self.step}: {what}")
 
     def emit(self, kind: str, message: str, **data: Any) -> LogEvent:
         event = LogEvent(

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from research_core.prompts import schema_names
 from research_core.terms import terms
 
 # Every string and list is bounded: a grammar-constrained local model then always finishes
@@ -118,7 +119,33 @@ class VerdictsOut(BaseModel):
 
 
 class FollowUpOut(BaseModel):
-    """A follow-up answered from the run's findings; `sufficient` false asks for research."""
+    """A follow-up answered from the run's findings; `sufficient` false asks for research.
 
-    answer: str = Field(max_length=1500)
+    1,000 characters: llama.cpp's grammar compiler refuses a string bound much above that
+    (1,200 already fails), and the answer cap of the prompt is about as long."""
+
+    answer: str = Field(max_length=1000)
     sufficient: bool
+
+
+class NextAction(BaseModel):
+    """The naive baseline's decision for one turn. `query` is required and non-empty so that
+    a grammar-constrained small model writes one; it is ignored when the action is "answer"."""
+
+    action: Literal["search", "answer"]
+    query: str = Field(min_length=3, max_length=120)
+    reason: str = Field(default="", max_length=160)
+
+
+def prompt_schemas() -> dict[str, type[BaseModel]]:
+    """Every JSON shape the engine can ask a model for, by the prompt that asks for it."""
+    return {prompt: _MODELS[name] for prompt, name in schema_names().items()}
+
+
+def is_prompt_schema(model: type[BaseModel]) -> bool:
+    return model in prompt_schemas().values()
+
+
+_MODELS: dict[str, type[BaseModel]] = {m.__name__: m for m in (
+    Decomposition, QueryPlan, HitScores, MemorySummaryOut, ReflectionOut, ClaimsOut,
+    VerdictsOut, FollowUpOut, NextAction)}

@@ -2,7 +2,7 @@
 
 A tier with a base URL talks to that OpenAI-compatible endpoint; any other tier runs a GGUF
 model in-process (its `model` path, or the bundled Gemma 3 270M). GGUF tiers naming the same
-file share one loaded `Llama`.
+file share one loaded `Llama`, whose grammar guard checks every schema of prompts.yaml at load.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 from research_core.llama_tier import LlamaTier, bundled_model_path, load_llama
 from research_core.openai_tier import OpenAITier, endpoint_host
 from research_core.protocols import ModelTier
+from research_core.schemas import json_schema, prompt_schemas
 from research_core.settings import BUNDLED, TIERS, Settings, TierSettings
 
 
@@ -26,10 +27,10 @@ def build_tier(name: str, settings: Settings) -> ModelTier:
     if tier.base_url:
         return OpenAITier(tier, name=name)
     path = tier.gguf_path or bundled_model_path()
-    llama, lock = load_llama(
-        path, n_ctx=settings.gguf_context, n_threads=settings.gguf_threads
-    )
-    return LlamaTier(llama, lock, model=_gguf_model_name(tier, path))
+    loaded = load_llama(path, n_ctx=settings.gguf_context, n_threads=settings.gguf_threads)
+    loaded.guard.prepare({name: json_schema(model) for name, model in prompt_schemas().items()})
+    return LlamaTier(loaded.llama, loaded.lock, model=_gguf_model_name(tier, path),
+                     guard=loaded.guard)
 
 
 async def aclose_tiers(tiers: Mapping[str, ModelTier]) -> None:

@@ -14,6 +14,7 @@ from typing import Any, cast
 import pytest
 
 from research_core.errors import ModelUnavailable, SettingsError
+from research_core.grammar_guard import GrammarGuard
 from research_core.llama_tier import (
     LlamaTier,
     ModelLock,
@@ -262,7 +263,8 @@ class FakeLlama:
 
 
 def fake_tier(llama: FakeLlama, lock: ModelLock) -> LlamaTier:
-    return LlamaTier(cast(Any, llama), lock, model="fake-gguf")
+    return LlamaTier(cast(Any, llama), lock, model="fake-gguf",
+                     guard=GrammarGuard(lambda grammar: True, model="fake-gguf"))
 
 
 async def test_llama_tier_request_and_usage() -> None:
