@@ -34,7 +34,9 @@ class SlackSettings:
 class WorkerSettings:
     """ARQ workers: REDIS_URL, RED_WORKER_JOBS (concurrent runs per worker), the heartbeat
     that proves a run alive (RED_WORKER_HEARTBEAT_S) and how long a silent run waits before
-    another worker resumes it from its checkpoint (RED_WORKER_LEASE_S)."""
+    another worker resumes it from its checkpoint (RED_WORKER_LEASE_S). A job whose worker
+    died RED_WORKER_MAX_CRASHES times is not resumed again: its thread is told which step
+    failed. `redsearch up` runs RED_UP_WORKERS supervised worker processes."""
 
     redis_url: str = "redis://127.0.0.1:6379/0"
     max_jobs: int = 2
@@ -42,6 +44,8 @@ class WorkerSettings:
     lease_s: float = 30.0
     reconcile_every_s: float = 10.0
     job_timeout_s: int = 3 * 3600
+    max_crashes: int = 3
+    up_workers: int = 1
 
     def __post_init__(self) -> None:
         if self.lease_s < 2 * self.heartbeat_s:
@@ -49,6 +53,10 @@ class WorkerSettings:
                                 "RED_WORKER_HEARTBEAT_S")
         if self.max_jobs < 1:
             raise SettingsError("RED_WORKER_JOBS must be at least 1")
+        if self.max_crashes < 1:
+            raise SettingsError("RED_WORKER_MAX_CRASHES must be at least 1")
+        if not 1 <= self.up_workers <= 16:
+            raise SettingsError("RED_UP_WORKERS must be between 1 and 16")
 
 
 WEB_BACKENDS = ("searxng", "brave", "tavily", "corpus")
@@ -122,6 +130,8 @@ def worker_from_env(env: Mapping[str, str]) -> WorkerSettings:
         lease_s=parse(env, "RED_WORKER_LEASE_S", float, d.lease_s),
         reconcile_every_s=parse(env, "RED_WORKER_RECONCILE_S", float, d.reconcile_every_s),
         job_timeout_s=parse(env, "RED_WORKER_JOB_TIMEOUT_S", int, d.job_timeout_s),
+        max_crashes=parse(env, "RED_WORKER_MAX_CRASHES", int, d.max_crashes),
+        up_workers=parse(env, "RED_UP_WORKERS", int, d.up_workers),
     )
 
 

@@ -8,7 +8,9 @@ back only after the job is marked ended, so the reconciler never revives a job t
 closing. A worker that dies leaves the job started with an expiring lease: the reconciler
 re-enqueues it and the new job resumes from the checkpoint, editing the messages already
 posted (the outbox). A job past its time limit fails with a message instead of being cancelled
-by ARQ (which would leave it to be resumed again and again).
+by ARQ (which would leave it to be resumed again and again). A job whose worker died under it
+`max_crashes` times (a native crash it causes, say) is not run again: the thread is told which
+step it was on, what was published stays, and the worker goes on with the next job.
 """
 
 from __future__ import annotations
@@ -24,7 +26,15 @@ from redis.exceptions import RedisError
 from bot.requests import ResearchRequestMsg
 from research_core.errors import RunError
 from workers.lease import Lease
-from workers.queue import FOLLOWUP, JobPayload, claim_key, started_key
+from workers.queue import (
+    FOLLOWUP,
+    JobPayload,
+    claim_key,
+    crashes_key,
+    doing_key,
+    handover_key,
+    started_key,
+)
 from workers.services import Services
 from workers.thread_work import ThreadWork
 
@@ -67,7 +77,23 @@ class JobRunner:
             raise Retry(defer=self.cfg.lease_s / 2)  # another job of this run is working
         await self.sv.redis.set(started_key(self.p.job_id), 1, ex=STARTED_TTL_S)
         await self.sv.redis.delete(claim_key(self.p.job_id))  # a resume has taken over
+        crashes = int(await self.sv.redis.get(crashes_key(self.p.job_id)) or 0)
+        if crashes >= self.cfg.max_crashes:
+            return await self._give_up(lease, request, crashes)
         return await self._holding(lease, request)
+
+    async def _give_up(self, lease: Lease, request: ResearchRequestMsg, crashes: int) -> str:
+        """The job took its worker down `crashes` times: say where, keep what was published."""
+        raw = await self.sv.redis.get(doing_key(self.p.job_id))
+        doing = raw.decode() if isinstance(raw, bytes) else "an unknown step"
+        log.error("job %s crashed its worker %d times (last at %s); not resuming it",
+                  self.p.job_id, crashes, doing)
+        try:
+            await self.work.failed(request, f"the worker crashed {crashes} times at {doing}; "
+                                   "what was published above is kept")
+        finally:
+            await self._end(lease)
+        return f"gave up after {crashes} crashes at {doing}"
 
     async def _holding(self, lease: Lease, request: ResearchRequestMsg) -> str:
         """The job with its lease: ended first, lease given back last, whatever happens."""
@@ -77,8 +103,9 @@ class JobRunner:
             log.warning("job %s lost its lease (event loop stalled past %gs?); another "
                         "worker resumes the run", self.p.job_id, self.cfg.lease_s)
             return "lease lost; another worker resumes the run"
-        except asyncio.CancelledError:
-            await lease.release()  # shutdown: the reconciler hands the run on at once
+        except asyncio.CancelledError:  # shutdown: the reconciler hands the run on at once
+            await self.sv.redis.set(handover_key(self.p.job_id), 1, ex=STARTED_TTL_S)
+            await lease.release()
             raise
         except BaseException:
             await self._end(lease)  # a bug: reported to the user, not resumed forever

@@ -33,6 +33,21 @@ def claim_key(job_id: str) -> str:
     return f"red:reconcile:{job_id}"
 
 
+def crashes_key(job_id: str) -> str:
+    """How many times this job's worker died under it (a graceful hand-over is no crash)."""
+    return f"red:crashes:{job_id}"
+
+
+def handover_key(job_id: str) -> str:
+    """Set by a job that gave its lease back on shutdown: its resume is not a crash."""
+    return f"red:handover:{job_id}"
+
+
+def doing_key(job_id: str) -> str:
+    """What the job is doing right now ("step 7: executor/followup"), for crash reports."""
+    return f"red:doing:{job_id}"
+
+
 def serialize(data: dict[str, Any]) -> bytes:
     """ARQ's job serializer: JSON, never pickle."""
     return json.dumps(data, ensure_ascii=False).encode()

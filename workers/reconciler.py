@@ -20,7 +20,15 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from workers.lease import lease_key
-from workers.queue import ACTIVE_KEY, JobPayload, JobQueue, claim_key, started_key
+from workers.queue import (
+    ACTIVE_KEY,
+    JobPayload,
+    JobQueue,
+    claim_key,
+    crashes_key,
+    handover_key,
+    started_key,
+)
 from workers.redis_server import awaited
 
 log = logging.getLogger(__name__)
@@ -51,13 +59,26 @@ async def reconcile(redis: aioredis.Redis, queue: JobQueue, lease_s: float) -> l
     for payload in await queue.active():
         if not await _claim(redis, payload, claim_ms):
             continue
-        counter = f"red:resumes:{payload.job_id}"
-        attempt = await redis.incr(counter)
-        await redis.expire(counter, COUNTER_TTL_S)
+        attempt = await _count(redis, f"red:resumes:{payload.job_id}")
+        how = await _how_it_ended(redis, payload.job_id)
         await queue.resubmit(payload, f"{payload.job_id}#resume{attempt}")
-        log.warning("job %s lost its worker; resuming it (attempt %d)", payload.job_id, attempt)
+        log.warning("job %s %s; resuming it (attempt %d)", payload.job_id, how, attempt)
         handed.append(payload.job_id)
     return handed
+
+
+async def _count(redis: aioredis.Redis, key: str) -> int:
+    count = int(await redis.incr(key))
+    await redis.expire(key, COUNTER_TTL_S)
+    return count
+
+
+async def _how_it_ended(redis: aioredis.Redis, job_id: str) -> str:
+    """A job handed over on shutdown resumes for free; any other loss counts as a crash."""
+    if await redis.getdel(handover_key(job_id)) is not None:
+        return "was handed over by a worker shutting down"
+    crashes = await _count(redis, crashes_key(job_id))
+    return f"lost its worker (crash {crashes})"
 
 
 async def reconcile_forever(redis: aioredis.Redis, queue: JobQueue, lease_s: float,

@@ -4,15 +4,19 @@ closes the thread when it is stopped or fails. `workers/jobs.py` runs it under t
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import logging
+from typing import Any
+
+from redis.exceptions import RedisError
 
 from bot.requests import ENDED, FAILED, FINISHED, RUNNING, STOPPED, ResearchRequestMsg
 from research_core.errors import RunNotFound
 from research_core.restore import load_state
 from research_core.state import RunState
 from workers import thread_messages as msgs
-from workers.queue import FOLLOWUP, JobPayload
+from workers.queue import FOLLOWUP, JobPayload, doing_key
 from workers.services import Services
 from workers.slack_publisher import SlackPublisher
 
@@ -34,6 +38,26 @@ class ThreadWork:
     def __init__(self, services: Services, payload: JobPayload) -> None:
         self.sv = services
         self.p = payload
+        self._writes: set[asyncio.Task[Any]] = set()
+
+    def record_doing(self, state: RunState) -> RunState:
+        """Keep what the run is doing in Redis, so that a job that crashes its worker again
+        and again can be reported with the step it was on (see `jobs.JobRunner`)."""
+        key = doing_key(self.p.job_id)
+
+        def write(what: str) -> None:
+            task = asyncio.get_running_loop().create_task(self._set_doing(key, what))
+            self._writes.add(task)
+            task.add_done_callback(self._writes.discard)
+
+        state.log.doing_listeners.append(write)
+        return state
+
+    async def _set_doing(self, key: str, what: str) -> None:
+        try:
+            await self.sv.redis.set(key, what, ex=KEY_TTL_S)
+        except RedisError as exc:  # best effort: only a crash report would miss it
+            log.warning("could not record what job %s is doing: %s", self.p.job_id, exc)
 
     async def run(self, request: ResearchRequestMsg) -> str:
         if self.p.kind == FOLLOWUP:
@@ -42,7 +66,7 @@ class ThreadWork:
 
     async def research(self, request: ResearchRequestMsg) -> str:
         await self.status(request, RUNNING)
-        state = await self.state(request)
+        state = self.record_doing(await self.state(request))
         publisher = await self.publisher(request)
         try:
             report = await self.sv.engine(publisher).run(state)
@@ -55,7 +79,8 @@ class ThreadWork:
 
     async def followup(self, request: ResearchRequestMsg) -> str:
         try:
-            state = await load_state(self.sv.store, self.p.run_id, self.sv.settings)
+            state = self.record_doing(
+                await load_state(self.sv.store, self.p.run_id, self.sv.settings))
         except RunNotFound:
             await self.sv.slack.chat_postMessage(
                 channel=request.channel, thread_ts=request.thread_ts,
