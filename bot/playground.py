@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import json
 import secrets
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ BOT_NAME = "RED Searcher"
 DEFAULT_USERS = {"U0ALICE": "Alice", "U0BOB": "Bob", "U0CAROL": "Carol"}
 TEXT_LIMIT = 40_000
 RESPONSE_URLS_KEPT = 1000  # response_urls of the newest clicks; older ones answer expired_url
+NOTICES_KEPT = 20
 
 
 class PlaygroundError(Exception):
@@ -84,6 +86,7 @@ class Playground:
         self._seq = 0
         self._streams: set[asyncio.Queue[Update | None]] = set()
         self._responses: dict[str, tuple[Message, str]] = {}
+        self._notices: list[JSON] = []
         self._unlisten = self.fake.add_listener(self._on_change)
         self._host = "127.0.0.1"
         self._port = 0
@@ -173,6 +176,12 @@ class Playground:
                                         self.channel_name, f"{self.url}/ui/respond/{token}")
         return self.deliverer.send_interaction(payload)
 
+    def notice(self, text: str) -> None:
+        """A line about the service itself (a worker restarted), shown above the channel."""
+        entry = {"at": time.time(), "text": text}
+        self._notices = [*self._notices, entry][-NOTICES_KEPT:]
+        self._publish({"kind": "notice", **entry}, None)
+
     def state(self, user: str | None) -> JSON:
         """Everything the page shows to `user`: messages, their ephemerals, statuses."""
         messages = [m.to_dict() for m in self.fake.messages(self.channel)]
@@ -181,7 +190,8 @@ class Playground:
         return {"seq": self._seq, "channel": {"id": self.channel, "name": self.channel_name},
                 "bot": {"user_id": BOT_USER_ID, "name": BOT_NAME}, "users": self.users,
                 "messages": messages, "ephemerals": ephemerals,
-                "statuses": self.fake.statuses(self.channel), "delivery": self._delivery()}
+                "statuses": self.fake.statuses(self.channel), "delivery": self._delivery(),
+                "notices": list(self._notices)}
 
     # -- HTTP handlers -----------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import os
 import sys
 from collections.abc import Sequence
 
@@ -97,7 +98,7 @@ def _guarded(args: argparse.Namespace) -> int:
         if args.command == "worker":
             return asyncio.run(run_worker_command())
         if args.command == "up":
-            return asyncio.run(run_up(args.port))
+            return asyncio.run(run_up(args.port, dict(os.environ)))  # handed to workers
         return asyncio.run(run_research(_request(args)))
     except RunError as exc:
         print(f"redsearch: error: {exc}", file=sys.stderr)

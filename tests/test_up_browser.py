@@ -34,8 +34,8 @@ async def up(serve: Serve, redis_url: str, backend: RecordingBackend,
         database_url=f"sqlite+aiosqlite:///{tmp_path / 'runs.db'}",
         worker=WorkerSettings(redis_url=redis_url, lease_s=4.0, heartbeat_s=0.5,
                               reconcile_every_s=0.5))
-    stack = await start_up(settings, port=free_port(), say=lambda _: None, backend=backend,
-                           similarity=default_similarity())
+    stack = await start_up(settings, port=free_port(), say=lambda _: None, inline_worker={
+        "backend": backend, "similarity": default_similarity()})
     late = tmp_path / "late"
     late.mkdir()
     assert stack.playground is not None

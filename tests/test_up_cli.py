@@ -46,8 +46,9 @@ async def test_with_slack_credentials_up_serves_slack_instead_of_the_playground(
                             api_url=fake.base_url, bot_port=0),
         worker=WorkerSettings(redis_url=redis_url))
     said: list[str] = []
-    stack = await start_up(settings, say=said.append, backend=RecordingBackend(
-        CorpusBackend.from_folder(sample_corpus_dir())), similarity=default_similarity())
+    stack = await start_up(settings, say=said.append, inline_worker={
+        "backend": RecordingBackend(CorpusBackend.from_folder(sample_corpus_dir())),
+        "similarity": default_similarity()})
     try:
         assert stack.playground is None and stack.bot is not None
         assert not any(line.startswith("playground") for line in said)

@@ -6,7 +6,7 @@ const $ = (id) => document.getElementById(id);
 const store = {
   seq: 0, me: null, users: {}, bot: { user_id: "", name: "RED Searcher" },
   channel: { id: "", name: "" }, messages: new Map(), ephemerals: new Map(),
-  statuses: {}, delivery: { retrying: 0, reason: null },
+  statuses: {}, delivery: { retrying: 0, reason: null }, notices: [],
 };
 let source = null;
 let buffered = null; // stream updates held while /ui/state loads
@@ -268,6 +268,10 @@ function render() {
   banner.hidden = !store.delivery.retrying;
   banner.textContent = store.delivery.retrying
     ? `${store.bot.name} is not answering (${store.delivery.reason}); Slack keeps retrying…` : "";
+  const latest = store.notices[store.notices.length - 1];
+  $("notice").hidden = !latest;
+  $("notice").textContent = latest
+    ? `${new Date(latest.at * 1000).toLocaleTimeString()} · ${latest.text}` : "";
   renderList($("messages"), all().filter((m) => !m.thread_ts || m.thread_ts === m.ts), true);
   const ts = threadTs();
   const root = ts && store.messages.get(ts);
@@ -344,6 +348,7 @@ function apply(u) {
       if (u.status) store.statuses[u.thread_ts] = u.status; else delete store.statuses[u.thread_ts];
       break;
     case "delivery": store.delivery = { retrying: u.retrying, reason: u.reason }; break;
+    case "notice": store.notices = [...store.notices, { at: u.at, text: u.text }]; break;
     default: break;
   }
 }
@@ -353,7 +358,7 @@ async function loadState() {
   const state = await resp.json();
   Object.assign(store, {
     seq: state.seq, users: state.users, bot: state.bot, channel: state.channel,
-    statuses: { ...state.statuses }, delivery: state.delivery,
+    statuses: { ...state.statuses }, delivery: state.delivery, notices: state.notices || [],
     messages: new Map(state.messages.map((m) => [m.ts, m])),
     ephemerals: new Map(state.ephemerals.map((m) => [m.ts, m])),
   });
