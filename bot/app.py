@@ -38,6 +38,7 @@ from bot.requests import (
     ResearchRequestMsg,
     request_key,
 )
+from research_core.settings import BudgetSettings
 from workers.slack_publisher import make_client
 
 JSON = dict[str, Any]
@@ -82,11 +83,12 @@ def deep_permitted(user: str, allowed: tuple[str, ...]) -> bool:
 
 class _Handlers:
     def __init__(self, redis: aioredis.Redis, queue: Queue | None, max_question_chars: int,
-                 deep_allowed: tuple[str, ...]) -> None:
+                 deep_allowed: tuple[str, ...], max_steps: int) -> None:
         self.requests = Requests(redis)
         self.queue = queue
         self.max_question_chars = max_question_chars
         self.deep_allowed = deep_allowed
+        self.max_steps = max_steps
 
     async def _fresh(self, body: JSON) -> bool:
         event_id = str(body.get("event_id") or "")
@@ -113,7 +115,8 @@ class _Handlers:
         await self.requests.save(request)
         await self.requests.link_thread(request)
         posted = await client.chat_postMessage(channel=channel, thread_ts=thread_ts,
-                                               blocks=picker_blocks(request), text=picker_text())
+                                               blocks=picker_blocks(request, self.max_steps),
+                                               text=picker_text())
         await self._remember_picker(request.key, posted.get("ts"))
 
     async def on_message(self, ack: AsyncAck, body: JSON, event: JSON,
@@ -246,10 +249,11 @@ async def _ephemeral(client: AsyncWebClient, channel: str, user: str,
 
 def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aioredis.Redis,
               queue: Queue | None = None, max_question_chars: int = 4000,
-              deep_allowed: tuple[str, ...] = ("*",),
+              deep_allowed: tuple[str, ...] = ("*",), max_steps: int = BudgetSettings().steps,
               process_before_response: bool = False) -> AsyncApp:
     """The bot: signature verification on, the Web API at `api_url` (a trailing slash is added).
 
+    `max_steps` is the workers' step budget (RED_BUDGET_STEPS), shown on the depth picker.
     `process_before_response=True` answers Slack only after the handler finished (for FaaS and
     deterministic tests); by default the handlers ack first and keep running after the answer.
     """
@@ -257,7 +261,7 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
     client = make_client(bot_token, base_url)  # 429s wait for Retry-After, as in the worker
     app = AsyncApp(client=client, signing_secret=signing_secret, name="red-searcher",
                    process_before_response=process_before_response)
-    handlers = _Handlers(redis, queue, max_question_chars, deep_allowed)
+    handlers = _Handlers(redis, queue, max_question_chars, deep_allowed, max_steps)
     app.event("app_mention")(handlers.on_mention)
     app.event("message")(handlers.on_message)
     app.block_action(re.compile(r"^depth_(auto|standard|deep)$"))(handlers.on_depth)

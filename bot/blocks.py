@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.requests import FAILED, FINISHED, QUEUED, RUNNING, STOPPED, ResearchRequestMsg
+from research_core.budget import deep_total
 
 Block = dict[str, Any]
 
@@ -19,8 +20,6 @@ STOP_ACTION = "stop_research"
 
 DEPTHS: dict[str, str] = {"auto": "Auto", "standard": "Standard", "deep": "Deep"}
 DEPTH_ACTIONS: dict[str, str] = {f"depth_{depth}": depth for depth in DEPTHS}
-COSTS_LINE = ("*Auto*: starts at Standard and may upgrade to Deep when the question needs it · "
-              "*Standard*: up to 36 steps · *Deep*: up to 54 steps, slower and costlier")
 STATUS_WORDS = {QUEUED: "queued", RUNNING: "researching…", FINISHED: "finished",
                 STOPPED: "stopped", FAILED: "failed"}
 STOPPABLE = (QUEUED, RUNNING)
@@ -48,14 +47,21 @@ def _button(action_id: str, label: str, value: str, style: str | None = None) ->
     return button
 
 
-def picker_blocks(request: ResearchRequestMsg) -> list[Block]:
+def costs_line(steps: int) -> str:
+    """What each depth costs, from the step budget the workers use (RED_BUDGET_STEPS)."""
+    return ("*Auto*: starts at Standard and may upgrade to Deep when the question needs it · "
+            f"*Standard*: up to {steps} steps · *Deep*: up to {deep_total(steps)} steps, "
+            "slower and costlier")
+
+
+def picker_blocks(request: ResearchRequestMsg, steps: int) -> list[Block]:
     """The question, the three depth buttons (their value is the request key), the costs."""
     buttons = [_button(f"depth_{depth}", label, request.key) for depth, label in DEPTHS.items()]
     buttons[0]["style"] = "primary"
     text = f"*Research request from <@{request.user}>:*\n>{shown(request.question)}\n" \
            "How deep should I go?"
     return [_mrkdwn(text), {"type": "actions", "block_id": "depth_picker", "elements": buttons},
-            _context(COSTS_LINE)]
+            _context(costs_line(steps))]
 
 
 def picker_text() -> str:

@@ -112,6 +112,10 @@ class _Research:
         what = "resume" if self.s.step else "start"
         self.s.log.emit(what, f"run {self.s.run_id}: {self.s.question!r} as of "
                         f"{self.s.as_of}, {self.owner.mode} mode", run_id=self.s.run_id)
+        if what == "start":  # a sign of life before the first (slow) model call
+            await self.delivery.progress(
+                f"Planning: splitting the question into sub-questions ({self.owner.mode}, "
+                f"up to {self.owner.total('steps')} steps)", key="start")
         while (node := self.s.tree.next_open()) is not None and self.may_step():
             await self.step(node)
         self.s.log.emit("finalise", self.owner.final_reason or "no open sub-question left")

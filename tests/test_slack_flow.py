@@ -102,10 +102,12 @@ async def test_mention_to_final_message_with_revision_followups_and_a_429(
     assert CORRECTION in " ".join(contexts(revised[0]))
     [final] = stack.finals(mention)
     sections = [b["text"]["text"] for b in final.blocks if b["type"] == "section"]
-    assert sections[0].startswith("*Sources*") and "[1]" in sections[0]
-    assert sections[1].startswith("*Flagged claims*")
-    assert sections[2].startswith("*Tokens and cost per tier*") and "planner" in sections[2]
+    assert len(sections) == 2, "the report part lists the sources; the final message not"
+    assert sections[0].startswith("*Flagged claims*")
+    assert sections[1].startswith("*Tokens and cost per tier*") and "planner" in sections[1]
     await stack.settled()  # the job's last steps: the status message, then "ended"
+    assert stack.fake.status(CHANNEL, mention.ts) == "", "the loading status stays on"
+    assert any(c.params.get("status") for c in stack.fake.calls("assistant.threads.setStatus"))
     status_msg = stack.fake.message(CHANNEL, picker.ts)
     assert status_msg is not None and status_msg.text == "Depth: Deep — finished"
     assert buttons(status_msg) == []
@@ -173,6 +175,7 @@ async def test_stop_keeps_what_was_published_and_only_the_requester_may(
     status_msg = stack.fake.message(CHANNEL, picker.ts)
     assert status_msg is not None and status_msg.text == "Depth: Deep — stopped"
     assert buttons(status_msg) == []
+    assert stack.fake.status(CHANNEL, mention.ts) == "", "the loading status stays on"
     kept = {m.ts for m in stack.parts(mention)}
     assert set(published) <= kept
     assert not stack.finals(mention)  # no report after Stop
@@ -180,6 +183,35 @@ async def test_stop_keeps_what_was_published_and_only_the_requester_may(
     job = job_id(CHANNEL, mention.ts)
     assert await stack.pool.get(f"red:resumes:{job}") is None  # the stop was not undone
     assert not stack.finals(mention)
+
+
+class Watching(Script):
+    """Scripted tiers that note what the thread held when the first model call arrived."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: Any = None
+        self.at_first_call: list[str] | None = None
+
+    def __call__(self, body: dict[str, Any]) -> str | Reply:
+        if self.at_first_call is None and self.stack is not None:
+            self.at_first_call = self.stack.posted_texts()
+        return super().__call__(body)
+
+
+@pytest.mark.timeout(60)
+async def test_the_first_progress_note_comes_before_any_model_call(
+        start_stack: StartStack, backend: RecordingBackend) -> None:
+    tiers = Watching()
+    stack = tiers.stack = await start_stack(tiers, backend)
+    _, mention = await stack.driver.mention(f"<@{BOT_USER_ID}> {QUESTION}")
+    [picker] = stack.thread(mention)
+    await stack.driver.click(ALICE, "depth_standard", picker)
+    await wait_for(lambda: tiers.at_first_call is not None, 30, "the first model call")
+    assert tiers.at_first_call is not None
+    assert any(t.startswith("• Planning: splitting the question") for t in tiers.at_first_call)
+    assert "(standard, up to 36 steps)" in " ".join(tiers.at_first_call)
+    await wait_for(lambda: bool(stack.finals(mention)), 60, "the final message")
 
 
 @pytest.mark.timeout(90)

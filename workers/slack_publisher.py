@@ -4,7 +4,8 @@ Answer parts are thread messages in Block Kit (sections of mrkdwn, then a contex
 sources); a revision edits the same message (`chat.update`) and says "revised: <reason>".
 Progress notes are coalesced into one message edited in place, written at most once per
 `progress_interval` seconds (the newest text is held and flushed), and mirrored to the assistant
-loading status where the workspace supports it. 429s are retried after their `Retry-After`.
+loading status where the workspace supports it (cleared when the job closes the publisher). 429s
+are retried after their `Retry-After`.
 """
 
 from __future__ import annotations
@@ -151,11 +152,13 @@ class SlackPublisher:
             await self._set_status(self._notes[-1] if self._notes else "")
 
     async def close(self) -> None:
-        """Wait for the held progress write, then flush what is left (best effort)."""
+        """Wait for the held progress write, flush what is left, then clear the loading
+        status: the job is over, whether it finished, stopped or failed (best effort)."""
         if self._pending is not None:
             await asyncio.gather(self._pending, return_exceptions=True)
             self._pending = None
         await self._safe_flush()
+        await self._set_status("")
 
     async def _flush_later(self, delay: float) -> None:
         while True:

@@ -53,11 +53,12 @@ def tokens_section(state: RunState) -> tuple[str, str]:
 
 
 def finished_message(state: RunState, report: Report) -> tuple[Publication, Blocks]:
+    """The closing message: flagged claims and the token/cost table (the report part above
+    already lists its sources)."""
     cited = [s for s in report.sources if s.number in report.cited] or report.sources
-    sources = "\n".join(f"• {s.line()}" for s in cited) or "none"
     flagged = "\n".join(f"• {c.text[:200]} — {c.reason}"
                         for c in report.flagged[:FLAGGED_SHOWN]) or "none"
-    sections = [("Sources", sources), ("Flagged claims", flagged), tokens_section(state)]
+    sections = [("Flagged claims", flagged), tokens_section(state)]
     title = f"Research finished: {state.step} steps, {len(cited)} sources"
     text = f"{title}; {len(report.flagged)} flagged claims."
     return (Publication(state.run_id, "final", 1, "final", text),
