@@ -98,15 +98,6 @@ def json_schema(model: type[BaseModel]) -> dict[str, Any]:
     return model.model_json_schema()
 
 
-class ClaimOut(BaseModel):
-    text: Line
-    citations: list[int] = Field(max_length=6)
-
-
-class ClaimsOut(BaseModel):
-    claims: list[ClaimOut] = Field(max_length=20)
-
-
 class VerdictOut(BaseModel):
     index: int = Field(ge=0)
     supported: bool
