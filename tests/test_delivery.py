@@ -38,7 +38,8 @@ class LateDocs(MemoryPublisher):
         self.backend, self.folder = backend, folder
 
     async def answer_part(self, run_id: str, part_key: str, text: str, sources: list[str],
-                          replaces: str | None = None, reason: str = "") -> str | None:
+                          replaces: str | None = None, reason: str = "",
+                          key: str = "") -> str | None:
         if not self.parts:
             self.backend.inner.add_folder(self.folder)
         return await super().answer_part(run_id, part_key, text, sources, replaces, reason)
