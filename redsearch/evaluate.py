@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from redsearch.late_docs import DEFAULT_STEP, LateDocs, LatePoint, late_point, parse_late_at
+from redsearch.late_docs import LateDocs, LatePoint, late_point, parse_late_at
 from redsearch.recording import RecordingPublisher
 from redsearch.research import make_similarity
 from research_core.corpus import CorpusBackend
@@ -146,7 +146,7 @@ class SuiteRunner:
         """The recording publisher for one run, and its late documents (None: the task has
         none)."""
         known = frozenset(d.source_id for d in backend.documents())
-        point = late_point(task, self.modes, self.late_at)
+        point = late_point(task, self.modes, self.late_at, self.settings.budget.steps)
         if point is None:
             return RecordingPublisher(task.requirements, known_ids=known), None
         late_ids = frozenset(d for e in task.events for d in e.add_docs)
@@ -262,7 +262,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tasks", default="", help="comma-separated task ids (default: all)")
     parser.add_argument("--late-at", default="",
                         help="when late documents arrive: first-part, step:K or time:S (default:"
-                             f" the task's own moment; step:{DEFAULT_STEP} for paired runs)")
+                             " the task's own moment; for paired runs after a sixth of the "
+                             "step budget)")
     parser.add_argument("--json", dest="json_path", help="also write all results as JSON here")
     parser.add_argument("--quiet", action="store_true", help="no per-run progress lines")
 

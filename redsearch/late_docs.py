@@ -5,8 +5,9 @@ The moment is one of: after the first answer part (`first-part`), after planner 
 mode: in deep mode the first answer part can be the final report, so a mode that holds its
 parts back would see the documents later, or never in time to revise anything. They are
 therefore the default for paired runs (two modes or more): the task's own `after_step` /
-`at_seconds` moment, else after step DEFAULT_STEP. A task with several events adds all their
-documents at the first event's moment.
+`at_seconds` moment, else after a sixth of the standard step budget (step 6 of 36; at least
+step 2), which both modes reach whatever they publish. A task with several events adds all
+their documents at the first event's moment.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from research_core.corpus import CorpusBackend
 from research_core.runlog import LogEvent
 from research_core.suite import AFTER_STEP, AT_SECONDS, FIRST_PART, Suite, SuiteError, Task
 
-DEFAULT_STEP = 6
+STEP_SHARE = 6  # late documents after 1/STEP_SHARE of the standard step budget
+MIN_STEP = 2
 KINDS = {"first-part": FIRST_PART, "step": AFTER_STEP, "time": AT_SECONDS}
 Say = Callable[[str], None]
 
@@ -53,8 +55,15 @@ def parse_late_at(text: str) -> LatePoint:
     return LatePoint(KINDS[kind], at)
 
 
-def late_point(task: Task, modes: Sequence[str], chosen: LatePoint | None) -> LatePoint | None:
-    """When the task's late documents arrive in this evaluation (None: it has none)."""
+def default_step(budget_steps: int) -> int:
+    """The step after which late documents arrive in paired runs by default."""
+    return max(MIN_STEP, budget_steps // STEP_SHARE)
+
+
+def late_point(task: Task, modes: Sequence[str], chosen: LatePoint | None,
+               budget_steps: int = 36) -> LatePoint | None:
+    """When the task's late documents arrive in this evaluation (None: it has none);
+    `budget_steps` is the standard step budget."""
     if not task.events:
         return None
     if chosen is not None:
@@ -62,7 +71,9 @@ def late_point(task: Task, modes: Sequence[str], chosen: LatePoint | None) -> La
     first = task.events[0]
     if first.when != FIRST_PART:
         return LatePoint(first.when, first.at)
-    return LatePoint(AFTER_STEP, DEFAULT_STEP) if len(modes) > 1 else LatePoint(FIRST_PART)
+    if len(modes) > 1:
+        return LatePoint(AFTER_STEP, default_step(budget_steps))
+    return LatePoint(FIRST_PART)
 
 
 def add_late_docs(backend: CorpusBackend, suite: Suite, doc_ids: Sequence[str]) -> int:

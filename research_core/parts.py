@@ -64,6 +64,7 @@ class Parts:
         summary = await executor.summarise(self.gw, node.id, node.question, news,
                                            self.s.summaries.get(node.id))
         self.s.summaries[node.id] = summary
-        reason = "new evidence from " + ", ".join(sorted({e.source_id for e in news}))
-        await self.delivery.part(node.id, cadence.part_text(summary), summary.source_ids,
-                                 reason=reason)
+        sources = frozenset(e.source_id for e in news)
+        reason = "new evidence from " + ", ".join(sorted(sources))
+        await self.delivery.part(node.id, cadence.part_text(summary, sources),
+                                 summary.source_ids, reason=reason)

@@ -106,6 +106,7 @@ async def test_late_docs_after_step_k_whatever_was_published(tmp_path: Path) -> 
 def test_paired_runs_take_a_moment_that_does_not_depend_on_the_mode(tmp_path: Path) -> None:
     task = make_suite(tmp_path).tasks[0]
     assert late_point(task, ["standard", "deep"], None) == LatePoint(AFTER_STEP, 6)
+    assert late_point(task, ["standard", "deep"], None, budget_steps=8) == LatePoint(AFTER_STEP, 2)
     assert late_point(task, ["deep"], None) == LatePoint(FIRST_PART)
     assert late_point(task, ["standard", "deep"], LatePoint(FIRST_PART)) == LatePoint(FIRST_PART)
     assert parse_late_at("step:4") == LatePoint(AFTER_STEP, 4)
