@@ -215,6 +215,8 @@ class _Research:
         for question, why in vetted.rejected:
             self.s.log.emit("subquestion-refused", f"{question[:80]!r}: {why}", node=node.id)
         subs = vetted.accepted
+        if not subs and node.depth == 0 and proposed:  # the root is always split
+            subs = [s for s in planner.split_fallback(node.question) if s.question not in taken]
         if not subs:
             node.status = "insufficient"
             self.s.log.emit("thin", f"{node.id}: no new sub-question to split into", node=node.id)

@@ -95,3 +95,12 @@ async def test_reflections_new_sub_question_passes_the_decomposition_checks(
                                 similarity, cfg)
     assert [n.question for n in state.tree.nodes.values()][-1] == \
         "How did heat pump installation prices change?"
+
+
+async def test_a_root_whose_sub_questions_are_all_refused_is_split_by_the_fallback(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    script = Script(subquestions=[("Who painted the Mona Lisa?", 0.95)])
+    out = await run_engine(serve, script, backend, store, max_steps=3)
+    children = [out.state.tree.nodes[c].question for c in out.state.tree.root.children]
+    assert children == [f"{QUESTION.rstrip('?')}: latest figures and dates",
+                        f"{QUESTION.rstrip('?')}: causes and explanations"]
