@@ -144,3 +144,15 @@ async def test_a_finished_run_resumed_redelivers_only_what_is_missing(
     assert [p.part_key for p in again.parts] == ["report"]
     assert again.parts[0].text == publisher.latest()["report"].text == resumed.render()
     assert not await store.rows(PublicationIntentRow, run_id)
+
+
+async def test_a_thread_that_cannot_be_read_back_does_not_fail_the_run(
+        fake: FakeSlack, crashing: CrashingStore) -> None:
+    publisher, _ = thread(fake)
+    crashing.crash_next = True
+    with pytest.raises(Crash):
+        await Delivery("run1", publisher, crashing, RunLog()).part("N1", "Copper rose.", [])
+    fake.fail("conversations.replies", "missing_scope")
+    again = await Delivery("run1", publisher, crashing, RunLog()).part("N1", "Copper rose.", [])
+    assert again is not None and again.channel_id is not None
+    assert len(fake.calls("chat.postMessage")) == 2  # at-least-once when Slack cannot tell

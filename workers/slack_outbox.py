@@ -4,9 +4,13 @@ asked (`conversations.replies` with `include_all_metadata`) whether it is alread
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+
+log = logging.getLogger(__name__)
 
 EVENT_TYPE = "red_searcher_publication"
 PAGE_LIMIT = 200
@@ -30,7 +34,18 @@ def key_of(message: dict[str, Any]) -> str | None:
 
 async def find_posted(client: AsyncWebClient, channel: str, thread_ts: str,
                       key: str) -> str | None:
-    """The ts of the thread message carrying `key`, or None when the thread has none."""
+    """The ts of the thread message carrying `key`, or None when the thread has none. A thread
+    that cannot be read (a missing history scope, a deleted thread) counts as not having it:
+    the message is then posted again rather than the run failing."""
+    try:
+        return await _search(client, channel, thread_ts, key)
+    except SlackApiError as exc:
+        log.warning("thread %s not read back (%s); %s is posted again", thread_ts,
+                    exc.response.get("error"), key)
+        return None
+
+
+async def _search(client: AsyncWebClient, channel: str, thread_ts: str, key: str) -> str | None:
     cursor: str | None = None
     for _ in range(MAX_PAGES):
         resp = await client.conversations_replies(
