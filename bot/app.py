@@ -9,6 +9,7 @@ The bot only acks, validates, stores and enqueues (issue 5):
 - Stop (the requester's) asks the worker to stop; what was published stays;
 - a person's message in a request's thread (no mention needed) is a follow-up job.
 Retried deliveries are dropped by `event_id`; bots' messages, the bot's own included, ignored.
+Questions are stored as plain text (`bot.mrkdwn.from_slack`) and shown escaped.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from bot.blocks import (
     status_blocks,
     status_text,
 )
+from bot.mrkdwn import NO_PARSE, from_slack
 from bot.requests import (
     CHOOSING,
     ENDED,
@@ -101,7 +103,7 @@ class _Handlers:
             return
         channel, ts = str(event["channel"]), str(event["ts"])
         thread_ts = str(event.get("thread_ts") or ts)
-        question = strip_mention(str(event.get("text") or ""), context.bot_user_id)
+        question = from_slack(strip_mention(str(event.get("text") or ""), context.bot_user_id))
         existing = await self.requests.for_thread(channel, thread_ts) \
             if event.get("thread_ts") else None
         if existing is not None:
@@ -116,7 +118,7 @@ class _Handlers:
         await self.requests.link_thread(request)
         posted = await client.chat_postMessage(channel=channel, thread_ts=thread_ts,
                                                blocks=picker_blocks(request, self.max_steps),
-                                               text=picker_text())
+                                               text=picker_text(), **NO_PARSE)
         await self._remember_picker(request.key, posted.get("ts"))
 
     async def on_message(self, ack: AsyncAck, body: JSON, event: JSON,
@@ -135,7 +137,7 @@ class _Handlers:
             return
         request = await self.requests.for_thread(str(event["channel"]), str(thread_ts))
         if request is not None:
-            await self._followup(client, request, event, text.strip())
+            await self._followup(client, request, event, from_slack(text).strip())
 
     async def _followup(self, client: AsyncWebClient, request: ResearchRequestMsg,
                         event: JSON, text: str) -> None:
@@ -204,7 +206,7 @@ class _Handlers:
         if queued.picker_ts:
             await client.chat_update(channel=channel, ts=queued.picker_ts,
                                      text=status_text(depth, QUEUED),
-                                     blocks=status_blocks(queued, QUEUED))
+                                     blocks=status_blocks(queued, QUEUED), **NO_PARSE)
 
     async def on_stop(self, ack: AsyncAck, body: JSON, action: JSON,
                       client: AsyncWebClient) -> None:
@@ -221,7 +223,7 @@ class _Handlers:
         if request.status == QUEUED and request.picker_ts:
             await client.chat_update(channel=channel, ts=request.picker_ts,
                                      text=status_text(request.depth or "auto", "stopping…"),
-                                     blocks=status_blocks(request, "stopping…"))
+                                     blocks=status_blocks(request, "stopping…"), **NO_PARSE)
 
     async def _clicked(self, body: JSON, action: JSON) -> ResearchRequestMsg | None:
         key = str(action.get("value") or "")

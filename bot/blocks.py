@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.mrkdwn import escape, mention, one_line
 from bot.requests import FAILED, FINISHED, QUEUED, RUNNING, STOPPED, ResearchRequestMsg
 from research_core.budget import deep_total
 
@@ -26,9 +27,12 @@ STOPPABLE = (QUEUED, RUNNING)
 
 
 def shown(question: str) -> str:
-    if len(question) <= QUESTION_SHOWN_CHARS:
-        return question
-    return question[:QUESTION_SHOWN_CHARS] + "…"
+    """The question as the thread quotes it: one line (a newline cannot start a line of the
+    bot's own), at most QUESTION_SHOWN_CHARS, escaped (nothing in it is a live mention)."""
+    line = one_line(question)
+    if len(line) > QUESTION_SHOWN_CHARS:
+        line = line[:QUESTION_SHOWN_CHARS] + "…"
+    return escape(line)
 
 
 def _mrkdwn(text: str) -> Block:
@@ -58,7 +62,7 @@ def picker_blocks(request: ResearchRequestMsg, steps: int) -> list[Block]:
     """The question, the three depth buttons (their value is the request key), the costs."""
     buttons = [_button(f"depth_{depth}", label, request.key) for depth, label in DEPTHS.items()]
     buttons[0]["style"] = "primary"
-    text = f"*Research request from <@{request.user}>:*\n>{shown(request.question)}\n" \
+    text = f"*Research request from {mention(request.user)}:*\n>{shown(request.question)}\n" \
            "How deep should I go?"
     return [_mrkdwn(text), {"type": "actions", "block_id": "depth_picker", "elements": buttons},
             _context(costs_line(steps))]
@@ -75,7 +79,8 @@ def status_text(depth: str, status: str) -> str:
 def status_blocks(request: ResearchRequestMsg, status: str) -> list[Block]:
     """The chosen request: its question, depth and state, and Stop while it can stop."""
     depth = request.depth or "auto"
-    blocks = [_mrkdwn(f"*Research request from <@{request.user}>:*\n>{shown(request.question)}"),
+    blocks = [_mrkdwn(f"*Research request from {mention(request.user)}:*\n"
+                      f">{shown(request.question)}"),
               _context(status_text(depth, status))]
     if status in STOPPABLE:
         blocks.append({"type": "actions", "block_id": "research_control", "elements": [

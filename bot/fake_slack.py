@@ -2,7 +2,9 @@
 
 It serves `/api/<method>` like Slack: form-encoded or JSON bodies, a bearer token, HTTP 200 with
 `ok`/`error`, `ts` values that strictly increase, and HTTP 429 with `Retry-After` when
-`chat.postMessage` is driven faster than once a second per channel. Every call is recorded and
+`chat.postMessage` is driven faster than once a second per channel. Messages keep Slack's
+message `metadata` ({event_type, event_payload}), which `conversations.replies` returns only
+with `include_all_metadata=true`, in pages (`limit`, `cursor`). Every call is recorded and
 every message change is announced to listeners (the playground streams them).
 """
 
@@ -13,85 +15,25 @@ import json
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 
-JSON = dict[str, Any]
-Listener = Callable[["Change"], None]
+from bot.fake_slack_messages import (
+    BOT_ID,
+    BOT_USER_ID,
+    JSON,
+    TEAM_ID,
+    Call,
+    Change,
+    Message,
+    SlackError,
+    flag,
+    parse_blocks,
+    parse_metadata,
+)
 
-BOT_USER_ID = "U0FAKEBOT"
-BOT_ID = "B0FAKEBOT"
-TEAM_ID = "T0FAKE"
-
-
-class SlackError(Exception):
-    """A Slack `ok: false` answer with its error code."""
-
-    def __init__(self, error: str) -> None:
-        super().__init__(error)
-        self.error = error
-
-
-@dataclass
-class Call:
-    """One request the fake received: method, parameters (token removed), time, outcome."""
-
-    method: str
-    params: JSON
-    at: float
-    status: int = 200
-    error: str | None = None
-
-
-@dataclass
-class Message:
-    """A channel message, with the versions it had before each edit."""
-
-    channel: str
-    ts: str
-    text: str
-    blocks: list[JSON]
-    thread_ts: str | None = None
-    user: str = BOT_USER_ID
-    bot_id: str | None = BOT_ID
-    edited_ts: str | None = None
-    history: list[JSON] = field(default_factory=list)
-    ephemeral_for: str | None = None
-
-    def to_dict(self) -> JSON:
-        out: JSON = {"type": "message", "user": self.user, "text": self.text, "ts": self.ts,
-                     "blocks": self.blocks, "channel": self.channel}
-        if self.bot_id:
-            out["bot_id"] = self.bot_id
-        if self.thread_ts:
-            out["thread_ts"] = self.thread_ts
-        if self.edited_ts:
-            out["edited"] = {"user": self.user, "ts": self.edited_ts}
-        return out
-
-
-@dataclass
-class Change:
-    """A change in the workspace: kind is posted, updated, deleted, ephemeral or status."""
-
-    kind: str
-    channel: str
-    ts: str
-    thread_ts: str | None
-    data: JSON
-    ephemeral_for: str | None = None  # the only user who sees an ephemeral message
-
-
-def _blocks(value: Any) -> list[JSON]:
-    if value is None or value == "":
-        return []
-    parsed = json.loads(value) if isinstance(value, str) else value
-    if not isinstance(parsed, list):
-        raise SlackError("invalid_blocks")
-    return [dict(b) for b in parsed]
-
+Listener = Callable[[Change], None]
 
 class FakeSlack:
     """The fake workspace and its Web API server; `start()` it, point clients at `base_url`."""
@@ -302,7 +244,8 @@ class FakeSlack:
             if parent is None:
                 raise SlackError("thread_not_found")
             thread_ts = parent.thread_ts or thread_ts
-        msg = Message(channel, self._next_ts(), text, blocks, thread_ts)
+        msg = Message(channel, self._next_ts(), text, blocks, thread_ts,
+                      metadata=parse_metadata(params.get("metadata")))
         self._messages[(channel, msg.ts)] = msg
         self._last_post[channel] = time.monotonic()
         self._emit("posted", msg)
@@ -316,6 +259,7 @@ class FakeSlack:
         msg.history.append({"text": msg.text, "blocks": msg.blocks,
                             "ts": msg.edited_ts or msg.ts})
         msg.text, msg.blocks, msg.edited_ts = text, blocks, self._next_ts()
+        msg.metadata = parse_metadata(params.get("metadata")) or msg.metadata
         self._emit("updated", msg)
         return {"channel": channel, "ts": msg.ts, "text": text, "message": msg.to_dict()}
 
@@ -349,16 +293,31 @@ class FakeSlack:
         return {}
 
     def _replies(self, params: JSON) -> JSON:
+        """A thread, parent first, a page of `limit` at a time (`cursor` from the previous
+        page's response_metadata.next_cursor); metadata only with include_all_metadata."""
         channel, ts = str(params.get("channel", "")), str(params.get("ts", ""))
         found = self._messages.get((channel, ts))
         if found is None:
             raise SlackError("thread_not_found")
         ts = found.thread_ts or ts  # a reply's ts gives its whole thread, as in Slack
         thread = self.messages(channel, ts)
-        dicts = [m.to_dict() for m in thread]
+        dicts = [m.to_dict(flag(params.get("include_all_metadata"))) for m in thread]
         if len(thread) > 1:
             dicts[0].update(thread_ts=ts, reply_count=len(thread) - 1)
-        return {"messages": dicts, "has_more": False}
+        start, limit = self._page(params)
+        more = start + limit < len(dicts)
+        return {"messages": dicts[start:start + limit], "has_more": more,
+                "response_metadata": {"next_cursor": f"offset:{start + limit}" if more else ""}}
+
+    @staticmethod
+    def _page(params: JSON) -> tuple[int, int]:
+        cursor = str(params.get("cursor") or "")
+        try:
+            limit = max(1, min(int(params.get("limit") or 1000), 1000))
+            start = int(cursor.removeprefix("offset:")) if cursor else 0
+        except ValueError as exc:
+            raise SlackError("invalid_cursor") from exc
+        return start, limit
 
     # -- internals --------------------------------------------------------------------------
 
@@ -367,7 +326,7 @@ class FakeSlack:
         channel = str(params.get("channel", ""))
         if not channel:
             raise SlackError("channel_not_found")
-        text, blocks = str(params.get("text") or ""), _blocks(params.get("blocks"))
+        text, blocks = str(params.get("text") or ""), parse_blocks(params.get("blocks"))
         if not text and not blocks:
             raise SlackError("no_text")
         if len(blocks) > 50:

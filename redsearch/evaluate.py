@@ -1,10 +1,12 @@
 """`redsearch eval`: paired evaluation of research modes over a suite (`research_core.suite`).
 
 Every task runs in each mode on a fresh index of the suite's corpus, a fresh temporary SQLite
-store and the same model settings. A recording publisher keeps every answer part with its
-versions, applies the task's events (documents from corpus_late/ become searchable right after
-the first answer part) and grades the answer after every publication and at the end, so that the
-first moment all requirement groups passed is known. Progress goes to stderr, tables to stdout.
+store and the same model settings. A recording publisher (`redsearch.recording`) keeps every
+answer part with its versions and grades the answer's own text after every publication, so
+that the first moment all requirement groups passed is known. The task's late documents
+arrive at one moment (`redsearch.late_docs`): for paired runs one that does not depend on the
+mode. The table shows the mode asked for and, where it differs, the mode applied. Progress
+goes to stderr, tables to stdout.
 """
 
 from __future__ import annotations
@@ -12,115 +14,33 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from redsearch.late_docs import LateDocs, LatePoint, late_point, parse_late_at
+from redsearch.recording import RecordingPublisher
 from redsearch.research import make_similarity
 from research_core.corpus import CorpusBackend
 from research_core.engine import Engine, validate_question
 from research_core.errors import RunError
-from research_core.grading import Answer, GroupResult, all_passed, grade
+from research_core.grading import GroupResult
 from research_core.ledger import TierTotals
 from research_core.protocols import ModelTier, Publisher, Similarity
-from research_core.reporter import Report
 from research_core.runlog import LogEvent
 from research_core.settings import TIERS, Settings
 from research_core.state import RunState
 from research_core.store import SqlStore
-from research_core.suite import DEPTHS, Requirement, Suite, SuiteError, Task, load_suite
+from research_core.suite import DEPTHS, Suite, SuiteError, Task, load_suite
 from research_core.tier_factory import aclose_tiers, build_tiers
 
 DEFAULT_MODES = ("standard", "deep")
 Say = Callable[[str], None]
 Hook = Callable[[], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class PartVersion:
-    text: str
-    sources: tuple[str, ...]
-    at_s: float
-    reason: str = ""
-
-
-@dataclass
-class RecordingPublisher:
-    """A Publisher that keeps every answer part by key with all its versions, runs `on_first_part`
-    right after the first part and grades the answer after every publication.
-
-    A part is revised when `replaces` names a published part (by key or by the message id this
-    publisher returned for one of its versions), or when a key is published again; its newest
-    version is what the user sees.
-    """
-
-    requirements: Sequence[Requirement]
-    on_first_part: Hook | None = None
-    clock: Callable[[], float] = time.monotonic
-    parts: dict[str, list[PartVersion]] = field(default_factory=dict)
-    aliases: dict[str, str] = field(default_factory=dict)
-    notes: list[tuple[float, str]] = field(default_factory=list)
-    first_all_passed_s: float | None = None
-    first_part_hook_s: float | None = None
-    started: float = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.started = self.clock()
-
-    def elapsed(self) -> float:
-        return self.clock() - self.started
-
-    async def progress(self, run_id: str, text: str) -> None:
-        self.notes.append((self.elapsed(), text))
-
-    async def answer_part(self, run_id: str, part_key: str, text: str, sources: list[str],
-                          replaces: str | None = None, reason: str = "") -> str | None:
-        """Record the part; returns its message id (what a later `replaces` may name)."""
-        first = not self.parts
-        slot = self._slot(part_key, replaces)
-        versions = self.parts.setdefault(slot, [])
-        versions.append(PartVersion(text, tuple(sources), self.elapsed(), reason))
-        message_id = f"{slot}#v{len(versions)}"
-        self.aliases[message_id] = slot
-        self.grade()
-        if first and self.on_first_part is not None:
-            await self.on_first_part()
-            self.first_part_hook_s = self.elapsed()
-        return message_id
-
-    def _slot(self, part_key: str, replaces: str | None) -> str:
-        """The key of the part this publication belongs to (its first key)."""
-        target = self.aliases.get(replaces, replaces) if replaces else None
-        slot = target if target in self.parts else self.aliases.get(part_key, part_key)
-        self.aliases[part_key] = slot
-        return slot
-
-    @property
-    def revisions(self) -> int:
-        return sum(len(v) - 1 for v in self.parts.values())
-
-    @property
-    def publications(self) -> int:
-        return sum(len(v) for v in self.parts.values())
-
-    def answer(self, report: Report | None = None) -> Answer:
-        latest = [versions[-1] for versions in self.parts.values()]
-        texts = [v.text for v in latest] + ([report.text] if report else [])
-        cited = {s for v in latest for s in v.sources}
-        cited |= set(report.cited_source_ids()) if report else set()
-        return Answer("\n\n".join(texts), frozenset(cited), self.revisions > 0)
-
-    def grade(self, report: Report | None = None) -> list[GroupResult]:
-        """Grade the answer now; the first time every group passes is recorded."""
-        results = grade(self.answer(report), self.requirements)
-        if self.first_all_passed_s is None and all_passed(results):
-            self.first_all_passed_s = self.elapsed()
-        return results
 
 
 @dataclass
@@ -136,6 +56,13 @@ class TaskResult:
     revisions: int = 0
     late_docs_s: float | None = None
     error: str = ""
+    mode_applied: str = ""
+    late_at: str = ""
+
+    @property
+    def mode_shown(self) -> str:
+        applied = self.mode_applied or self.mode
+        return self.mode if applied == self.mode else f"{self.mode}→{applied}"
 
     @property
     def groups_passed(self) -> int:
@@ -165,32 +92,6 @@ def make_engine(settings: Settings, depth: str, publisher: Publisher,
                   publisher=publisher)
 
 
-def add_late_docs(backend: CorpusBackend, suite: Suite, doc_ids: Sequence[str]) -> int:
-    """Make the listed corpus_late/ documents searchable (those not yet in the index; only
-    they are copied, since the backend adds whole folders); returns how many were added."""
-    present = {d.source_id for d in backend.documents()}
-    with tempfile.TemporaryDirectory(prefix="redsearch-late-") as tmp:
-        for doc_id in (d for d in doc_ids if d not in present):
-            source = suite.late_files[doc_id]
-            shutil.copyfile(source, Path(tmp) / source.name)
-        return backend.add_folder(Path(tmp))
-
-
-def late_docs_hook(suite: Suite, task: Task, backend: CorpusBackend, say: Say,
-                   label: str = "") -> Hook | None:
-    """The hook for the task's after_first_answer_part events, or None when it has none."""
-    ids = [d for e in task.events if e.when == "after_first_answer_part" for d in e.add_docs]
-    if not ids:
-        return None
-
-    async def add() -> None:
-        added = add_late_docs(backend, suite, ids)
-        say(f"[{label or task.id}] first answer part published: {added} late document(s) "
-            "now searchable")
-
-    return add
-
-
 @dataclass
 class SuiteRunner:
     suite: Suite
@@ -199,6 +100,8 @@ class SuiteRunner:
     similarity: Similarity
     say: Say
     run_log: Say | None = None
+    modes: Sequence[str] = DEFAULT_MODES
+    late_at: LatePoint | None = None
 
     async def run(self, task: Task, mode: str) -> TaskResult:
         label = f"{task.id}/{mode}"
@@ -222,20 +125,41 @@ class SuiteRunner:
         state = RunState.new(question, task.as_of, self.settings, mode=mode)
         if self.run_log is not None:
             state.log.listeners.append(_log_listener(f"{task.id}/{mode}", self.run_log))
-        hook = late_docs_hook(self.suite, task, backend, self.say, f"{task.id}/{mode}")
-        publisher = RecordingPublisher(task.requirements, on_first_part=hook)
+        publisher, late = self._publisher(task, mode, backend)
+        if late is not None:
+            state.log.listeners.append(late.on_event)
         engine = make_engine(self.settings, mode, publisher, self.tiers, backend, store,
                              self.similarity)
-        error, report = "", None
+        error = ""
         try:
-            report = await engine.run(state)
+            await engine.run(state)
         except RunError as exc:
             error = str(exc)
-        groups = publisher.grade(report)
         return TaskResult(
-            task.id, mode, state.run_id, groups, _round(publisher.first_all_passed_s),
+            task.id, mode, state.run_id, publisher.grade(), _round(publisher.first_all_passed_s),
             round(publisher.elapsed(), 2), state.ledger.totals(), publisher.publications,
-            publisher.revisions, _round(publisher.first_part_hook_s), error)
+            publisher.revisions, _round(publisher.late_at_s), error, applied_mode(state),
+            late.point.describe() if late else "")
+
+    def _publisher(self, task: Task, mode: str,
+                   backend: CorpusBackend) -> tuple[RecordingPublisher, LateDocs | None]:
+        """The recording publisher for one run, and its late documents (None: the task has
+        none)."""
+        known = frozenset(d.source_id for d in backend.documents())
+        point = late_point(task, self.modes, self.late_at, self.settings.budget.steps)
+        if point is None:
+            return RecordingPublisher(task.requirements, known_ids=known), None
+        late_ids = frozenset(d for e in task.events for d in e.add_docs)
+        publisher = RecordingPublisher(task.requirements, known_ids=known, late_ids=late_ids)
+        late = LateDocs(self.suite, task, backend, point, publisher.elapsed,
+                        publisher.late_arrived, self.say, f"{task.id}/{mode}")
+        publisher.on_first_part = late.after_first_part
+        return publisher, late
+
+
+def applied_mode(state: RunState) -> str:
+    """The mode the run ended in: deep only where deep was applied."""
+    return "deep" if state.extra.get("budget", {}).get("deep_state") == "deep" else "standard"
 
 
 def _round(seconds: float | None) -> float | None:
@@ -254,14 +178,16 @@ def _end_line(result: TaskResult, total: int) -> str:
 
 async def run_suite(suite: Suite, modes: Sequence[str], task_ids: Sequence[str] | None,
                     settings: Settings, *, similarity: Similarity | None = None,
-                    say: Say = lambda _: None, run_log: Say | None = None) -> list[TaskResult]:
-    """Run every chosen task (default: all) in every mode, in task order; tiers are built once."""
+                    say: Say = lambda _: None, run_log: Say | None = None,
+                    late_at: LatePoint | None = None) -> list[TaskResult]:
+    """Run every chosen task (default: all) in every mode, in task order; tiers are built once.
+    `late_at` overrides when late documents arrive (default: see `redsearch.late_docs`)."""
     check_modes(modes)
     tasks = [suite.task(t) for t in task_ids] if task_ids else list(suite.tasks)
     tiers = await asyncio.to_thread(build_tiers, settings)
     try:
         runner = SuiteRunner(suite, settings, tiers, similarity or make_similarity(settings),
-                             say, run_log)
+                             say, run_log, modes, late_at)
         return [await runner.run(task, mode) for task in tasks for mode in modes]
     finally:
         await aclose_tiers(tiers)
@@ -278,7 +204,7 @@ def check_modes(modes: Sequence[str]) -> None:
 
 _HEAD = ("mode", "groups", "all passed at", "completed", "calls", "parts/rev",
          *(f"{t} tok" for t in TIERS))
-_WIDTHS = (10, 8, 15, 11, 7, 11, *(14 for _ in TIERS))
+_WIDTHS = (18, 8, 15, 11, 7, 11, *(14 for _ in TIERS))
 
 
 def _cells(cells: Sequence[str]) -> str:
@@ -291,7 +217,7 @@ def _seconds(value: float | None) -> str:
 
 def result_row(r: TaskResult) -> str:
     return _cells([
-        r.mode, f"{r.groups_passed}/{len(r.groups)}", _seconds(r.first_all_passed_s),
+        r.mode_shown, f"{r.groups_passed}/{len(r.groups)}", _seconds(r.first_all_passed_s),
         f"{r.completion_s:.1f}s", str(r.model_calls), f"{r.publications}/{r.revisions}",
         *(f"{r.tokens(t):,}" for t in TIERS),
     ])
@@ -303,6 +229,14 @@ def _failures(r: TaskResult) -> list[str]:
                     for g in r.groups if not g.passed]
 
 
+def _late_lines(results: Sequence[TaskResult]) -> list[str]:
+    points = sorted({r.late_at for r in results if r.late_at})
+    if not points:
+        return []
+    arrived = ", ".join(f"{r.mode} {_seconds(r.late_docs_s)}" for r in results)
+    return [f"late documents: {' / '.join(points)} (arrived: {arrived})"]
+
+
 def render(suite: Suite, results: Sequence[TaskResult]) -> str:
     """One table per task (a row per mode), each followed by the failed groups."""
     lines: list[str] = []
@@ -311,8 +245,9 @@ def render(suite: Suite, results: Sequence[TaskResult]) -> str:
         if not mine:
             continue
         question = task.question if len(task.question) <= 70 else task.question[:69] + "…"
-        lines += ["", f"== {task.id} (suite depth {task.depth}, as of {task.as_of}): {question}",
-                  _cells(list(_HEAD)), *(result_row(r) for r in mine)]
+        lines += ["", f"== {task.id} (suite depth {task.depth}, as of {task.as_of}): {question}"]
+        lines += _late_lines(mine)
+        lines += [_cells(list(_HEAD)), *(result_row(r) for r in mine)]
         lines += [line for r in mine for line in _failures(r)]
     return "\n".join(lines)
 
@@ -325,6 +260,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--modes", default=",".join(DEFAULT_MODES),
                         help="comma-separated modes (default: standard,deep)")
     parser.add_argument("--tasks", default="", help="comma-separated task ids (default: all)")
+    parser.add_argument("--late-at", default="",
+                        help="when late documents arrive: first-part, step:K or time:S (default:"
+                             " the task's own moment; for paired runs after a sixth of the "
+                             "step budget)")
     parser.add_argument("--json", dest="json_path", help="also write all results as JSON here")
     parser.add_argument("--quiet", action="store_true", help="no per-run progress lines")
 
@@ -341,11 +280,12 @@ async def evaluate(args: argparse.Namespace, settings: Settings | None = None,
     suite = load_suite(Path(args.suite))
     modes, task_ids = _split(args.modes), _split(args.tasks)
     check_modes(modes)
+    late_at = parse_late_at(args.late_at) if args.late_at else None
     for task_id in task_ids:
         suite.task(task_id)
     started = time.monotonic()
     results = await run_suite(suite, modes, task_ids, settings, say=say,
-                              run_log=None if args.quiet else say)
+                              run_log=None if args.quiet else say, late_at=late_at)
     print(render(suite, results))
     print(f"\nsuite wall time: {time.monotonic() - started:.1f}s")
     if args.json_path:

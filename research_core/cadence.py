@@ -14,10 +14,13 @@ MATURE_SOURCES = 2
 PART_EVIDENCE_LINES = 6
 
 
-def part_text(summary: Summary) -> str:
-    """A self-contained part: the sub-question, its conclusion, its evidence lines."""
+def part_text(summary: Summary, first: frozenset[str] = frozenset()) -> str:
+    """A self-contained part: the sub-question, its conclusion, its evidence lines; lines that
+    name a source of `first` (the evidence a revision is for) come first, so that a revision
+    shows what revised it."""
+    ranked = sorted(summary.evidence, key=lambda line: not any(s in line for s in first))
     lines = [f"*{summary.question}*", summary.conclusion,
-             *(f"• {line}" for line in summary.evidence[:PART_EVIDENCE_LINES])]
+             *(f"• {line}" for line in ranked[:PART_EVIDENCE_LINES])]
     if summary.open_doubts:
         lines.append("Open doubts: " + "; ".join(summary.open_doubts))
     return "\n".join(lines)

@@ -1,14 +1,17 @@
 """Delivery: progress notes and answer parts as two different things, with bounded revisions.
 
-Every version of a part has a stable key (run, part, version). It is written to the outbox
-(the store) the moment the channel accepts it, with the id the channel gave it, so a resumed
-run never publishes it again.
+Every version of a part has a stable key (run, part, version). Publishing is exactly-once:
+the intent is written to the store before the channel is called, the message carries its key
+(a publisher that can be asked, `FindsPosted`, looks for it), and the publication goes to the
+outbox with the id the channel gave it once the channel accepted it. A resumed run never
+publishes an outbox entry again, and an intent left without an outbox entry (a crash between
+the send and the record) is first looked for in the channel, and sent only when not found.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from research_core.budget import Budget
 from research_core.protocols import Publisher
@@ -33,11 +36,24 @@ class Publication:
 
 
 class Outbox(Protocol):
-    """Publications the channel has accepted, kept outside the step checkpoint."""
+    """Publications the channel has accepted, and those about to be sent (intents), kept
+    outside the step checkpoint."""
 
     async def sent_publication(self, key: str) -> Publication | None: ...
 
+    async def record_intent(self, publication: Publication) -> None: ...
+
+    async def pending_publication(self, key: str) -> Publication | None: ...
+
     async def record_publication(self, publication: Publication) -> None: ...
+
+
+@runtime_checkable
+class FindsPosted(Protocol):
+    """A publisher that can tell whether a message with this key already reached the
+    channel, and its id (a Slack ts) if so."""
+
+    async def posted(self, key: str) -> str | None: ...
 
 
 @dataclass
@@ -91,9 +107,36 @@ class Delivery:
             self.log.emit("outbox", f"{publication.key} was already published; not again")
             self.published.append(sent)
             return sent
+        intent = await self.outbox.pending_publication(publication.key)
+        if intent is not None:
+            return await self._settle(intent)
         if not self._granted(publication.part_key, revision):
             return None
+        await self.outbox.record_intent(publication)
         publication.channel_id = await self._send(publication)
+        return await self._record(publication)
+
+    async def _settle(self, intent: Publication) -> Publication:
+        """An intent from before a crash: found in the channel, or sent now (already
+        granted; an edit in place is simply made again)."""
+        found = await self._find(intent)
+        if found is not None:
+            intent.channel_id = found
+            self.log.emit("outbox", f"{intent.key} had reached the channel before the "
+                          f"crash ({found}); recorded, not sent again")
+            await self.outbox.record_publication(intent)
+            self.published.append(intent)
+            return intent
+        self.log.emit("outbox", f"{intent.key} was not in the channel; sending it now")
+        intent.channel_id = await self._send(intent)
+        return await self._record(intent)
+
+    async def _find(self, intent: Publication) -> str | None:
+        if intent.kind != "part" or not isinstance(self.publisher, FindsPosted):
+            return None
+        return await self.publisher.posted(intent.key)
+
+    async def _record(self, publication: Publication) -> Publication:
         await self.outbox.record_publication(publication)
         self.published.append(publication)
         what = "revised" if publication.version > 1 else publication.kind
@@ -109,4 +152,5 @@ class Delivery:
             await self.publisher.progress(self.run_id, p.text)
             return None
         return await self.publisher.answer_part(self.run_id, p.part_key, p.text, p.sources,
-                                                replaces=p.replaces, reason=p.reason)
+                                                replaces=p.replaces, reason=p.reason,
+                                                key=p.key)

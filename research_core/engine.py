@@ -7,7 +7,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from research_core import cadence, claims, executor, followup, planner, reporter, runlog
+from research_core import (
+    claims,
+    executor,
+    followup,
+    judgement,
+    planner,
+    reporter,
+    runlog,
+)
 from research_core.budget import parse_mode
 from research_core.deep_mode import BudgetOwner
 from research_core.delivery import Delivery, Outbox
@@ -15,6 +23,8 @@ from research_core.errors import InvalidQuestion
 from research_core.evidence import Evidence, combined_score, credibility, recency
 from research_core.gateway import Gateway
 from research_core.goal_tree import Node
+from research_core.parts import Parts
+from research_core.progress_notes import Announcer
 from research_core.protocols import ModelTier, Publisher, SearchBackend, SearchHit, Similarity
 from research_core.reading import deep_read
 from research_core.reflection import reflect_and_correct
@@ -37,6 +47,8 @@ class Checkpointer(Protocol):
     async def save_checkpoint(self, state: RunState) -> None: ...
 
     async def save_report(self, run_id: str, report: Report) -> None: ...
+
+    async def load_report(self, run_id: str) -> Report | None: ...
 
 
 class RunStore(Checkpointer, Outbox, Protocol):
@@ -96,6 +108,8 @@ class _Research:
                                  permit_read=lambda: bool(self.owner.spend("reads")))
         self.delivery = Delivery(state.run_id, engine.publisher, engine.store, state.log,
                                  state.publications, self.owner)
+        self.announcer = Announcer(state, self.delivery)
+        self.parts = Parts(state, self.delivery, self.gw, engine.similarity, self.cfg)
         if isinstance(engine.backend, RemembersHits):  # a resumed run can read its pages
             engine.backend.remember([e.as_hit() for e in state.evidence])
 
@@ -112,6 +126,8 @@ class _Research:
         what = "resume" if self.s.step else "start"
         self.s.log.emit(what, f"run {self.s.run_id}: {self.s.question!r} as of "
                         f"{self.s.as_of}, {self.owner.mode} mode", run_id=self.s.run_id)
+        if self.s.status == "finished":  # resumed after the end: deliver what is missing
+            return await self._report()
         if what == "start":  # a sign of life before the first (slow) model call
             await self.delivery.progress(
                 f"Planning: splitting the question into sub-questions ({self.owner.mode}, "
@@ -120,6 +136,7 @@ class _Research:
             await self.step(node)
         self.s.log.emit("finalise", self.owner.final_reason or "no open sub-question left")
         await self.close_working_memory()
+        await self.announcer.at_end()
         return await self._report()
 
     def may_step(self) -> bool:
@@ -138,10 +155,12 @@ class _Research:
         else:
             await self._research_round(node)
         if self.s.step % self.cfg.reflect_every_steps == 0:
-            await reflect_and_correct(self.gw, self.s, node, self.owner)
+            await reflect_and_correct(self.gw, self.s, node, self.owner, self.similarity,
+                                      self.cfg)
         self.s.tree.settle_parents()
-        await self._revise_parts()
+        await self.parts.revise_all()
         self._consider_upgrade()
+        await self.announcer.after_step()
         await self.checkpoint()
 
     async def checkpoint(self) -> None:
@@ -184,52 +203,7 @@ class _Research:
         self.s.log.emit("memory", f"{node.id}: {len(wm.items)} items → summary v"
                         f"{summary.version} ({how})", node=node.id)
         wm.items = []
-        await self._publish_node(node)
-
-    async def _publish_node(self, node: Node) -> None:
-        """A finished sub-question's part goes out when the cadence says it is ready."""
-        summary = self.s.summaries.get(node.id)
-        if summary is None or node.id in followup.followup_node_ids(self.s):
-            return
-        if self.delivery.latest(node.id) is not None:  # published before a crash
-            self._weigh(node.id, [e.id for e in self.s.kept_for({node.id})])
-            return
-        if cadence.ready(summary, node.status == "done", self.deep):
-            await self.delivery.part(node.id, cadence.part_text(summary), summary.source_ids)
-            self._weigh(node.id, [e.id for e in self.s.kept_for({node.id})])
-
-    def _weighed(self, part_key: str) -> set[str]:
-        """Evidence already weighed for a published part (kept in the checkpoint)."""
-        return set(self.s.extra.get("part_evidence", {}).get(part_key, []))
-
-    def _weigh(self, part_key: str, evidence_ids: list[str]) -> None:
-        parts: dict[str, list[str]] = self.s.extra.setdefault("part_evidence", {})
-        parts[part_key] = sorted(set(parts.get(part_key, [])) | set(evidence_ids))
-
-    async def _revise_parts(self) -> None:
-        """Later evidence with new figures on a published part's question revises it."""
-        for part in self.delivery.parts():
-            if part.part_key in self.s.tree.nodes:
-                await self._revise(self.s.tree.nodes[part.part_key], part.text)
-
-    async def _revise(self, node: Node, published: str) -> None:
-        weighed = self._weighed(node.id)
-        fresh = [e for e in self.s.kept() if e.id not in weighed]
-        if not fresh:
-            return
-        self._weigh(node.id, [e.id for e in fresh])
-        scores = (await self.e.similarity.matrix([node.question], [e.text for e in fresh]))[0]
-        close = [e for e, sc in zip(fresh, scores, strict=True)
-                 if sc >= self.cfg.revise_similarity]
-        news = cadence.revising_evidence(published, close)
-        if not news:
-            return
-        summary = await executor.summarise(self.gw, node.id, node.question, news,
-                                           self.s.summaries.get(node.id))
-        self.s.summaries[node.id] = summary
-        reason = "new evidence from " + ", ".join(sorted({e.source_id for e in news}))
-        await self.delivery.part(node.id, cadence.part_text(summary), summary.source_ids,
-                                 reason=reason)
+        await self.parts.publish(node, self.deep)
 
     async def _expand(self, node: Node) -> None:
         if self.owner.available("discoveries") < 1:
@@ -238,8 +212,15 @@ class _Research:
             return
         known = "; ".join(s.conclusion[:120] for s in list(self.s.summaries.values())[-4:])
         taken = {n.question for n in self.s.tree.nodes.values()}
-        subs = await planner.decompose(self.gw, self.s.question, node, known,
-                                       self.cfg.max_children, taken)
+        proposed = await planner.decompose(self.gw, self.s.question, node, known,
+                                           self.cfg.max_children, taken)
+        vetted = await judgement.vet_subquestions(self.similarity, self.s.question, proposed,
+                                                  taken, self.cfg)
+        for question, why in vetted.rejected:
+            self.s.log.emit("subquestion-refused", f"{question[:80]!r}: {why}", node=node.id)
+        subs = vetted.accepted
+        if not subs and node.depth == 0 and proposed:  # the root is always split
+            subs = [s for s in planner.split_fallback(node.question) if s.question not in taken]
         if not subs:
             node.status = "insufficient"
             self.s.log.emit("thin", f"{node.id}: no new sub-question to split into", node=node.id)
@@ -258,7 +239,10 @@ class _Research:
         hits = self._new_hits(node, results)
         node.rounds += 1
         if hits:
-            scores = await executor.score_hits(self.gw, node.question, [h for _, h in hits])
+            found = [h for _, h in hits]
+            scores = await executor.score_hits(self.gw, node.question, found)
+            scores = await judgement.cross_check_relevance(self.similarity, node.question,
+                                                           found, scores, self.cfg, self.s.log)
             await self._admit(node, hits, scores)
         self._settle(node)
 
@@ -364,21 +348,30 @@ class _Research:
                             node=node.id)
 
     async def _report(self) -> Report:
-        kept = self.s.kept()
-        summaries = list(self.s.summaries.values())
-        report = await reporter.write_report(
-            self.gw, self.s.question, self.s.as_of, summaries, kept,
-            (self.cfg.report_max_sources, self.cfg.report_max_tokens),
-        )
-        report = await claims.double_check(self.gw, report, kept)
+        """The report: written and checked once and saved before it is published, so a
+        resumed run publishes the saved one (no new model call) if it is not out yet."""
+        report = await self.e.store.load_report(self.s.run_id)
+        if report is None:
+            report = await self._write_report()
+            await self.e.store.save_report(self.s.run_id, report)
         if self.delivery.latest("report") is None:  # not already out before a crash
             await self.delivery.part("report", report.render(), report.cited_source_ids())
-        self.s.status = "finished"
+        if self.s.status != "finished":
+            self.s.status = "finished"
+            self.s.log.emit("budget", "usage at the end:\n" + self.owner.usage_table())
+        await self.checkpoint()
+        return report
+
+    async def _write_report(self) -> Report:
+        kept = self.s.kept()
+        report = await reporter.write_report(
+            self.gw, self.s.question, self.s.as_of, list(self.s.summaries.values()), kept,
+            (self.cfg.report_max_sources, self.cfg.report_max_tokens),
+        )
+        asked = [n.question for n in self.s.tree.nodes.values()]
+        report = await claims.double_check(self.gw, report, kept, asked)
         self.s.log.emit("report", f"{len(report.cited)} of {len(report.sources)} sources cited"
                         + (" (assembled from evidence)" if report.fallback else ""))
-        self.s.log.emit("budget", "usage at the end:\n" + self.owner.usage_table())
-        await self.checkpoint()
-        await self.e.store.save_report(self.s.run_id, report)
         return report
 
 

@@ -64,7 +64,7 @@ async def answer(r: Researcher, question: str, key: str, max_steps: int) -> Foll
         if steps:
             out, sources = await _from_memory(r, question)
     cited = [s.source_id for s in sources if f"[{s.number}]" in out.answer]
-    text = f"*Follow-up:* {question}\n\n{out.answer.strip()}"
+    text = f"*Follow-up:* {' '.join(question.split())}\n\n{out.answer.strip()}"
     publication = await r.delivery.part(key, text, cited or [s.source_id for s in sources[:3]])
     how = f"after {steps} more research steps" if steps else "from memory"
     r.s.log.emit("follow-up", f"{key}: answered {how}", key=key)

@@ -6,9 +6,10 @@ Check kinds:
   mentions_all [..]     every string occurs
   mentions_number [..]  at least one number string occurs, not inside a longer number
   not_mentions [..]     none of the strings occurs
-  cites_any [ids]       at least one id is cited
-  cites_none [ids]      no id is cited
-  revised true|false    whether some published part was replaced by a newer version
+  cites_any [ids]       at least one id is cited by the answer's text
+  cites_none [ids]      no id is cited by the answer's text
+  revised true|false    whether a published part was revised after the task's late documents
+                        arrived, the revision citing one of them
 
 Numbers are matched as written: "86,200" and "86200" are separate `any_of` entries, so no
 thousands separators, units or Chinese magnitudes are normalised. The only rule added to plain
@@ -30,10 +31,11 @@ _JOINERS = ".,"
 
 @dataclass(frozen=True)
 class Answer:
-    """The answer as the user sees it at one moment.
+    """The answer as the user sees it at one moment (see `redsearch.recording`).
 
-    text: the latest version of every published part, plus the final report when there is one;
-    cited_ids: the source ids those cite; revised: whether a published part was replaced.
+    text: the answer's own text: the latest version of every published part and the report's
+    body, without source titles or ids; cited_ids: the source ids that text cites; revised:
+    whether a part was revised after the late documents arrived, citing one of them.
     """
 
     text: str
@@ -95,7 +97,9 @@ def failure(answer: Answer, check: Check) -> str | None:
 def _revised(answer: Answer, wanted: bool) -> str | None:
     if answer.revised == wanted:
         return None
-    return "no published part was revised" if wanted else "a published part was revised"
+    if wanted:
+        return "no part was revised after the late documents arrived, citing one of them"
+    return "a part was revised after the late documents arrived, citing one of them"
 
 
 def _citations(kind: str, ids: Sequence[str], cited: frozenset[str]) -> str | None:

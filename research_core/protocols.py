@@ -100,14 +100,16 @@ class Publisher(Protocol):
     """Where a run speaks to people: short progress notes, and sourced answer parts.
 
     `answer_part` returns the id the channel gave the message (a Slack ts), if any;
-    `replaces` is the id (or key) of the version a revision replaces, `reason` why.
+    `replaces` is the id (or key) of the version a revision replaces, `reason` why; `key` is
+    the publication's stable key (run/part/version), which a channel that can store it keeps
+    with the message so that a resumed run can find what it already sent.
     """
 
     async def progress(self, run_id: str, text: str) -> None: ...
 
     async def answer_part(
         self, run_id: str, part_key: str, text: str, sources: list[str],
-        replaces: str | None = None, reason: str = "",
+        replaces: str | None = None, reason: str = "", key: str = "",
     ) -> str | None: ...
 
 

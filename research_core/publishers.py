@@ -17,7 +17,8 @@ class TerminalPublisher:
         print(f"… {text}", file=sys.stderr, flush=True)
 
     async def answer_part(self, run_id: str, part_key: str, text: str, sources: list[str],
-                          replaces: str | None = None, reason: str = "") -> str | None:
+                          replaces: str | None = None, reason: str = "",
+                          key: str = "") -> str | None:
         head = f"── part {part_key}" + (f" REVISED ({reason})" if replaces else "") + " ──"
         tail = f"sources: {', '.join(sources)}" if sources else "sources: none"
         print(f"\n{head}\n{text.strip()}\n{tail}", file=self.out, flush=True)
@@ -46,7 +47,8 @@ class MemoryPublisher:
         self.progress_notes.append(text)
 
     async def answer_part(self, run_id: str, part_key: str, text: str, sources: list[str],
-                          replaces: str | None = None, reason: str = "") -> str | None:
+                          replaces: str | None = None, reason: str = "",
+                          key: str = "") -> str | None:
         channel_id = f"m{len(self.parts) + 1}"
         self.parts.append(Sent(run_id, part_key, text, sources, replaces, reason, channel_id))
         return channel_id

@@ -11,11 +11,16 @@ import re
 from dataclasses import dataclass, field
 
 from research_core.evidence import Evidence
+from research_core.figures import figures_in
 from research_core.gateway import Gateway
 from research_core.memory import Summary
 from research_core.prompts import render
+from research_core.sentences import sentences
 
-_CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+SOURCES_HEADING = "\n\nSources\n"
+FLAGGED_HEADING = "\n\nFlagged claims (not supported by the evidence they cite)\n"
+_SOURCE_LINE = re.compile(r"^\[(\d+)\] .*\(([^()\s]+)\)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -62,12 +67,23 @@ class Report:
         return [by_number[n] for n in self.cited]
 
     def render(self) -> str:
+        """The report as published: its text, the cited sources, the flagged claims."""
         used = [s for s in self.sources if s.number in self.cited]
-        text = self.text.strip() + "\n\nSources\n" + "\n".join(s.line() for s in used)
+        text = self.text.strip() + SOURCES_HEADING + "\n".join(s.line() for s in used)
         if self.flagged:
-            text += "\n\nFlagged claims (not supported by the evidence they cite)\n"
+            text += FLAGGED_HEADING
             text += "\n".join(f"- {c.text[:200]} — {c.reason}" for c in self.flagged)
         return text
+
+
+def split_rendered(text: str) -> tuple[str, dict[int, str]]:
+    """A published report's own text (without the source list and flags `render` adds) and
+    the source id of each citation number; a text `render` did not make comes back whole."""
+    body, heading, rest = text.rpartition(SOURCES_HEADING)
+    if not heading:
+        return text, {}
+    listing = rest.split(FLAGGED_HEADING, 1)[0]
+    return body, {int(n): sid for n, sid in _SOURCE_LINE.findall(listing)}
 
 
 def number_sources(evidence: list[Evidence], limit: int) -> tuple[list[Source], list[Evidence]]:
@@ -84,7 +100,7 @@ def _source(number: int, e: Evidence) -> Source:
 
 
 def cited_numbers(text: str) -> list[int]:
-    found = [int(n) for group in _CITATION.findall(text) for n in group.split(",")]
+    found = [int(n) for group in CITATION.findall(text) for n in group.split(",")]
     return sorted(set(found))
 
 
@@ -111,14 +127,11 @@ def citation_problem(text: str, count: int) -> str | None:
     unknown = [n for n in cited if not 1 <= n <= count]
     if unknown:
         return f"citations {unknown} do not exist; only [1]..[{count}] may be cited"
-    uncited = [p for p in _paragraphs(text) if re.search(r"\d", p) and not _CITATION.search(p)]
+    uncited = [s for s in sentences(text, headings=False)
+               if figures_in(s) and not CITATION.search(s) and not s.endswith(("?", "？"))]
     if uncited:
-        return f"this paragraph states figures without a citation: {uncited[0][:120]!r}"
+        return f"this sentence states figures without a citation: {uncited[0][:120]!r}"
     return None
-
-
-def _paragraphs(text: str) -> list[str]:
-    return [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
 
 
 async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: list[Summary],
@@ -156,13 +169,13 @@ def _source_block(source: Source, carried: list[Evidence]) -> str:
 
 def _uncited(text: str) -> str:
     """Copied text keeps its bracketed numbers as (n): only our citations use [n]."""
-    return _CITATION.sub(lambda m: f"({m.group(1)})", text)
+    return CITATION.sub(lambda m: f"({m.group(1)})", text)
 
 
 def assembled_report(question: str, summaries: list[Summary], carried: list[Evidence],
                      numbers: dict[str, int]) -> str:
     """A report built from the evidence itself, each line cited: it cannot cite wrongly."""
-    lines = [f"Report: {question}", ""]
+    lines = [f"Report: {' '.join(question.split())}", ""]
     by_node: dict[str, list[Evidence]] = {}
     for e in carried:
         by_node.setdefault(e.node_id, []).append(e)

@@ -99,15 +99,6 @@ def json_schema(model: type[BaseModel]) -> dict[str, Any]:
     return model.model_json_schema()
 
 
-class ClaimOut(BaseModel):
-    text: Line
-    citations: list[int] = Field(max_length=6)
-
-
-class ClaimsOut(BaseModel):
-    claims: list[ClaimOut] = Field(max_length=20)
-
-
 class VerdictOut(BaseModel):
     index: int = Field(ge=0)
     supported: bool
@@ -147,5 +138,5 @@ def is_prompt_schema(model: type[BaseModel]) -> bool:
 
 
 _MODELS: dict[str, type[BaseModel]] = {m.__name__: m for m in (
-    Decomposition, QueryPlan, HitScores, MemorySummaryOut, ReflectionOut, ClaimsOut,
-    VerdictsOut, FollowUpOut, NextAction)}
+    Decomposition, QueryPlan, HitScores, MemorySummaryOut, ReflectionOut, VerdictsOut,
+    FollowUpOut, NextAction)}

@@ -84,6 +84,10 @@ class EngineSettings:
     deep_read_paragraphs: int = 2
     revise_similarity: float = 0.45
     followup_steps: int = 6
+    relevance_margin: float = 0.5
+    relevance_full_similarity: float = 0.5
+    off_goal_similarity: float = 0.25
+    related_similarity: float = 0.3
 
 
 @dataclass(frozen=True)

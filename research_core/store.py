@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import (
 from research_core.delivery import Publication
 from research_core.errors import StoreUnavailable
 from research_core.protocols import SearchHit
-from research_core.reporter import Report
+from research_core.reporter import ClaimCheck, Report, Source
 from research_core.state import RunState
 from research_core.store_models import (
     Base,
@@ -33,6 +33,7 @@ from research_core.store_models import (
     EvidenceRow,
     LedgerRow,
     NodeRow,
+    PublicationIntentRow,
     PublicationRow,
     QueryRow,
     ReportRow,
@@ -93,6 +94,17 @@ class SqlStore:
             session.add_all(ClaimRow(run_id=run_id, idx=i, **dataclasses.asdict(c))
                             for i, c in enumerate(report.claims))
 
+    async def load_report(self, run_id: str) -> Report | None:
+        """The report saved for the run, with its checked claims; None when none was saved."""
+        async with self.sessions() as session:
+            row = await session.get(ReportRow, run_id)
+        if row is None:
+            return None
+        claims = sorted(await self.rows(ClaimRow, run_id), key=lambda c: c.idx)
+        return Report(text=row.text, sources=[_source(s) for s in row.sources],
+                      cited=list(row.cited), fallback=row.fallback,
+                      claims=[_claim(c) for c in claims])
+
     async def rows(self, table: type[Any], run_id: str) -> list[Any]:
         """All rows of one per-run table, in key order (for inspection and tests)."""
         async with self.sessions() as session:
@@ -104,10 +116,26 @@ class SqlStore:
             row = await session.get(PublicationRow, key)
         return publication_of(row) if row else None
 
+    async def record_intent(self, publication: Publication) -> None:
+        """Written before the channel is called (see `pending_publication`)."""
+        async with self.sessions.begin() as session:
+            await session.merge(PublicationIntentRow(
+                key=publication.key, run_id=publication.run_id, created_at=_now(),
+                publication=dataclasses.asdict(publication)))
+
+    async def pending_publication(self, key: str) -> Publication | None:
+        """An intent never confirmed: the send may or may not have reached the channel."""
+        async with self.sessions() as session:
+            row = await session.get(PublicationIntentRow, key)
+        return Publication(**row.publication) if row else None
+
     async def record_publication(self, publication: Publication) -> None:
+        """The channel accepted it: into the outbox, and its intent is settled."""
         fields = dataclasses.asdict(publication)
         async with self.sessions.begin() as session:
             session.add(PublicationRow(key=publication.key, sent_at=_now(), **fields))
+            await session.execute(delete(PublicationIntentRow).where(
+                PublicationIntentRow.key == publication.key))
 
     async def publications(self, run_id: str) -> list[Publication]:
         async with self.sessions() as session:
@@ -158,6 +186,17 @@ def _age_s(stored_at: dt.datetime) -> float:
 
 def _jsonable(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v.isoformat() if isinstance(v, dt.date) else v for k, v in data.items()}
+
+
+def _source(data: dict[str, Any]) -> Source:
+    published = data.get("published")
+    return Source(**{**data, "published": dt.date.fromisoformat(published)
+                     if published else None})
+
+
+def _claim(row: ClaimRow) -> ClaimCheck:
+    return ClaimCheck(text=row.text, citations=list(row.citations), supported=row.supported,
+                      reason=row.reason, checked_by=row.checked_by)
 
 
 def _hit(data: dict[str, Any]) -> SearchHit:

@@ -139,6 +139,17 @@ class ClaimRow(Base):
     checked_by: Mapped[str] = mapped_column(String(10))
 
 
+class PublicationIntentRow(Base):
+    """A publication about to be sent, written before the channel is called: one still here
+    on resume may or may not have reached the channel (reconciled by its key)."""
+
+    __tablename__ = "publication_intents"
+    key: Mapped[str] = mapped_column(String(120), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(32), index=True)
+    publication: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
 class PublicationRow(Base):
     """The outbox: every published version, written when the channel accepted it."""
 

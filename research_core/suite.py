@@ -2,7 +2,11 @@
 
 Each task has an id, a question, an `as_of` date, a depth, optional dynamic events and
 requirement groups of checks (see `research_core.grading` for what each check kind means).
-Any defect is one `SuiteError` line naming the task and what is wrong.
+An event adds documents of corpus_late/ at a moment: `after_first_answer_part`, or a moment
+that does not depend on the mode, `after_step` (with `step: k`) or `at_seconds` (with
+`seconds: t`). Every id a check names must be a document of the suite, and a `revised` check
+needs an event (it asks for a revision that cites a late document). Any defect is one
+`SuiteError` line naming the task and what is wrong.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ TEXT_KINDS = ("mentions_any", "mentions_all", "not_mentions")
 ID_KINDS = ("cites_any", "cites_none")
 CHECK_KINDS = (*TEXT_KINDS, "mentions_number", *ID_KINDS, "revised")
 DEPTHS = ("auto", "standard", "deep")
-EVENT_WHENS = ("after_first_answer_part",)
+FIRST_PART, AFTER_STEP, AT_SECONDS = "after_first_answer_part", "after_step", "at_seconds"
+EVENT_WHENS = (FIRST_PART, AFTER_STEP, AT_SECONDS)
 
 CheckArg = tuple[str, ...] | bool
 
@@ -49,6 +54,7 @@ class Requirement:
 class Event:
     when: str
     add_docs: tuple[str, ...]
+    at: float = 0.0  # the step (after_step) or the seconds (at_seconds)
 
 
 @dataclass(frozen=True)
@@ -86,8 +92,11 @@ def load_suite(folder: Path) -> Suite:
     late_dir = folder / "corpus_late" if (folder / "corpus_late").is_dir() else None
     late_files = _late_files(late_dir)
     tasks = parse_tasks(_read_yaml(folder / "tasks.yaml"))
+    known = set(_late_files(corpus_dir)) | set(late_files)
     for task in tasks:
         _check_late_ids(task, late_files)
+        _check_cited_ids(task, known)
+        _check_revised(task)
     return Suite(tasks, corpus_dir, late_dir, late_files)
 
 
@@ -101,7 +110,7 @@ def _read_yaml(path: Path) -> Any:
 
 
 def _late_files(late_dir: Path | None) -> dict[str, Path]:
-    """Document id → file, from the front matter of every late document."""
+    """Document id → file, from the front matter of every document of the folder."""
     if late_dir is None:
         return {}
     return {parse_document(p).source_id: p for p in sorted(late_dir.glob("*.md")) if p.is_file()}
@@ -112,6 +121,23 @@ def _check_late_ids(task: Task, late_files: dict[str, Path]) -> None:
         missing = [d for d in event.add_docs if d not in late_files]
         if missing:
             raise SuiteError(f"task {task.id}: event adds {missing}, not in corpus_late/")
+
+
+def _check_cited_ids(task: Task, known: set[str]) -> None:
+    for req in task.requirements:
+        for check in req.checks:
+            unknown = [i for i in check.arg if i not in known] \
+                if check.kind in ID_KINDS and isinstance(check.arg, tuple) else []
+            if unknown:
+                raise SuiteError(f"task {task.id} {req.id}: {check.kind} names {unknown}, "
+                                 "not documents of corpus/ or corpus_late/")
+
+
+def _check_revised(task: Task) -> None:
+    revised = [r.id for r in task.requirements for c in r.checks if c.kind == "revised"]
+    if revised and not task.events:
+        raise SuiteError(f"task {task.id} {revised[0]}: a revised check needs an event that "
+                         "adds late documents")
 
 
 def parse_tasks(raw: Any) -> tuple[Task, ...]:
@@ -168,7 +194,17 @@ def parse_check(raw: Any, where: str) -> Check:
 def parse_event(raw: Any, where: str) -> Event:
     if not isinstance(raw, dict) or raw.get("when") not in EVENT_WHENS:
         raise SuiteError(f"{where}: an event needs when: one of {', '.join(EVENT_WHENS)}")
-    return Event(str(raw["when"]), _strings(raw.get("add_docs"), f"{where} event add_docs"))
+    when = str(raw["when"])
+    docs = _strings(raw.get("add_docs"), f"{where} event add_docs")
+    if when == FIRST_PART:
+        return Event(when, docs)
+    key = "step" if when == AFTER_STEP else "seconds"
+    at = raw.get(key)
+    if isinstance(at, bool) or not isinstance(at, int | float) or at < 0 or (
+            key == "step" and not isinstance(at, int)):
+        raise SuiteError(f"{where}: an event {when} needs {key}: a number >= 0"
+                         + (" (a whole step)" if key == "step" else ""))
+    return Event(when, docs, float(at))
 
 
 def _strings(value: Any, where: str) -> tuple[str, ...]:

@@ -41,12 +41,20 @@ async def run_engine(serve: Serve, handler: Handler, backend: SearchBackend, sto
                      **engine: Any) -> Outcome:
     server = await serve(handler)
     settings = scripted_settings(server.base_url, **engine)
-    tiers = build_tiers(settings)
     state = RunState.new(question, AS_OF, settings, mode=mode)
-    sim = similarity or default_similarity()
+    report = await run_state(server, state, backend, store, similarity, publisher, **engine)
+    return Outcome(state, report, server)
+
+
+async def run_state(server: FakeOpenAIServer, state: RunState, backend: SearchBackend,
+                    store: SqlStore, similarity: Similarity | None = None,
+                    publisher: Publisher | None = None, **engine: Any) -> Report:
+    """Run (or resume) the engine on a given state, with the tiers on `server`."""
+    settings = scripted_settings(server.base_url, **engine)
+    tiers = build_tiers(settings)
     try:
-        report = await Engine(settings, tiers, backend, store, cache=store,
-                              similarity=sim, publisher=publisher).run(state)
+        return await Engine(settings, tiers, backend, store, cache=store,
+                            similarity=similarity or default_similarity(),
+                            publisher=publisher).run(state)
     finally:
         await aclose_tiers(tiers)
-    return Outcome(state, report, server)

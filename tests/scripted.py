@@ -68,13 +68,8 @@ class Script:
 
     def default_report(self, body: dict[str, Any]) -> str:
         numbers = re.findall(r"^\[(\d+)\]", data_block(body), re.M)
-        return "\n\n".join(f"Finding number {n} from the sources [{n}]." for n in numbers)
-
-    def default_ClaimsOut(self, body: dict[str, Any]) -> str:
-        claims = [{"text": line.strip(), "citations": [int(n) for n in
-                                                       re.findall(r"\[(\d+)\]", line)]}
-                  for line in data_block(body).splitlines() if "[" in line]
-        return json.dumps({"claims": claims})
+        return "\n\n".join(f"Finding {_letter(int(n))} from the sources [{n}]."
+                             for n in numbers)
 
     def default_VerdictsOut(self, body: dict[str, Any]) -> str:
         indices = re.findall(r"^#(\d+) ", data_block(body), re.M)
@@ -87,3 +82,8 @@ class Script:
             return json.dumps({"answer": "Nothing found yet.", "sufficient": False})
         return json.dumps({"answer": f"The findings answer it [{numbered[0]}].",
                            "sufficient": True})
+
+
+def _letter(n: int) -> str:
+    """A, B, … Z, AA, …: distinct words that are not figures."""
+    return (_letter((n - 1) // 26) if n > 26 else "") + chr(65 + (n - 1) % 26)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from typing import Any
 
-from research_core.claims import sentence_claims
+from research_core.claims import code_check, evidence_keys, report_claims
+from research_core.evidence import Evidence
+from research_core.reporter import Report, Source
 from research_core.store import SqlStore
 from research_core.store_models import ClaimRow
 from tests.conftest import RecordingBackend
@@ -45,7 +48,7 @@ async def test_unsupported_claims_are_flagged_and_supported_ones_are_not(
     vague = by_text["Heat pump sales were strong in September 2026"]
     assert good.supported
     assert not invented.supported and invented.checked_by == "code"
-    assert "999000" in invented.reason
+    assert "999,000" in invented.reason
     assert not vague.supported and vague.checked_by == "model"
     assert "Flagged claims" in out.report.render()
     assert "999,000" in out.report.render().split("Flagged claims")[1]
@@ -53,34 +56,82 @@ async def test_unsupported_claims_are_flagged_and_supported_ones_are_not(
     assert sorted(r.supported for r in rows) == [False, False, True]
 
 
-def test_fallback_extraction_takes_cited_or_numeric_sentences() -> None:
-    claims = sentence_claims("Sales rose 5% [1]. The market is big. Prices fell [2].")
-    assert [(c.text, c.citations) for c in claims.claims] == [
-        ("Sales rose 5% [1].", [1]), ("Prices fell [2].", [2])]
-
-
-async def test_a_claim_citing_nothing_is_flagged(
+async def test_an_invented_figure_is_flagged_though_the_model_calls_it_supported(
         serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
     def report(body: dict[str, Any]) -> str:
-        n = _source_number(body, "214,000")
-        return f"Sales reached 214,000 units [{n}].\n\nPrices fell 9.5% [{n}]."
+        n = _source_number(body, "7,150")
+        return (f"Heat pump equipment prices fell 9.5% to 7,150 euros [{n}].\n\n"
+                f"Installed systems cost 99,999 euros [{n}].")
 
-    def claims(body: dict[str, Any]) -> str:
-        return json.dumps({"claims": [{"text": "Prices fell 9.5%", "citations": []}]})
+    out = await run_engine(serve, Script(rules={"report": report}), backend, store)
+    flagged = {c.text: c for c in out.report.flagged}
+    invented = next(c for t, c in flagged.items() if "99,999" in t)
+    assert invented.checked_by == "code" and "99,999" in invented.reason
+    assert not any("7,150" in t for t in flagged)
+    judged = out.server.requests_for("VerdictsOut")
+    assert judged and "99,999" not in data_block(judged[0]), "a code flag is not re-judged"
 
-    out = await run_engine(serve, Script(rules={"report": report, "ClaimsOut": claims}),
-                           backend, store)
-    assert [(c.supported, c.reason) for c in out.report.claims] == [(False, "cites no source")]
 
-
-async def test_claims_the_report_does_not_contain_are_sent_back(
+async def test_a_sentence_stating_figures_without_a_citation_goes_back_to_the_reporter(
         serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
-    def invented(body: dict[str, Any]) -> str:
-        return json.dumps({"claims": [{"text": "The market will triple by 2030 in Narnia",
-                                       "citations": [1]}]})
+    def report(body: dict[str, Any]) -> str:
+        first = {**body, "messages": body["messages"][:2]}
+        n = _source_number(first, "214,000")
+        if "not usable" in last_user_text(body):
+            return f"Sales reached 214,000 units [{n}]. Prices fell 9.5% in October [{n}]."
+        return f"Sales reached 214,000 units [{n}]. Prices fell 9.5% in October."
 
-    out = await run_engine(serve, Script(rules={"ClaimsOut": invented}), backend, store)
-    calls = out.server.requests_for("ClaimsOut")
-    assert len(calls) == 2 and "not in the report" in last_user_text(calls[1])
-    assert not any("Narnia" in c.text for c in out.report.claims)
-    assert out.report.claims, "the fallback should have listed the report's own sentences"
+    out = await run_engine(serve, Script(rules={"report": report}), backend, store)
+    [retry] = [r for r in out.server.requests if "not usable" in last_user_text(r)]
+    assert "without a citation: 'Prices fell 9.5% in October.'" in last_user_text(retry)
+    assert not out.report.fallback
+    [flagged] = out.report.flagged
+    assert flagged.checked_by == "code" and "['9.5%'] are in none of" in flagged.reason
+
+
+def test_a_figure_without_a_citation_is_flagged_by_code() -> None:
+    [claim] = report_claims("Prices fell 9.5% in October.")
+    check = code_check(claim, {1: {("9.5", True)}})
+    assert (check.supported, check.reason, check.checked_by) == (
+        False, "states figures but cites no source", "code")
+
+
+def test_claims_are_the_reports_sentences_in_english_and_chinese() -> None:
+    text = ("# Heat pumps in 2026\n"
+            "How did heat pump sales move in 2026?\n"
+            "Sales rose 5% [1]. The market is big. Prices fell [2].\n"
+            "- Exports reached 1.86千 units. [3]\n"
+            "碳酸锂均价8.62万元/吨。[1]氢氧化锂下跌4.9%[2]。价差扩大。")
+    claims = report_claims(text, ["How did heat pump sales move in 2026?"])
+    assert [(c.text, c.citations, [f.value for f in c.figures]) for c in claims] == [
+        ("Sales rose 5% [1].", [1], ["5"]),
+        ("Prices fell [2].", [2], []),
+        ("Exports reached 1.86千 units. [3]", [3], ["1860"]),
+        ("碳酸锂均价8.62万元/吨。 [1]", [1], ["86200"]),
+        ("氢氧化锂下跌4.9%[2]。", [2], ["4.9"]),
+    ]
+
+
+def _source(number: int, source_id: str) -> Source:
+    return Source(number, source_id, "t", "https://x.example", "p", dt.date(2026, 10, 1),
+                  "news")
+
+
+def _evidence(source_id: str, text: str) -> Evidence:
+    return Evidence("E1", "N1", "Q1", source_id, "t", "u", None, "news", "p", text,
+                    0.9, 0.6, 1.0, 0.8, "", True)
+
+
+def test_figures_match_however_they_are_written() -> None:
+    report = Report("", [_source(1, "a"), _source(2, "b")], [1, 2], False)
+    keys = evidence_keys(report, [_evidence("a", "The fee was 18,600 yuan, up 0.50%."),
+                                  _evidence("b", "碳酸锂均价8.62万元/吨, 亿元 24亿")])
+    supported = ["The fee was 1.86万 yuan, up 0.5% [1].", "The fee was 18600 [1].",
+                 "Lithium carbonate averaged 86,200 yuan [2] in October 2026.",
+                 "Revenue was 2.4 billion [2].", "Lithium was 8.62 [2]."]
+    for text in supported:
+        claim = report_claims(text)[0]
+        assert code_check(claim, keys).supported, text
+    for text in ["The fee was 18,600 yuan [2].", "Up 0.5 [1].", "Sales were 99,999 [1][2]."]:
+        check = code_check(report_claims(text)[0], keys)
+        assert not check.supported and check.checked_by == "code", text

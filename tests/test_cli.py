@@ -50,7 +50,8 @@ BROKEN_FRONT_MATTER = {
 }
 
 # What the CLI itself writes to stderr before a model is called (see redsearch/research.py).
-HEADER_LINE = re.compile(r"corpus: \d+ documents from .+|model \w+: .+|models ready in [\d.]+s")
+HEADER_LINE = re.compile(r"corpus: \d+ documents from .+|model \w+: .+|models ready in [\d.]+s"
+                         r"|… Planning: .+")  # the run's first progress note
 
 
 def free_port() -> int:
@@ -95,7 +96,8 @@ def error_line(result: subprocess.CompletedProcess[str], *, alone: bool = True) 
     """The run failed cleanly: non-zero exit, no traceback, one error line on stderr.
 
     With `alone`, stderr holds nothing else; otherwise the only other lines allowed are the
-    CLI's own header lines (corpus, models), and the error is the last line.
+    CLI's own header lines (corpus, models) and the run's first progress note, and the error is
+    the last line.
     """
     output = result.stdout + result.stderr
     assert result.returncode != 0, output

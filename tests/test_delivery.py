@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from research_core import cadence
 from research_core.delivery import Delivery, Publication
+from research_core.memory import Summary
 from research_core.publishers import MemoryPublisher
 from research_core.runlog import RunLog
 from research_core.store import SqlStore
@@ -38,7 +40,8 @@ class LateDocs(MemoryPublisher):
         self.backend, self.folder = backend, folder
 
     async def answer_part(self, run_id: str, part_key: str, text: str, sources: list[str],
-                          replaces: str | None = None, reason: str = "") -> str | None:
+                          replaces: str | None = None, reason: str = "",
+                          key: str = "") -> str | None:
         if not self.parts:
             self.backend.inner.add_folder(self.folder)
         return await super().answer_part(run_id, part_key, text, sources, replaces, reason)
@@ -82,3 +85,12 @@ async def test_the_outbox_keeps_a_resumed_run_from_publishing_twice(store: SqlSt
     assert len(publisher.parts) == 1
     assert isinstance(sent, Publication) and sent.channel_id == "m1"
     assert again.log.of_kind("outbox")
+
+
+def test_a_revision_shows_the_evidence_that_revised_it_first() -> None:
+    lines = [f"E{n} [old-{n}; p; 2026-10-01] Sales were {n},000 units." for n in range(1, 9)]
+    lines.append("E9 [late-fix; p; 2026-10-30] Sales were corrected to 209,000 units.")
+    summary = Summary("N1", "Sales?", "Sales were corrected.", lines, [], ["old-1", "late-fix"])
+    assert "209,000" not in cadence.part_text(summary)
+    shown = cadence.part_text(summary, frozenset({"late-fix"})).splitlines()
+    assert shown[2] == "• E9 [late-fix; p; 2026-10-30] Sales were corrected to 209,000 units."

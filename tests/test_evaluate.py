@@ -1,25 +1,23 @@
 """Paired evaluation: a tiny suite run in two modes with scripted tiers behind the fake OpenAI
-server, the recording publisher's versions and its late-document event hook."""
+server, the recording publisher's versions, the graded text and the late documents' moment."""
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 from pathlib import Path
 
 import pytest
 
-from redsearch.evaluate import (
-    RecordingPublisher,
-    add_arguments,
-    evaluate,
-    late_docs_hook,
-    render,
-    run_suite,
-)
+from redsearch.evaluate import add_arguments, evaluate, render, run_suite
+from redsearch.late_docs import LateDocs, LatePoint, late_point, parse_late_at
+from redsearch.recording import RecordingPublisher
 from research_core.corpus import CorpusBackend
 from research_core.protocols import SearchRequest
-from research_core.suite import Suite, SuiteError, load_suite
+from research_core.reporter import Report, Source
+from research_core.runlog import RunLog
+from research_core.suite import AFTER_STEP, FIRST_PART, Suite, SuiteError, load_suite
 from tests.conftest import DOCS, scripted_settings, write_doc
 from tests.engine_run import Serve, default_similarity
 from tests.scripted import Script
@@ -40,13 +38,13 @@ TASKS_YAML = """
     - id: R1
       why: the scripted report's findings, citing the sales statistics
       checks:
-        - mentions_any: ["finding number"]
+        - mentions_any: ["from the sources"]
         - cites_any: [stats-sales-2026-09]
-        - cites_none: [old-sales-2022]
+        - cites_none: [zh-export-2026-10]
     - id: R2
       why: a fact no scripted text states
       checks:
-        - mentions_all: ["finding number", "unobtainium"]
+        - mentions_all: ["from the sources", "unobtainium"]
 """
 
 
@@ -64,49 +62,79 @@ def found(backend: CorpusBackend, query: str) -> list[str]:
     return [h.source_id for h in backend.search_sync(SearchRequest(query))]
 
 
-async def test_the_late_doc_is_searchable_only_after_the_first_answer_part(
-        tmp_path: Path) -> None:
-    suite = make_suite(tmp_path)
-    task = suite.task("hp-sales")
+def late_docs(suite: Suite, point: LatePoint, publisher: RecordingPublisher,
+              said: list[str]) -> tuple[CorpusBackend, LateDocs]:
     backend = CorpusBackend.from_folder(suite.corpus_dir)
+    late = LateDocs(suite, suite.tasks[0], backend, point, publisher.elapsed,
+                    publisher.late_arrived, said.append)
+    publisher.on_first_part = late.after_first_part
+    return backend, late
+
+
+async def test_late_docs_after_the_first_answer_part(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path)
+    publisher = RecordingPublisher(suite.tasks[0].requirements)
     said: list[str] = []
-    hook = late_docs_hook(suite, task, backend, said.append)
-    publisher = RecordingPublisher(task.requirements, on_first_part=hook)
+    backend, _ = late_docs(suite, LatePoint(FIRST_PART), publisher, said)
     await publisher.progress("run", "Checking: sales")
     assert found(backend, "correction notice") == []
-    assert publisher.first_part_hook_s is None
     await publisher.answer_part("run", "n1", "Sales rose [1].", ["stats-sales-2026-09"])
     assert found(backend, "correction notice") == [LATE_ID]
-    assert publisher.first_part_hook_s is not None
+    assert publisher.late_at_s is not None and publisher.late_after == 1
     assert said == ["[hp-sales] first answer part published: 1 late document(s) now searchable"]
     await publisher.answer_part("run", "n2", "Prices fell [2].", ["news-prices-2026-10"])
     assert len(backend) == 4 and len(said) == 1
-    assert sorted(p.name for p in suite.late_files.values()) == [f"{LATE_ID}.md"]
 
 
-async def test_a_task_without_events_has_no_hook(tmp_path: Path) -> None:
-    suite = make_suite(tmp_path, TASKS_YAML.replace(
-        "  events:\n    - when: after_first_answer_part\n      add_docs: [late-sales-correction]\n",
-        ""))
-    backend = CorpusBackend.from_folder(suite.corpus_dir)
-    assert late_docs_hook(suite, suite.tasks[0], backend, print) is None
-
-
-async def test_revisions_replace_the_visible_version_and_set_revised(tmp_path: Path) -> None:
+async def test_late_docs_after_step_k_whatever_was_published(tmp_path: Path) -> None:
     suite = make_suite(tmp_path)
-    now = [100.0]
-    publisher = RecordingPublisher(suite.tasks[0].requirements, clock=lambda: now[0])
-    now[0] = 102.0
-    first = await publisher.answer_part("run", "n1", "Finding number one, old.", ["x"])
-    assert first is not None and publisher.answer().revised is False
-    now[0] = 105.0
-    await publisher.answer_part("run", "n1", "Finding number one, unobtainium.",
-                                ["stats-sales-2026-09"], replaces=first, reason="correction")
-    ans = publisher.answer()
-    assert ans.revised and (publisher.publications, publisher.revisions) == (2, 1)
-    assert "old" not in ans.text and "unobtainium" in ans.text
-    assert ans.cited_ids == frozenset({"stats-sales-2026-09"})
-    assert publisher.first_all_passed_s == 5.0
+    publisher = RecordingPublisher(suite.tasks[0].requirements)
+    said: list[str] = []
+    backend, late = late_docs(suite, LatePoint(AFTER_STEP, 2), publisher, said)
+    log = RunLog(listeners=[late.on_event])
+    await publisher.answer_part("run", "n1", "Sales rose.", [])
+    for step in (1, 2):
+        log.step = step
+        log.emit("focus", "N1")
+    assert found(backend, "correction notice") == []
+    log.step = 3
+    log.emit("focus", "N2")
+    assert found(backend, "correction notice") == [LATE_ID]
+    assert said == ["[hp-sales] step 2 done: 1 late document(s) now searchable"]
+
+
+def test_paired_runs_take_a_moment_that_does_not_depend_on_the_mode(tmp_path: Path) -> None:
+    task = make_suite(tmp_path).tasks[0]
+    assert late_point(task, ["standard", "deep"], None) == LatePoint(AFTER_STEP, 6)
+    assert late_point(task, ["standard", "deep"], None, budget_steps=8) == LatePoint(AFTER_STEP, 2)
+    assert late_point(task, ["deep"], None) == LatePoint(FIRST_PART)
+    assert late_point(task, ["standard", "deep"], LatePoint(FIRST_PART)) == LatePoint(FIRST_PART)
+    assert parse_late_at("step:4") == LatePoint(AFTER_STEP, 4)
+    assert parse_late_at("time:2.5").describe() == "at 2.5 s"
+    for bad in ("step", "step:1.5", "time:-1", "first-part:3", "noon"):
+        with pytest.raises(SuiteError, match="--late-at"):
+            parse_late_at(bad)
+
+
+async def test_revised_needs_a_revision_after_the_late_docs_that_cites_one(
+        tmp_path: Path) -> None:
+    suite = make_suite(tmp_path)
+    ids = frozenset({"stats-sales-2026-09", LATE_ID})
+    publisher = RecordingPublisher(suite.tasks[0].requirements, known_ids=ids,
+                                   late_ids=frozenset({LATE_ID}))
+    first = await publisher.answer_part("run", "n1", "Sales 214,000 (stats-sales-2026-09).", [])
+    await publisher.answer_part("run", "n1", "Sales were 214,000 units (stats-sales-2026-09).",
+                                [LATE_ID], replaces=first, reason="reworded")
+    assert publisher.revisions == 1 and not publisher.answer().revised  # before the late docs
+    publisher.late_arrived()
+    await publisher.answer_part("run", "n1", "Sales: 214,000 (stats-sales-2026-09).",
+                                [LATE_ID], replaces=first, reason="again")
+    assert not publisher.answer().revised  # after them, but its text does not cite one
+    await publisher.answer_part("run", "n1", f"Sales were corrected to 209,000 ({LATE_ID}).",
+                                [], replaces=first, reason="correction")
+    answer = publisher.answer()
+    assert answer.revised and answer.cited_ids == frozenset({LATE_ID})
+    assert LATE_ID not in answer.text and "209,000" in answer.text
     assert publisher.parts["n1"][-1].reason == "correction"
 
 
@@ -116,7 +144,7 @@ async def test_replaces_under_a_new_key_revises_the_old_part(tmp_path: Path) -> 
     await publisher.answer_part("run", "b", "two", [])
     await publisher.answer_part("run", "a-v2", "one again", [], replaces="a")
     assert [v[-1].text for v in publisher.parts.values()] == ["one again", "two"]
-    assert publisher.revisions == 1 and publisher.answer().revised
+    assert publisher.revisions == 1
 
 
 async def test_run_suite_grades_every_mode_and_prints_the_table(
@@ -124,35 +152,35 @@ async def test_run_suite_grades_every_mode_and_prints_the_table(
     suite = make_suite(tmp_path)
     server = await serve(Script())
     said: list[str] = []
-    results = await run_suite(suite, ["standard", "deep"], None,
-                              scripted_settings(server.base_url, max_steps=4),
-                              similarity=default_similarity(), say=said.append)
-    assert [(r.task_id, r.mode) for r in results] == [("hp-sales", "standard"),
-                                                      ("hp-sales", "deep")]
+    settings = scripted_settings(server.base_url, max_steps=4, deep_allowed=("U-nobody",))
+    results = await run_suite(suite, ["standard", "deep"], None, settings,
+                              similarity=default_similarity(), say=said.append,
+                              late_at=LatePoint(AFTER_STEP, 2))
+    assert [(r.task_id, r.mode, r.mode_applied) for r in results] == [
+        ("hp-sales", "standard", "standard"), ("hp-sales", "deep", "standard")]
     for r in results:
-        assert not r.error
+        assert not r.error and r.late_at == "after step 2" and r.late_docs_s is not None
         assert (r.groups_passed, len(r.groups)) == (1, 2)
         assert [g.id for g in r.groups if not g.passed] == ["R2"]
-        assert r.first_all_passed_s is None
-        assert r.completion_s > 0
-        assert {t.tier for t in r.tiers} == {"planner", "executor", "reporter"}
+        assert r.first_all_passed_s is None and r.completion_s > 0
         assert all(r.tokens(t) > 0 for t in ("planner", "executor", "reporter"))
     assert sum(r.model_calls for r in results) == len(server.requests)
     assert said[0] == "[hp-sales/standard] start" and said[-1].startswith(
         "[hp-sales/deep] end: 1/2 groups")
-    table = render(suite, results)
-    print(table)
+    assert "[hp-sales/deep] step 2 done: 1 late document(s) now searchable" in said
+    print(render(suite, results))
     out = capsys.readouterr().out
     assert "== hp-sales (suite depth standard, as of 2026-10-31)" in out
-    assert "all passed at" in out and "planner tok" in out
+    assert "late documents: after step 2 (arrived: standard " in out
     rows = [line for line in out.splitlines() if line.startswith(("standard", "deep"))]
-    assert len(rows) == 2 and all("1/2" in row and "not reached" in row for row in rows)
+    assert len(rows) == 2 and rows[1].startswith("deep→standard ")
+    assert all("1/2" in row and "not reached" in row for row in rows)
     assert "  standard failed R2: mentions_all: does not mention ['unobtainium']" in out
 
 
 async def test_evaluate_reports_the_first_moment_all_groups_passed_and_writes_json(
         tmp_path: Path, serve: Serve, capsys: pytest.CaptureFixture[str]) -> None:
-    make_suite(tmp_path / "suite", TASKS_YAML.replace('"unobtainium"', '"from the sources"'))
+    make_suite(tmp_path / "suite", TASKS_YAML.replace('"unobtainium"', '"finding"'))
     server = await serve(Script())
     parser = argparse.ArgumentParser()
     add_arguments(parser)
@@ -165,18 +193,75 @@ async def test_evaluate_reports_the_first_moment_all_groups_passed_and_writes_js
     data = json.loads(out_json.read_text("utf-8"))
     [result] = data["results"]
     assert (result["mode"], result["groups_passed"], result["groups_total"]) == ("standard", 2, 2)
+    assert result["mode_applied"] == "standard"
+    assert result["late_at"] == "after the first answer part"
     assert 0 < result["first_all_passed_s"] <= result["completion_s"]
     assert result["model_calls"] == len(server.requests)
     assert all(not line.startswith("[hp-sales/standard] [step") for line in said)
     assert "2/2" in capsys.readouterr().out
 
 
-async def test_unknown_modes_and_tasks_are_suite_errors(tmp_path: Path) -> None:
+async def test_unknown_modes_tasks_and_moments_are_suite_errors(tmp_path: Path) -> None:
     make_suite(tmp_path / "suite")
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     for extra, message in ((["--modes", "turbo"], "unknown mode"),
-                           (["--tasks", "nope"], "unknown task 'nope'")):
+                           (["--tasks", "nope"], "unknown task 'nope'"),
+                           (["--late-at", "lunch"], "--late-at 'lunch'")):
         args = parser.parse_args(["--suite", str(tmp_path / "suite"), *extra])
         with pytest.raises(SuiteError, match=message):
             await evaluate(args, scripted_settings("http://127.0.0.1:9/v1"))
+
+
+GOLD_TASK = """
+- id: foil-fee
+  question: "铜箔加工费近一年怎么变？"
+  as_of: 2026-10-31
+  depth: standard
+  requirements:
+    - id: R1
+      why: the processing fee, with its figure and a primary source
+      checks:
+        - mentions_any: ["铜箔", "copper foil"]
+        - mentions_any: ["加工费", "processing fee"]
+        - mentions_number: {any_of: ["1.86", "18,600"]}
+        - cites_any: [assoc-foil-2026-09]
+"""
+FOIL_DOC = ("industry_association", "zh", "2026-10-05", "Copper foil processing fee 1.86 in "
+            "September", "6μm铜箔9月加工费为1.86万元/吨。")
+
+
+def _report(body: str) -> str:
+    source = Source(1, "assoc-foil-2026-09", FOIL_DOC[3], "https://a.example/foil",
+                    "Foil Association", dt.date(2026, 10, 5), "industry_association")
+    return Report(body, [source], [1], False).render()
+
+
+async def test_a_titles_only_report_fails_and_a_gold_like_one_passes(tmp_path: Path) -> None:
+    (tmp_path / "corpus").mkdir()
+    write_doc(tmp_path / "corpus", "assoc-foil-2026-09", FOIL_DOC)
+    tmp_path.joinpath("tasks.yaml").write_text(GOLD_TASK, "utf-8")
+    task = load_suite(tmp_path).tasks[0]
+    known = frozenset({"assoc-foil-2026-09"})
+    cases = {"See the sources below for details [1].": False,
+             "6μm copper foil processing fees were 1.86 (10k yuan/t) in September [1].": True,
+             "6μm铜箔9月加工费为1.86万元/吨。": False}  # right words, but it cites nothing
+    for body, passes in cases.items():
+        publisher = RecordingPublisher(task.requirements, known_ids=known)
+        await publisher.answer_part("run", "report", _report(body), ["assoc-foil-2026-09"])
+        [r1] = publisher.grade()
+        assert r1.passed is passes, (body, r1.failures)
+
+
+async def test_a_part_cites_what_its_text_cites_not_its_sources_list(tmp_path: Path) -> None:
+    publisher = RecordingPublisher(make_suite(tmp_path).tasks[0].requirements,
+                                   known_ids=frozenset({"stats-sales-2026-09",
+                                                        "zh-export-2026-10"}))
+    await publisher.answer_part("run", "N1", "Sales rose, from the sources.",
+                                ["stats-sales-2026-09"])
+    assert publisher.answer().cited_ids == frozenset()
+    await publisher.answer_part("run", "N2", "Exports grew 18% (zh-export-2026-10).",
+                                ["stats-sales-2026-09"])
+    answer = publisher.answer()
+    assert answer.cited_ids == frozenset({"zh-export-2026-10"})
+    assert "zh-export" not in answer.text

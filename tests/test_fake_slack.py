@@ -146,3 +146,40 @@ async def test_forced_ratelimit_and_failures(fake: FakeSlack) -> None:
     assert body == {"ok": False, "error": "missing_scope"}
     _, _, body = await raw(fake, "chat.nonsense")
     assert body["error"] == "unknown_method"
+
+
+async def test_message_metadata_comes_back_only_when_asked_for(fake: FakeSlack) -> None:
+    web = client(fake)
+    parent = fake.post_user_message(CH, "U1", "question")
+    meta = {"event_type": "red_searcher_publication", "event_payload": {"key": "r/p/v1"}}
+    posted = await web.chat_postMessage(channel=CH, thread_ts=parent.ts, text="part",
+                                        metadata=meta)
+    status, _, body = await raw(fake, "chat.postMessage", channel=CH, thread_ts=parent.ts,
+                                text="form", metadata='{"event_type": "t", "event_payload": {}}')
+    assert status == 200 and body["ok"]
+    plain = await web.conversations_replies(channel=CH, ts=parent.ts)
+    assert all("metadata" not in m for m in plain["messages"])
+    full = await web.conversations_replies(channel=CH, ts=parent.ts, include_all_metadata=True)
+    assert [m.get("metadata") for m in full["messages"]] == [
+        None, meta, {"event_type": "t", "event_payload": {}}]
+    assert full["messages"][1]["ts"] == posted["ts"]
+    for bad in ('{"event_type": "t"}', "not json", '{"event_type": 1, "event_payload": {}}'):
+        _, _, body = await raw(fake, "chat.postMessage", channel=CH, text="x", metadata=bad)
+        assert body == {"ok": False, "error": "invalid_metadata_format"}
+
+
+async def test_replies_come_in_pages(fake: FakeSlack) -> None:
+    fake.post_interval = 0
+    web = client(fake)
+    parent = fake.post_user_message(CH, "U1", "question")
+    for n in range(4):
+        await web.chat_postMessage(channel=CH, thread_ts=parent.ts, text=f"reply {n}")
+    seen, cursor = [], None
+    while True:
+        page = await web.conversations_replies(channel=CH, ts=parent.ts, limit=2, cursor=cursor)
+        seen += [m["text"] for m in page["messages"]]
+        cursor = page["response_metadata"]["next_cursor"]
+        if not page["has_more"]:
+            assert cursor == ""
+            break
+    assert seen == ["question", "reply 0", "reply 1", "reply 2", "reply 3"]

@@ -45,9 +45,11 @@ async def test_two_followups_on_the_bundled_model_through_up(
                           900, "the report on the bundled model")
         for question in FOLLOWUPS:
             await up.say(question, thread_ts=mention)
-            replies = await up.wait_for(
-                mention, lambda r, q=question: followup_answer(r, q) is not None, 420,
-                f"the answer to {question!r}")
+
+            def answered(replies: list[dict[str, Any]], asked: str = question) -> bool:
+                return followup_answer(replies, asked) is not None
+
+            replies = await up.wait_for(mention, answered, 420, f"the answer to {question!r}")
             answer = followup_answer(replies, question)
             assert answer is not None
             body = text_of(answer).split(question, 1)[1]

@@ -126,7 +126,8 @@ def test_citations_are_ids_not_text() -> None:
 def test_revised_true_and_false() -> None:
     assert passes(answer("x", revised=True), "revised", True)
     assert not passes(answer("x"), "revised", True)
-    assert failure(answer("x"), check("revised", True)) == "no published part was revised"
+    assert failure(answer("x"), check("revised", True)) == (
+        "no part was revised after the late documents arrived, citing one of them")
     assert passes(answer("x"), "revised", False)
     assert not passes(answer("x", revised=True), "revised", False)
 
@@ -198,6 +199,8 @@ def make_suite(root: Path, tasks_yaml: str = TASKS_YAML) -> Path:
     (root / "corpus_late").mkdir()
     write_doc(root / "corpus", "stats-sales", ("official_statistics", "en", "2026-10-10",
                                                "Heat pump sales", "Sales reached 214,000."))
+    write_doc(root / "corpus", "blog-prices", ("blog", "en", "2026-08-01", "Prices blog",
+                                               "Prices are high."))
     write_doc(root / "corpus_late", "late-fix", ("official_statistics", "en", "2026-10-30",
                                                  "Correction", "Sales were 213,000."))
     (root / "tasks.yaml").write_text(tasks_yaml, "utf-8")
@@ -219,6 +222,16 @@ def test_a_suite_loads_into_tasks_requirements_and_checks(tmp_path: Path) -> Non
     assert suite.late_files == {"late-fix": tmp_path / "corpus_late" / "late-fix.md"}
 
 
+def test_events_at_a_step_or_a_time(tmp_path: Path) -> None:
+    text = TASKS_YAML.replace("when: after_first_answer_part", "when: after_step\n      step: 4")
+    [event] = load_suite(make_suite(tmp_path / "a", text)).tasks[0].events
+    assert (event.when, event.at, event.add_docs) == ("after_step", 4.0, ("late-fix",))
+    text = TASKS_YAML.replace("when: after_first_answer_part",
+                              "when: at_seconds\n      seconds: 2.5")
+    [event] = load_suite(make_suite(tmp_path / "b", text)).tasks[0].events
+    assert (event.when, event.at) == ("at_seconds", 2.5)
+
+
 MALFORMED = {
     "unknown kind": ("        - cites_any: [stats-sales]", "        - mentions_some: [x]",
                      "unknown check kind 'mentions_some'"),
@@ -235,6 +248,13 @@ MALFORMED = {
     "unknown late doc": ("add_docs: [late-fix]", "add_docs: [late-missing]",
                          "not in corpus_late/"),
     "unknown event": ("when: after_first_answer_part", "when: at_noon", "an event needs when"),
+    "step without a step": ("when: after_first_answer_part", "when: after_step",
+                            "an event after_step needs step: a number >= 0 (a whole step)"),
+    "unknown cited id": ("cites_none: [blog-prices]", "cites_none: [blog-prices, blog-nope]",
+                         "task t1 R2: cites_none names ['blog-nope'], not documents of"),
+    "revised without an event": ("  events:\n    - when: after_first_answer_part\n"
+                                 "      add_docs: [late-fix]\n", "",
+                                 "task t1 R2: a revised check needs an event"),
     "empty checks": ("      checks:\n        - revised: true", "      checks: []",
                      "task t1 R2: 'checks' must be a non-empty list"),
     "duplicate group": ("    - id: R2", "    - id: R1", "duplicate task t1: requirement id: R1"),

@@ -97,7 +97,7 @@ def test_prepare_checks_every_schema_that_prompts_yaml_names() -> None:
     guard.prepare(schemas)
     assert len(seen) == len({json.dumps(s, sort_keys=True) for s in schemas.values()})
     assert set(prompt_schemas()) >= {"decompose", "plan_query", "score_hits", "summarise",
-                                     "reflect", "extract_claims", "check_claims", "followup",
+                                     "reflect", "check_claims", "followup",
                                      "monolithic"}
 
 

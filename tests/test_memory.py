@@ -88,7 +88,10 @@ async def test_drift_at_reflection_backtracks_and_drops_the_branch_evidence(
         return json.dumps({"answers_goal": False, "off_goal": [], "neglected": "",
                            "drifted": drifted})
 
-    out = await run_engine(serve, Script(rules={"ReflectionOut": reflect}), backend, store)
+    # The embedder must agree that the branch is far from the goal: with the threshold at
+    # 0.99 it agrees about anything (tests/test_model_checks.py has the default refusing).
+    out = await run_engine(serve, Script(rules={"ReflectionOut": reflect}), backend, store,
+                           off_goal_similarity=0.99)
     assert out.state.log.of_kind("backtrack")
     assert out.state.tree.nodes["N2"].status == "pruned"
     branch = [e for e in out.state.evidence if e.node_id == "N2"]
@@ -114,7 +117,8 @@ async def test_reflection_off_goal_ids_are_discarded(
                            "drifted": False})
 
     out = await run_engine(serve, Script(rules={"ReflectionOut": reflect}), backend, store,
-                           reflect_every_steps=2)
-    off = [e for e in out.state.evidence if e.discarded_reason == "off-goal (reflection)"]
+                           reflect_every_steps=2, off_goal_similarity=0.99)
+    off = [e for e in out.state.evidence
+           if e.discarded_reason == "off-goal (reflection, embedder agrees)"]
     assert off and all(e.source_id.startswith("blog") for e in off)
 

@@ -62,7 +62,7 @@ class ScriptedWorker:
         await asyncio.sleep(self.pause_s)
         await publisher.progress(run_id, "Searching: copper foil price 2026")
         await publisher.flush()
-        sources = ["<https://example.com/smm|SMM copper foil report>"]
+        sources = ["https://example.com/smm"]  # a URL the publisher links itself
         part = await publisher.answer_part(run_id, "p1", FIRST, sources)
         await asyncio.sleep(self.pause_s * 2)
         await publisher.answer_part(run_id, "p1", REVISED, sources, replaces=part,
@@ -211,7 +211,8 @@ MRKDWN_BLOCKS = [
         "*bold* _italic_ ~gone~ `a<b` and <https://example.com/x?a=1&amp;b=2|a link> "
         f"for <@{ALICE}> in <#C0PLAYGROUND>\n&gt; a quote\n• one\n• two\n"
         "```x = 1 &lt; 2\n<script>window.pwned=1</script>```\n"
-        "<javascript:window.pwned=1|bad link> &lt;b&gt;not bold&lt;/b&gt;")},
+        "<javascript:window.pwned=1|bad link> &lt;b&gt;not bold&lt;/b&gt;\n"
+        "escaped: &lt;!channel&gt; &lt;@U123&gt; &amp;lt;")},
      "fields": [{"type": "mrkdwn", "text": "*Depth*\nDeep"},
                 {"type": "plain_text", "text": "<i>plain</i>"}]},
     {"type": "divider"},
@@ -239,6 +240,8 @@ async def check_mrkdwn(shown: Locator) -> None:
     await expect(shown.locator("pre")).to_contain_text("<script>window.pwned=1</script>")
     await expect(shown.locator("a", has_text="bad link")).to_have_count(0)
     await expect(shown).to_contain_text("<b>not bold</b>")
+    await expect(shown).to_contain_text("escaped: <!channel> <@U123> &lt;")
+    await expect(shown.locator(".mention", has_text="@channel")).to_have_count(0)
     await expect(shown.locator(".fields")).to_contain_text("<i>plain</i>")
     await expect(shown.locator("hr")).to_have_count(1)
     await expect(shown.get_by_role("button", name="Stop")).to_have_class("btn danger")

@@ -94,16 +94,19 @@ async def test_progress_coalesced_into_one_message(fake: FakeSlack) -> None:
     msg = fake.message(CH, pub.progress_ts or "")
     assert msg is not None and "step 11" in msg.text
     assert "step 3" not in msg.text and msg.text.count("•") == 8
-    assert fake.status(CH, thread_ts) == "step 11"
+    statuses = [c.params.get("status") for c in fake.calls("assistant.threads.setStatus")]
+    assert statuses[-2:] == ["step 11", ""]
+    assert fake.status(CH, thread_ts) == ""  # closed: the loading status is cleared
 
 
 async def test_set_status_carries_the_note(fake: FakeSlack) -> None:
     pub, thread_ts = publisher(fake)
     await pub.progress("r1", "Searching the corpus")
     await pub.close()
-    [call] = fake.calls("assistant.threads.setStatus")
+    call, cleared = fake.calls("assistant.threads.setStatus")
     assert call.params["status"] == "Searching the corpus"
     assert call.params["thread_ts"] == thread_ts and call.params["channel_id"] == CH
+    assert cleared.params["status"] == "" and cleared.params["thread_ts"] == thread_ts
 
 
 async def test_status_unsupported_is_not_raised(fake: FakeSlack) -> None:

@@ -2,6 +2,9 @@
 
 Answer parts are thread messages in Block Kit (sections of mrkdwn, then a context line with the
 sources); a revision edits the same message (`chat.update`) and says "revised: <reason>".
+Everything the text holds comes from models and sources, so it is escaped (`bot.mrkdwn`) and
+posted with `parse: none`; every message carries its publication key in its metadata, so
+`posted(key)` can find it after a crash (`workers.slack_outbox`).
 Progress notes are coalesced into one message edited in place, written at most once per
 `progress_interval` seconds (the newest text is held and flushed), and mirrored to the assistant
 loading status where the workspace supports it (cleared when the job closes the publisher). 429s
@@ -23,6 +26,9 @@ from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncRateLimitErrorRetryHandler,
 )
 from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.mrkdwn import NO_PARSE, clip, escape, link
+from workers.slack_outbox import find_posted, metadata
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +60,7 @@ def split_text(text: str, limit: int = SECTION_LIMIT) -> list[str]:
     while len(rest) > limit:
         window = rest[:limit]
         cut = max(window.rfind("\n\n"), window.rfind("\n"), window.rfind(" "))
-        cut = cut if cut > limit // 2 else limit
+        cut = cut if cut > limit // 2 else len(clip(rest, limit))
         chunks.append(rest[:cut].rstrip())
         rest = rest[cut:].lstrip()
     if rest or not chunks:
@@ -62,20 +68,37 @@ def split_text(text: str, limit: int = SECTION_LIMIT) -> list[str]:
     return chunks
 
 
+def source_label(source: str) -> str:
+    """A source as the context line shows it: a link the bot built when it is a URL it
+    validated, else escaped text."""
+    return link(source) or escape(source)
+
+
 def part_blocks(text: str, sources: list[str], revised: str | None = None) -> list[Block]:
-    """Sections of the part's text (within Slack's limits), then its context line(s)."""
-    chunks = split_text(text)
+    """Sections of the part's text (within Slack's limits, escaped: the text comes from models
+    and sources), then its context line(s)."""
+    chunks = split_text(escape(text))
     if len(chunks) > MAX_BLOCKS - 1:
         chunks = chunks[:MAX_BLOCKS - 1]
         chunks[-1] = chunks[-1][:SECTION_LIMIT - 1] + "…"
     blocks: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": c}}
                            for c in chunks]
-    line = "Sources: " + (" · ".join(sources) if sources else "none")
+    line = "Sources: " + (" · ".join(map(source_label, sources)) if sources else "none")
     elements = [{"type": "mrkdwn", "text": line[:SECTION_LIMIT]}]
     if revised is not None:
-        elements.append({"type": "mrkdwn", "text": f"_revised: {revised or 'updated'}_"})
+        elements.append({"type": "mrkdwn", "text": f"_revised: {escape(revised or 'updated')}_"})
     blocks.append({"type": "context", "elements": elements})
     return blocks
+
+
+def fallback_text(text: str) -> str:
+    """The message's `text` (notifications, clients without blocks), escaped like the blocks."""
+    return clip(escape(text), TEXT_LIMIT)
+
+
+def post_options(key: str = "") -> dict[str, Any]:
+    """No parsing of names or links; the publication key in the message metadata."""
+    return {**NO_PARSE, **({"metadata": metadata(key)} if key else {})}
 
 
 class SlackPublisher:
@@ -84,7 +107,8 @@ class SlackPublisher:
     def __init__(self, client: AsyncWebClient, channel: str, thread_ts: str,
                  progress_interval: float = 1.0, progress_lines: int = PROGRESS_LINES,
                  progress_ts: str | None = None,
-                 on_progress_ts: Callable[[str], Awaitable[None]] | None = None) -> None:
+                 on_progress_ts: Callable[[str], Awaitable[None]] | None = None,
+                 progress_key: str = "") -> None:
         self.client = client
         self.channel = channel
         self.thread_ts = thread_ts
@@ -92,6 +116,7 @@ class SlackPublisher:
         self.progress_lines = progress_lines
         self.progress_ts = progress_ts  # a resumed run keeps editing its progress message
         self.on_progress_ts = on_progress_ts  # saves the ts the moment the message exists
+        self.progress_key = progress_key  # the progress message's key in its metadata
         self._notes: list[str] = []
         self._dirty = False
         self._last_write = 0.0
@@ -107,20 +132,28 @@ class SlackPublisher:
     # -- answer parts -------------------------------------------------------------------------
 
     async def answer_part(self, run_id: str, part_key: str, text: str, sources: list[str],
-                          replaces: str | None = None, reason: str = "") -> str | None:
+                          replaces: str | None = None, reason: str = "",
+                          key: str = "") -> str | None:
         if replaces and _TS.match(replaces):
-            revised = await self._revise(replaces, text, sources, reason)
+            revised = await self._revise(replaces, text, sources, reason, key)
             if revised is not None:
                 return revised
         blocks = part_blocks(text, sources, reason if replaces else None)
         resp = await self.client.chat_postMessage(
-            channel=self.channel, thread_ts=self.thread_ts, text=text[:TEXT_LIMIT], blocks=blocks)
+            channel=self.channel, thread_ts=self.thread_ts, text=fallback_text(text),
+            blocks=blocks, **post_options(key))
         return str(resp["ts"])
 
-    async def _revise(self, ts: str, text: str, sources: list[str], reason: str) -> str | None:
+    async def posted(self, key: str) -> str | None:
+        """The ts of the thread message that carries `key`, if one reached Slack."""
+        return await find_posted(self.client, self.channel, self.thread_ts, key)
+
+    async def _revise(self, ts: str, text: str, sources: list[str], reason: str,
+                      key: str) -> str | None:
         try:
-            await self.client.chat_update(channel=self.channel, ts=ts, text=text[:TEXT_LIMIT],
-                                          blocks=part_blocks(text, sources, reason))
+            await self.client.chat_update(channel=self.channel, ts=ts, text=fallback_text(text),
+                                          blocks=part_blocks(text, sources, reason),
+                                          **post_options(key))
         except SlackApiError as exc:
             if exc.response.get("error") != "message_not_found":
                 raise
@@ -148,7 +181,7 @@ class SlackPublisher:
                 return
             self._dirty = False
             self._last_write = time.monotonic()
-            await self._write_progress("\n".join(f"• {n}" for n in self._notes))
+            await self._write_progress("\n".join(f"• {escape(n)}" for n in self._notes))
             await self._set_status(self._notes[-1] if self._notes else "")
 
     async def close(self) -> None:
@@ -176,17 +209,21 @@ class SlackPublisher:
             log.warning("progress note not written: %s", exc.response.get("error"))
 
     async def _write_progress(self, body: str) -> None:
-        text = body[:SECTION_LIMIT]
+        text = clip(body, SECTION_LIMIT)
         blocks = [{"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}]
+        options = post_options(self.progress_key)
+        if self.progress_ts is None and self.progress_key:
+            self.progress_ts = await self.posted(self.progress_key)  # posted before a crash
         if self.progress_ts is None:
             resp = await self.client.chat_postMessage(
-                channel=self.channel, thread_ts=self.thread_ts, text=text, blocks=blocks)
+                channel=self.channel, thread_ts=self.thread_ts, text=text, blocks=blocks,
+                **options)
             self.progress_ts = str(resp["ts"])
             if self.on_progress_ts is not None:
                 await self.on_progress_ts(self.progress_ts)
         else:
             await self.client.chat_update(channel=self.channel, ts=self.progress_ts,
-                                          text=text, blocks=blocks)
+                                          text=text, blocks=blocks, **options)
 
     async def _set_status(self, note: str) -> None:
         if not self._status_ok:

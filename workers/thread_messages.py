@@ -1,6 +1,7 @@
 """The worker's own messages in a request's thread: the status message (the former picker)
 and the closing message (finished, stopped or failed). Closing messages go through the
-store's outbox, so a retried or resumed job never posts one twice."""
+store's outbox, so a retried or resumed job never posts one twice. What they quote from
+sources, the report or an error is escaped for mrkdwn."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.blocks import final_blocks, status_blocks, status_text
+from bot.mrkdwn import NO_PARSE, escape, mention
 from bot.requests import ResearchRequestMsg
 from research_core.delivery import Outbox, Publication
 from research_core.reporter import Report
 from research_core.state import RunState
+from workers.slack_outbox import find_posted
+from workers.slack_publisher import post_options
 
 log = logging.getLogger(__name__)
 
@@ -30,19 +34,29 @@ async def show_status(slack: AsyncWebClient, request: ResearchRequestMsg, status
     try:
         await slack.chat_update(channel=request.channel, ts=request.picker_ts,
                                 text=status_text(request.depth or "auto", status),
-                                blocks=status_blocks(request, status))
+                                blocks=status_blocks(request, status), **NO_PARSE)
     except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
         log.warning("status message %s not updated to %s: %s", request.picker_ts, status, exc)
 
 
 async def post_once(slack: AsyncWebClient, outbox: Outbox, request: ResearchRequestMsg,
                     note: Publication, blocks: Blocks) -> str | None:
-    """Post `note` in the thread unless the outbox already has it; returns its ts."""
+    """Post `note` in the thread exactly once; returns its ts. The intent is recorded first
+    and the message carries its key, so a post whose record was lost is found, not repeated."""
     sent = await outbox.sent_publication(note.key)
     if sent is not None:
         return sent.channel_id
+    if await outbox.pending_publication(note.key) is not None:
+        found = await find_posted(slack, request.channel, request.thread_ts, note.key)
+        if found is not None:
+            note.channel_id = found
+            await outbox.record_publication(note)
+            return found
+    else:
+        await outbox.record_intent(note)
     resp = await slack.chat_postMessage(channel=request.channel, thread_ts=request.thread_ts,
-                                        text=note.text, blocks=blocks)
+                                        text=note.text, blocks=blocks,
+                                        **post_options(note.key))
     note.channel_id = str(resp["ts"])
     await outbox.record_publication(note)
     return note.channel_id
@@ -56,7 +70,7 @@ def finished_message(state: RunState, report: Report) -> tuple[Publication, Bloc
     """The closing message: flagged claims and the token/cost table (the report part above
     already lists its sources)."""
     cited = [s for s in report.sources if s.number in report.cited] or report.sources
-    flagged = "\n".join(f"• {c.text[:200]} — {c.reason}"
+    flagged = "\n".join(f"• {escape(c.text[:200])} — {escape(c.reason)}"
                         for c in report.flagged[:FLAGGED_SHOWN]) or "none"
     sections = [("Flagged claims", flagged), tokens_section(state)]
     title = f"Research finished: {state.step} steps, {len(cited)} sources"
@@ -68,7 +82,7 @@ def finished_message(state: RunState, report: Report) -> tuple[Publication, Bloc
 def stopped_message(state: RunState, request: ResearchRequestMsg,
                     job_id: str) -> tuple[Publication, Blocks]:
     title = f"Research stopped by the requester after {state.step} steps"
-    body = f"<@{request.user}> pressed Stop. The parts published above are kept."
+    body = f"{mention(request.user)} pressed Stop. The parts published above are kept."
     note = Publication(state.run_id, f"stopped-{job_id}", 1, "final", f"{title}. {body}")
     return note, final_blocks(title, [("What is kept", body), tokens_section(state)])
 
@@ -76,6 +90,6 @@ def stopped_message(state: RunState, request: ResearchRequestMsg,
 def failed_message(run_id: str, job_id: str, why: str,
                    followup: bool = False) -> tuple[Publication, Blocks]:
     what = "This follow-up could not be answered" if followup else "Research failed"
-    text = f"{what}: {why}"
+    text = f"{what}: {escape(why)}"
     note = Publication(run_id, f"failed-{job_id}", 1, "final", text)
     return note, [{"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}}]

@@ -127,7 +127,8 @@ class ThreadWork:
         return SlackPublisher(self.sv.slack, request.channel, request.thread_ts,
                               progress_interval=self.sv.settings.slack.progress_interval_s,
                               progress_ts=raw.decode() if raw else None,
-                              on_progress_ts=remember)
+                              on_progress_ts=remember,
+                              progress_key=f"{self.p.run_id}/progress/{self.p.job_id}")
 
     async def stopped(self, request: ResearchRequestMsg) -> str:
         state = await self.state(request)

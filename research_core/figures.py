@@ -1,0 +1,97 @@
+"""Figures (numbers, percentages, dates) found in text, normalised so that the same figure
+written differently compares equal: "1,860" = "1860" = "1.86千"; "0.5%" = "0.50%";
+"8.62万" = "86,200"; "24亿" = "2,400,000,000"; "17.7k" = "17,700".
+
+A number glued to a letter before it is a name, not a figure ("Q3", "NCM523", "Li2CO3",
+"R290"). A sign is ignored (a claim says "fell 3.5%" where a source writes "-3.5%").
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+_MAGNITUDES: dict[str, int] = {
+    "万亿": 10**12, "千万": 10**7, "百万": 10**6, "千": 10**3, "万": 10**4, "亿": 10**8,
+    "k": 10**3, "thousand": 10**3, "million": 10**6, "mn": 10**6, "mln": 10**6,
+    "billion": 10**9, "bn": 10**9,
+}
+_PERCENT = ("%", "％", "percent", "per cent")
+_SUFFIX = "|".join(re.escape(s) for s in sorted([*_MAGNITUDES, *_PERCENT], key=len,
+                                                   reverse=True))
+_FIGURE = re.compile(
+    r"(?<![A-Za-z\d.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    rf"(?:\s?({_SUFFIX})(?![A-Za-z]))?"
+    r"(?:\s?([A-Za-z]{3,}|[\u4e00-\u9fff](?:/[\u4e00-\u9fff])?))?", re.IGNORECASE)
+_NOT_UNITS = frozenset({
+    "and", "are", "but", "for", "from", "the", "was", "were", "with", "year", "years", "than",
+    "that", "this", "年", "月", "日", "季", "起", "至", "到", "和", "与", "的", "同", "比", "为",
+    "是"})
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure as written (`text`) and its normalised value: `key` compares figures."""
+
+    text: str
+    value: str
+    percent: bool
+    mantissa: str  # the number before a magnitude word ("8.62" of "8.62万"), else the value
+    unit: str = ""  # the word after it ("units", "元/吨"), "" when none stands there
+
+    @property
+    def key(self) -> tuple[str, bool]:
+        return self.value, self.percent
+
+
+def figures_in(text: str) -> list[Figure]:
+    """Every figure of `text`, in order."""
+    found = []
+    for match in _FIGURE.finditer(text):
+        number, suffix, unit = match.group(1), (match.group(2) or "").lower(), match.group(3)
+        figure = _figure(text[match.start():match.end(2) if suffix else match.end(1)], number,
+                         suffix, _unit(unit))
+        if figure is not None:
+            found.append(figure)
+    return found
+
+
+def figure_keys(text: str) -> set[tuple[str, bool]]:
+    """What a text states, for matching claims against it: each figure's value, and for a
+    figure with a magnitude word also the number as written before it."""
+    keys: set[tuple[str, bool]] = set()
+    for f in figures_in(text):
+        keys.add(f.key)
+        keys.add((f.mantissa, f.percent))
+    return keys
+
+
+def date_keys(day: dt.date | None) -> set[tuple[str, bool]]:
+    """A publish date's year, month and day, as figures a text about it may state."""
+    if day is None:
+        return set()
+    return {(str(n), False) for n in (day.year, day.month, day.day)}
+
+
+def _figure(text: str, number: str, suffix: str, unit: str) -> Figure | None:
+    try:
+        mantissa = Decimal(number.replace(",", ""))
+    except InvalidOperation:
+        return None
+    percent = suffix in _PERCENT
+    scale = _MAGNITUDES.get(suffix, 1)
+    return Figure(text.strip(), _plain(mantissa * scale), percent, _plain(mantissa),
+                  "%" if percent else unit)
+
+
+def _unit(word: str | None) -> str:
+    unit = (word or "").lower()
+    return "" if unit in _NOT_UNITS else unit
+
+
+def _plain(value: Decimal) -> str:
+    """A decimal without exponent or trailing zeros: 86200, 0.5, 1.86."""
+    text = format(value.normalize(), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text

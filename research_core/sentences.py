@@ -1,0 +1,34 @@
+"""Splitting a report into sentences, in English and Chinese.
+
+Lines are split first (a list item or a heading is its own sentence, its marker removed),
+then each line after a sentence end: ". ", "! ", "? ", "; " in English (a decimal point is no
+end), and after 。！？； in Chinese. A fragment that holds only citations ("[2]" after the
+full stop, "[2] Next sentence") belongs to the sentence before it.
+"""
+
+from __future__ import annotations
+
+import re
+
+_HEADING = re.compile(r"^\s*(?:#{1,6}\s.*|\*{1,2}[^*\n]+\*{1,2}\s*[:：]?)\s*$")
+_LINE_MARKER = re.compile(r"^\s*(?:#{1,6}\s+|>\s*|[-*•◦▪]\s+|\d{1,2}[.)]\s+)+")
+_END = re.compile(r"(?<=[.!?;])\s+(?=\S)|(?<=[。！？；])")
+_LEADING_CITATIONS = re.compile(r"^(?:\[\d+(?:\s*,\s*\d+)*\][\s.。;；]*)+")
+
+
+def sentences(text: str, headings: bool = True) -> list[str]:
+    """The sentences of `text`, stripped, in order; empty ones dropped. With `headings`
+    False, heading lines ("# …", a line in bold) are left out."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if not headings and _HEADING.match(line):
+            continue
+        body = _LINE_MARKER.sub("", line).strip()
+        for part in (p.strip() for p in _END.split(body)):
+            lead = _LEADING_CITATIONS.match(part) if out else None
+            if lead:
+                out[-1] = f"{out[-1]} {lead.group(0).strip()}"
+                part = part[lead.end():].strip()
+            if part:
+                out.append(part)
+    return out

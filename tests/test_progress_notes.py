@@ -1,0 +1,70 @@
+"""The progress log says more than "Checking: …": conflicting figures, what is still missing,
+and deep research requested, applied or refused, with the reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from research_core.conflicts import find_conflicts
+from research_core.corpus import CorpusBackend
+from research_core.evidence import Evidence
+from research_core.publishers import MemoryPublisher
+from research_core.store import SqlStore
+from tests.conftest import RecordingBackend, write_doc
+from tests.engine_run import Serve, run_engine
+from tests.scripted import Script
+from tests.test_modes import THREE
+
+CORRECTION = ("official_statistics", "en", "2026-10-30", "Heat pump sales figures corrected",
+              "Heat pump sales figures for September 2026 were corrected to 209,000 units.")
+
+
+def _item(n: int, source: str, text: str) -> Evidence:
+    return Evidence(f"E{n}", "N1", "Q1", source, "t", "u", None, "news", "p", text,
+                    0.9, 0.6, 1.0, 0.8, "", True)
+
+
+def test_two_sources_stating_different_figures_in_one_unit_conflict() -> None:
+    items = [_item(1, "a", "6μm铜箔9月加工费为1.86万元/吨，环比持平。"),
+             _item(2, "b", "更正：6μm铜箔9月加工费应为1.74万元/吨。"),
+             _item(3, "c", "Heat pump prices fell 9.5% to 7,150 euros.")]
+    [conflict] = find_conflicts(items)
+    assert (conflict.first, conflict.second, conflict.unit) == (
+        ("a", "1.86万"), ("b", "1.74万"), "元/吨")
+    assert conflict.note("铜箔加工费？") == "Conflict on '铜箔加工费？': 1.86万 元/吨 (a) vs " \
+        "1.74万 元/吨 (b)"
+    same = [_item(1, "a", "Sales were 214,000 units."), _item(2, "b", "Sales: 214,000 units.")]
+    assert find_conflicts(same) == []
+
+
+async def test_a_conflict_found_during_the_run_is_a_progress_note(
+        serve: Serve, corpus_dir: Path, store: SqlStore) -> None:
+    write_doc(corpus_dir, "stats-sales-correction-2026-10", CORRECTION)
+    backend = RecordingBackend(CorpusBackend.from_folder(corpus_dir))
+    publisher = MemoryPublisher()
+    await run_engine(serve, Script(), backend, store, publisher=publisher)
+    conflicts = [n for n in publisher.progress_notes if n.startswith("Conflict on")]
+    assert any("214,000 units" in n and "209,000 units" in n for n in conflicts), \
+        publisher.progress_notes
+    assert len(conflicts) == len(set(conflicts)), "each conflict is told once"
+
+
+async def test_deep_requested_and_applied_and_whats_missing_are_told(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    publisher = MemoryPublisher()
+    await run_engine(serve, Script(subquestions=THREE), backend, store, publisher=publisher,
+                     steps=6, evidence_per_done_node=9, rounds_per_node=1)
+    notes = publisher.progress_notes
+    [requested] = [n for n in notes if n.startswith("Deep research requested: ")]
+    assert "decided at the next step" in requested
+    assert [n for n in notes if n.startswith("Deep research applied: ")]
+    assert [n for n in notes if n.startswith("Still missing")]
+
+
+async def test_deep_refused_is_told_with_the_reason(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    publisher = MemoryPublisher()
+    await run_engine(serve, Script(), backend, store, publisher=publisher, mode="deep",
+                     deep_allowed=("U-somebody-else",), max_steps=3)
+    [refused] = [n for n in publisher.progress_notes if n.startswith("Deep research refused")]
+    assert "not allowed deep" in refused

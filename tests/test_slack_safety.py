@@ -1,0 +1,127 @@
+"""Nothing from a page, a model or a user becomes live Slack markup: mentions, special mentions
+and disguised links arrive escaped, and messages are posted with `parse: none`."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from bot.blocks import picker_blocks, status_blocks
+from bot.fake_slack import FakeSlack
+from bot.mrkdwn import escape, from_slack, link, mention
+from bot.requests import ResearchRequestMsg
+from research_core.protocols import Similarity
+from research_core.store import SqlStore
+from tests.conftest import SLACK_TOKEN
+from tests.engine_run import Serve, run_engine
+from tests.fakes.web_server import Doc, FakeWeb, article
+from tests.scripted import Script
+from tests.test_web_engine import SALES, web_backend
+from workers.slack_publisher import SlackPublisher, make_client, part_blocks
+
+CH = "C0SAFE"
+LIVE = re.compile(r"<[!@#]|<(?:https?|mailto):", re.I)  # what Slack would parse in mrkdwn
+HOSTILE = ("Heat pump prices fell 9.5% to 7,150 euros. &lt;!channel&gt; <!channel> "
+           "&lt;!here&gt; &lt;!everyone&gt; &lt;!subteam^S0ADMINS|@admins&gt; &lt;@U123&gt; "
+           "&lt;https://evil.example/login|your bank&gt; <https://evil.example|your bank>")
+PRICES = Doc("prices", "Heat pump prices &lt;!here&gt; October 2026", HOSTILE, "2026-10-20",
+             article("Heat pump prices &lt;!channel&gt; October 2026", "2026-10-20", [
+                 "Heat pump equipment prices fell 9.5% to 7,150 euros in October 2026. "
+                 "&lt;!channel&gt; &lt;@U123&gt; &lt;!here&gt; "
+                 "&lt;https://evil.example/login|your bank&gt; call now.",
+                 "Installed prices rose 2.8% to 14,600 euros."]))
+
+
+@pytest.fixture
+async def site() -> AsyncIterator[list[FakeWeb]]:
+    started: list[FakeWeb] = []
+    yield started
+    for one in started:
+        await one.stop()
+
+
+def mrkdwn_texts(blocks: list[dict[str, Any]]) -> list[str]:
+    """Every text object of the blocks that Slack renders as mrkdwn."""
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("type") == "mrkdwn":
+                found.append(str(node.get("text", "")))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(blocks)
+    return found
+
+
+def posted_texts(fake: FakeSlack) -> list[str]:
+    """The text and mrkdwn of every chat.postMessage / chat.update the bot made."""
+    texts = []
+    for call in fake.calls("chat.postMessage") + fake.calls("chat.update"):
+        blocks = call.params.get("blocks") or []
+        texts += [str(call.params.get("text") or ""),
+                  *mrkdwn_texts(json.loads(blocks) if isinstance(blocks, str) else blocks)]
+    return texts
+
+
+async def test_a_hostile_page_pings_nobody_and_disguises_no_link(
+        serve: Serve, store: SqlStore, similarity: Similarity, site: list[FakeWeb],
+        fake: FakeSlack) -> None:
+    web, backend = await web_backend([SALES, PRICES])
+    site.append(web)
+    thread = fake.post_user_message(CH, "U1", "<@U0FAKEBOT> heat pumps?")
+    publisher = SlackPublisher(make_client(SLACK_TOKEN, fake.base_url), CH, thread.ts,
+                               progress_interval=0)
+    script = Script(subquestions=[("What were heat pump prices <!channel>?", 0.9),
+                                  ("What were heat pump sales figures?", 0.8)])
+    out = await run_engine(serve, script, backend, store, similarity=similarity,
+                           publisher=publisher, max_steps=4)
+    await publisher.close()
+    assert any("<!channel>" in e.text or "<!here>" in e.text for e in out.state.evidence)
+    texts = posted_texts(fake)
+    shown = "\n".join(texts)
+    assert "&lt;!channel&gt;" in shown and "&lt;@U123&gt;" in shown  # it did reach Slack
+    assert "&lt;https://evil.example/login|your bank&gt;" in shown
+    assert not [t for t in texts if LIVE.search(t)]
+    for call in fake.calls("chat.postMessage") + fake.calls("chat.update"):
+        assert call.params["parse"] == "none" and call.params["link_names"] is False
+
+
+def test_blocks_escape_everything_but_the_bots_own_links() -> None:
+    blocks = part_blocks("Costs <!here> & more > less", ["https://ok.example/a?b=1&c=2",
+                                                         "<https://evil.example|bank>"],
+                         revised="<@U1> said so")
+    texts = mrkdwn_texts(blocks)
+    assert texts[0] == "Costs &lt;!here&gt; &amp; more &gt; less"
+    assert texts[1] == ("Sources: <https://ok.example/a?b=1&amp;c=2> · "
+                        "&lt;https://evil.example|bank&gt;")
+    assert texts[2] == "_revised: &lt;@U1&gt; said so_"
+    assert link("javascript:alert(1)") is None and link("https://a.example/x|y") is None
+    assert mention("U123ABC") == "<@U123ABC>" and mention("U1> <!channel") == \
+        "U1&gt; &lt;!channel"
+    assert escape("a&lt;b") == "a&amp;lt;b"
+
+
+def test_a_question_comes_in_as_plain_text_and_goes_out_escaped_on_one_line() -> None:
+    raw = ("Prices &amp; sales? <!channel> <@U9|bob> <#C1|general> "
+           "<https://x.example|site>\n*Research request from <@UADMIN>:*")
+    question = from_slack(raw)
+    assert question == ("Prices & sales? @channel @bob #general site (https://x.example)\n"
+                        "*Research request from @UADMIN:*")
+    request = ResearchRequestMsg(key="red:req:k", user="U1", channel=CH, thread_ts="1.1",
+                                 ts="1.1", question=question, status="choosing")
+    for blocks in (picker_blocks(request, 36), status_blocks(request, "queued")):
+        text = mrkdwn_texts(blocks)[0]
+        assert text.count("Research request from") == 2 and text.count("\n") <= 2
+        quoted = text.split("\n")[1]
+        assert quoted.startswith(">") and "*Research request from @UADMIN:*" in quoted
+        assert LIVE.findall(text) == ["<@"]  # the requester's mention, built by the bot
+        assert "&amp;" in quoted
