@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import shutil
 import sys
 import tempfile
@@ -21,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from redsearch.json_output import check_writable, write_json
 from redsearch.research import make_similarity
 from research_core.corpus import CorpusBackend
 from research_core.engine import Engine, validate_question
@@ -339,6 +339,8 @@ async def evaluate(args: argparse.Namespace, settings: Settings | None = None,
     say = say or _stderr
     settings = settings or Settings.from_env()
     suite = load_suite(Path(args.suite))
+    if args.json_path:
+        check_writable(args.json_path)
     modes, task_ids = _split(args.modes), _split(args.tasks)
     check_modes(modes)
     for task_id in task_ids:
@@ -351,7 +353,7 @@ async def evaluate(args: argparse.Namespace, settings: Settings | None = None,
     if args.json_path:
         data = {"suite": str(args.suite), "modes": modes,
                 "results": [r.to_json() for r in results]}
-        Path(args.json_path).write_text(json.dumps(data, indent=2, ensure_ascii=False), "utf-8")
+        write_json(args.json_path, data)
     return 0
 
 
