@@ -47,6 +47,7 @@ from bot.slack_fields import (
     message_ts,
 )
 from bot.slack_http import bolt_logger, events_app
+from research_core.question import is_blank
 from workers.slack_publisher import make_client
 
 JSON = dict[str, Any]
@@ -176,7 +177,7 @@ class _Handlers:
     async def _refused(self, client: AsyncWebClient, channel: str, thread_ts: str,
                        question: str) -> bool:
         """Empty or oversized questions are answered kindly and go no further."""
-        if not question:
+        if is_blank(question):
             reply = EMPTY_REPLY
         elif len(question) > self.max_question_chars:
             reply = too_long(question, self.max_question_chars)

@@ -9,6 +9,7 @@ command line, so those run as subprocesses.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -17,7 +18,10 @@ from pathlib import Path
 import pytest
 
 from redsearch.cli import main
-from tests.bad_input import Ran, clean_env, one_error_line, run_cli, within
+from redsearch.services import run_bot
+from redsearch.up import _redis
+from research_core.settings import Settings
+from tests.bad_input import Ran, assert_clean, clean_env, one_error_line, run_cli, within
 from tests.conftest import write_doc
 from workers.redis_server import free_port
 
@@ -248,3 +252,28 @@ def test_a_writable_json_path_is_left_as_it_was(cli: Cli, tmp_path: Path, docs: 
     ran = cli("research", QUESTION, "--corpus", str(docs), "--json", str(target))
     assert ran.code == 2 and "unavailable" in ran.stderr  # the closed model port
     assert not target.exists()
+
+
+async def test_start_up_lines_show_urls_without_their_secrets(
+        redis_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`redsearch bot` prints its Web API URL and `redsearch up` its Redis URL: redacted."""
+    redis_with_secret = redis_url + ("&" if "?" in redis_url else "?") + "client_name=hunter2"
+    settings = Settings.from_env({
+        "SLACK_BOT_TOKEN": "xoxb-bad-input-token", "SLACK_SIGNING_SECRET": "s3cr3t-signing",
+        "SLACK_API_URL": "https://xoxb-bad-input-token@slack.example/api/?token=tok-in-query",
+        "REDIS_URL": redis_with_secret})
+    bot = asyncio.create_task(run_bot(0, settings))
+    seen = ""
+    while "bot on port" not in seen and not bot.done():
+        await asyncio.sleep(0.05)
+        seen += capsys.readouterr().err
+    bot.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await bot
+    lines: list[str] = []
+    found, embedded = await _redis(redis_with_secret, lines.append)
+    assert embedded is None and found == redis_with_secret
+    shown = seen + capsys.readouterr().err + "\n".join(lines)
+    assert "(Web API https://***@slack.example/api/?token=***)" in shown, shown
+    assert "client_name=***" in shown, shown
+    assert_clean(shown)

@@ -261,3 +261,15 @@ async def test_clicks_with_odd_users_and_values(endpoint: Endpoint,
     assert await post_click(endpoint, click_body(picker.ts, value, user=ALICE)) == 200
     assert [r.depth for r in endpoint.queue.research_requests] == ["standard"]
     log_is_clean(caplog)
+
+
+@pytest.mark.parametrize("text", ["\u200b\u200b", "\u2060 \ufeff", "\u00a0\u3000"])
+async def test_an_invisible_question_gets_the_empty_reply(endpoint: Endpoint,
+                                                          caplog: pytest.LogCaptureFixture,
+                                                          text: str) -> None:
+    driver = endpoint.driver()
+    _, asked = await driver.mention(f"<@{BOT_USER_ID}> {text}", secret=SECRET)
+    [reply] = driver.replies(asked)
+    assert reply.text.startswith("Please ask a question after mentioning me")
+    assert await endpoint.redis.get(request_key(CHANNEL, asked.ts)) is None
+    log_is_clean(caplog)
