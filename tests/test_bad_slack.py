@@ -26,6 +26,7 @@ from aiohttp import web
 
 from bot.app import build_app, request_key, web_app
 from bot.fake_slack import BOT_USER_ID, FakeSlack
+from bot.playground import Playground
 from bot.requests import ResearchRequestMsg
 from tests.bad_input import assert_clean
 from tests.slack_driver import ALICE, CHANNEL, RecordingQueue, SlackDriver, button_value
@@ -272,4 +273,22 @@ async def test_an_invisible_question_gets_the_empty_reply(endpoint: Endpoint,
     [reply] = driver.replies(asked)
     assert reply.text.startswith("Please ask a question after mentioning me")
     assert await endpoint.redis.get(request_key(CHANNEL, asked.ts)) is None
+    log_is_clean(caplog)
+
+
+@pytest.mark.parametrize("path", ["/ui/message", "/ui/action", "/ui/respond/nosuchtoken"])
+async def test_the_playground_answers_bad_bodies_with_4xx(caplog: pytest.LogCaptureFixture,
+                                                          path: str) -> None:
+    caplog.set_level(logging.INFO)
+    bodies = [b"[" * 100_000 + b"]" * 100_000, b'{"text": "\xff\xfe"}', b"[]", b"null",
+              b'{"user": ["U0ALICE"], "text": {"x": 1}}',
+              b'{"user": "U0ALICE", "text": "' + b"\\ud800" * 10 + b'"}']
+    if "respond" not in path:  # an unknown response_url answers 404 without reading the body
+        bodies.append((b'{"text": "' + MARKER.encode()).ljust(2 * 1024 * 1024, b"x"))
+    async with Playground("http://127.0.0.1:9/slack/events", SECRET, TOKEN,
+                          ack_timeout_s=0.2) as playground, aiohttp.ClientSession() as session:
+        for body in bodies:
+            async with session.post(playground.url + path, data=io.BytesIO(body),
+                                    headers={"Content-Type": "application/json"}) as resp:
+                assert 200 <= resp.status < 500, (path, body[:40], resp.status)
     log_is_clean(caplog)
