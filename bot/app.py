@@ -119,8 +119,9 @@ class _Handlers:
                          client: AsyncWebClient, context: AsyncBoltContext) -> None:
         await ack()
         msg = self._usable(body, event)
-        if msg is None or not await self._fresh(body) or _is_from_bot(event,
-                                                                     context.bot_user_id):
+        if msg is None or not await self._fresh(body):
+            return
+        if _is_from_bot(event, context.bot_user_id):
             return
         channel, ts = msg.channel, msg.ts
         thread_ts = msg.thread_ts or ts

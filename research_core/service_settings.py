@@ -124,32 +124,25 @@ def slack_from_env(env: Mapping[str, str]) -> SlackSettings:
     )
 
 
-_WORKER_KEYS = {"max_jobs": "RED_WORKER_JOBS", "heartbeat_s": "RED_WORKER_HEARTBEAT_S",
-                "lease_s": "RED_WORKER_LEASE_S", "reconcile_every_s": "RED_WORKER_RECONCILE_S",
-                "job_timeout_s": "RED_WORKER_JOB_TIMEOUT_S"}
-
-
 def worker_from_env(env: Mapping[str, str]) -> WorkerSettings:
     d = WorkerSettings()
-    numbers = {name: parse_field(env, key, WorkerSettings, name)
-               for name, key in _WORKER_KEYS.items()}
-    return WorkerSettings(redis_url=_url(env, "REDIS_URL", d.redis_url, REDIS_SCHEMES),
-                          **numbers)
-
-
-_WEB_KEYS = {"search_timeout_s": "RED_SEARCH_TIMEOUT_S", "search_retries": "RED_SEARCH_RETRIES",
-             "max_retry_wait_s": "RED_SEARCH_MAX_RETRY_WAIT_S",
-             "searxng_rate_per_s": "RED_SEARXNG_RATE_PER_S",
-             "brave_rate_per_s": "RED_BRAVE_RATE_PER_S",
-             "tavily_rate_per_s": "RED_TAVILY_RATE_PER_S",
-             "page_timeout_s": "RED_PAGE_TIMEOUT_S", "page_max_bytes": "RED_PAGE_MAX_BYTES"}
+    return WorkerSettings(
+        redis_url=_url(env, "REDIS_URL", d.redis_url, REDIS_SCHEMES),
+        max_jobs=parse_field(env, "RED_WORKER_JOBS", WorkerSettings, "max_jobs"),
+        heartbeat_s=parse_field(env, "RED_WORKER_HEARTBEAT_S", WorkerSettings, "heartbeat_s"),
+        lease_s=parse_field(env, "RED_WORKER_LEASE_S", WorkerSettings, "lease_s"),
+        reconcile_every_s=parse_field(env, "RED_WORKER_RECONCILE_S", WorkerSettings,
+                                      "reconcile_every_s"),
+        job_timeout_s=parse_field(env, "RED_WORKER_JOB_TIMEOUT_S", WorkerSettings,
+                                  "job_timeout_s"),
+    )
 
 
 def web_from_env(env: Mapping[str, str]) -> WebSettings:
     d = WebSettings()
     raw = env.get("RED_SEARCH_BACKENDS", "")
     order = tuple(p.strip().lower() for p in raw.split(",") if p.strip()) or d.backends
-    numbers = {name: parse_field(env, key, WebSettings, name) for name, key in _WEB_KEYS.items()}
+    web = WebSettings
     return WebSettings(
         backends=order,
         searxng_url=_url(env, "RED_SEARXNG_URL", ""),
@@ -157,5 +150,14 @@ def web_from_env(env: Mapping[str, str]) -> WebSettings:
         brave_api_key=Secret(env.get("BRAVE_API_KEY", "")),
         tavily_url=_url(env, "RED_TAVILY_URL", d.tavily_url),
         tavily_api_key=Secret(env.get("TAVILY_API_KEY", "")),
-        **numbers,
+        search_timeout_s=parse_field(env, "RED_SEARCH_TIMEOUT_S", web, "search_timeout_s"),
+        search_retries=parse_field(env, "RED_SEARCH_RETRIES", web, "search_retries"),
+        max_retry_wait_s=parse_field(env, "RED_SEARCH_MAX_RETRY_WAIT_S", web,
+                                     "max_retry_wait_s"),
+        searxng_rate_per_s=parse_field(env, "RED_SEARXNG_RATE_PER_S", web,
+                                       "searxng_rate_per_s"),
+        brave_rate_per_s=parse_field(env, "RED_BRAVE_RATE_PER_S", web, "brave_rate_per_s"),
+        tavily_rate_per_s=parse_field(env, "RED_TAVILY_RATE_PER_S", web, "tavily_rate_per_s"),
+        page_timeout_s=parse_field(env, "RED_PAGE_TIMEOUT_S", web, "page_timeout_s"),
+        page_max_bytes=parse_field(env, "RED_PAGE_MAX_BYTES", web, "page_max_bytes"),
     )

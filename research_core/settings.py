@@ -99,7 +99,6 @@ class EngineSettings:
     followup_steps: int = bounded(6, 1, 10_000)
 
     def __post_init__(self) -> None:
-        check_fields(self, lambda name: "RED_ENGINE_" + name.upper())
         if self.recency_zero_days <= self.recency_full_days:
             raise SettingsError("RED_ENGINE_RECENCY_ZERO_DAYS must be above "
                                 "RED_ENGINE_RECENCY_FULL_DAYS")
@@ -204,13 +203,16 @@ def _tier_from_env(env: Mapping[str, str], tier: str) -> TierSettings:
     if env.get(p + "BASE_URL") and env.get(p + "MODEL", BUNDLED) in ("", BUNDLED):
         raise SettingsError(f"{p}BASE_URL is set: name the endpoint's model in {p}MODEL")
     base_url = env.get(p + "BASE_URL") or None
-    numbers = {name: parse_field(env, p + name.upper(), TierSettings, name) for name in
-               ("price_in_per_mtok", "price_out_per_mtok", "timeout_s", "max_retries")}
     return TierSettings(
         model=env.get(p + "MODEL", d.model) or d.model,
         base_url=checked_url(p + "BASE_URL", base_url) if base_url else None,
         api_key=Secret(env.get(p + "API_KEY", "")),
-        **numbers,
+        price_in_per_mtok=parse_field(env, p + "PRICE_IN_PER_MTOK", TierSettings,
+                                      "price_in_per_mtok"),
+        price_out_per_mtok=parse_field(env, p + "PRICE_OUT_PER_MTOK", TierSettings,
+                                       "price_out_per_mtok"),
+        timeout_s=parse_field(env, p + "TIMEOUT_S", TierSettings, "timeout_s"),
+        max_retries=parse_field(env, p + "MAX_RETRIES", TierSettings, "max_retries"),
     )
 
 

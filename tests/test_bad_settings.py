@@ -107,11 +107,12 @@ def test_values_at_the_edges_of_their_ranges_are_accepted() -> None:
     assert settings.budget.revisions_per_run == 0
 
 
-def test_settings_built_in_code_are_held_to_the_same_ranges() -> None:
-    with pytest.raises(SettingsError, match="RED_ENGINE_QUERY_VARIANTS"):
-        EngineSettings(query_variants=-3)
+def test_budgets_built_in_code_are_held_to_the_same_ranges() -> None:
+    """The resource owner trusts its budget wherever it came from."""
     with pytest.raises(SettingsError, match="RED_BUDGET_REMINDER_FRACTION"):
         BudgetSettings(reminder_fraction=math.nan)
+    with pytest.raises(SettingsError, match="RED_BUDGET_STEPS"):
+        BudgetSettings(steps=0)
 
 
 @pytest.mark.parametrize(("url", "shown"), [
