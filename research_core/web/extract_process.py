@@ -45,10 +45,12 @@ class Helper:
     """One helper process and the framed pipe to it."""
 
     def __init__(self) -> None:
+        # The parent's import path, so that the helper imports the same research_core.
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         self.process = subprocess.Popen(  # stdin/stdout are the protocol; stderr is dropped
             [sys.executable, "-m", "research_core.web.extract_worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            start_new_session=True)
+            env=env, start_new_session=True)
 
     def ask(self, page: FetchedPage, deadline: float, cancelled: threading.Event) -> Any:
         """Send the page, wait for the answer until `deadline` (monotonic) or cancellation."""
