@@ -138,7 +138,7 @@ class HelperPool:
             found = helper.ask(page, time.monotonic() + timeout_s, cancelled)
         except (_Stopped, ValueError) as exc:  # ValueError: not JSON (a broken helper)
             helper.stop()
-            why = (f"text extraction took longer than {timeout_s:g}s and was stopped"
+            why = (f"text extraction took longer than {timeout_s:.1f}s and was stopped"
                    if str(exc) == "time cap" else str(exc))
             return {"ok": False, "error": f"{page.url}: {why}"}
         with self._lock:

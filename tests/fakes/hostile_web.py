@@ -13,7 +13,8 @@ from aiohttp import web
 from tests.fakes.web_server import article, tiny_pdf
 
 PARAGRAPH = "Heat pump sales reached 214,000 units in September 2026, up 12.4% on the year."
-SLOW_PDF_OPERATORS = 1_000_000  # about 20 s of pypdf text extraction, in a 10 KB file
+SLOW_PDF_PAGES = 4
+SLOW_PDF_OPERATORS = 250_000  # per page: about 7 s of pypdf text extraction, 3 KB compressed
 GZIP_BOMB_BYTES = 64 * 1024 * 1024
 
 
@@ -46,10 +47,20 @@ def one_page_pdf(content: bytes, compress: bool = False) -> bytes:
     ])
 
 
-def slow_pdf(operators: int = SLOW_PDF_OPERATORS) -> bytes:
-    """Tiny on the wire, slow to extract: a million one-letter text operators."""
-    return one_page_pdf(b"BT /F1 12 Tf 72 720 Td " + b"(a) Tj " * operators + b"ET",
-                        compress=True)
+def slow_pdf(pages: int = SLOW_PDF_PAGES, operators: int = SLOW_PDF_OPERATORS) -> bytes:
+    """Tiny on the wire, slow to extract: pages of one-letter text operators, each page under
+    pypdf's per-stream parsing budget (so it is parsed to the end, not refused early)."""
+    stream = zlib.compress(b"BT /F1 12 Tf 72 720 Td " + b"(a) Tj " * operators + b"ET", 9)
+    kids = b" ".join(b"%d 0 R" % (4 + 2 * i) for i in range(pages))
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>",
+               b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages),
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    for i in range(pages):
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+                       b"/Resources << /Font << /F1 3 0 R >> >> >>" % (5 + 2 * i))
+        objects.append(b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream)
+                       + stream + b"\nendstream")
+    return pdf_of(objects)
 
 
 def nul_text_pdf() -> bytes:
