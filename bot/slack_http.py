@@ -16,6 +16,7 @@ import hmac
 import json
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -25,6 +26,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 log = logging.getLogger("bot.http")
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 MAX_BODY_BYTES = 1024 * 1024
 MAX_CLOCK_SKEW_S = 300  # Slack's own advice: refuse requests older than five minutes
@@ -130,7 +132,7 @@ async def _checked_body(request: web.Request, signing_secret: str) -> bytes:
     return body
 
 
-def endpoint(app: AsyncApp, signing_secret: str) -> Any:
+def endpoint(app: AsyncApp, signing_secret: str) -> Handler:
     """The aiohttp handler: verify, parse, check, then let bolt dispatch."""
 
     async def handle(request: web.Request) -> web.StreamResponse:
