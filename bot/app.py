@@ -14,6 +14,7 @@ Questions are stored as plain text (`bot.mrkdwn.from_slack`) and shown escaped.
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any, Protocol
 
@@ -40,12 +41,23 @@ from bot.requests import (
     ResearchRequestMsg,
     request_key,
 )
+from bot.slack_fields import (
+    UserMessage,
+    channel_of,
+    clicker_of,
+    event_id_usable,
+    message_ts,
+)
+from bot.slack_http import bolt_logger, events_app
+from research_core.question import is_blank
 from research_core.settings import BudgetSettings
 from workers.slack_publisher import make_client
 
 JSON = dict[str, Any]
 
 EVENTS_PATH = "/slack/events"
+_REQUEST_KEY = re.compile(r"red:req:[A-Za-z0-9._-]{1,80}:[0-9.]{1,40}")
+log = logging.getLogger("bot.app")
 EMPTY_REPLY = ("Please ask a question after mentioning me, for example: "
                "`@RED what moved copper foil prices this year?`")
 _ANY_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
@@ -96,23 +108,37 @@ class _Handlers:
         event_id = str(body.get("event_id") or "")
         return not event_id or await self.requests.first_delivery(event_id)
 
+    @staticmethod
+    def _usable(body: JSON, event: JSON) -> UserMessage | None:
+        """The event's message, or None (logged) when its fields cannot be used; checked
+        before the delivery is marked as handled."""
+        msg = UserMessage.of(event)
+        if msg is None or not event_id_usable(body):
+            log.warning("ignored a %r event with a missing or malformed channel, ts or "
+                        "event id", str(event.get("type"))[:40])
+            return None
+        return msg
+
     async def on_mention(self, ack: AsyncAck, body: JSON, event: JSON,
                          client: AsyncWebClient, context: AsyncBoltContext) -> None:
         await ack()
-        if not await self._fresh(body) or _is_from_bot(event, context.bot_user_id):
+        msg = self._usable(body, event)
+        if msg is None or not await self._fresh(body):
             return
-        channel, ts = str(event["channel"]), str(event["ts"])
-        thread_ts = str(event.get("thread_ts") or ts)
-        question = from_slack(strip_mention(str(event.get("text") or ""), context.bot_user_id))
+        if _is_from_bot(event, context.bot_user_id):
+            return
+        channel, ts = msg.channel, msg.ts
+        thread_ts = msg.thread_ts or ts
+        question = from_slack(strip_mention(msg.text, context.bot_user_id))
         existing = await self.requests.for_thread(channel, thread_ts) \
-            if event.get("thread_ts") else None
+            if msg.thread_ts else None
         if existing is not None:
-            await self._followup(client, existing, event, question)
+            await self._followup(client, existing, msg, question)
             return
         if await self._refused(client, channel, thread_ts, question):
             return
         request = ResearchRequestMsg(
-            key=request_key(channel, ts), user=str(event.get("user") or ""), channel=channel,
+            key=request_key(channel, ts), user=msg.user, channel=channel,
             thread_ts=thread_ts, ts=ts, question=question, status=CHOOSING)
         await self.requests.save(request)
         await self.requests.link_thread(request)
@@ -125,22 +151,23 @@ class _Handlers:
                          client: AsyncWebClient, context: AsyncBoltContext) -> None:
         """A person's message in a request's thread is a follow-up (mentions go to on_mention)."""
         await ack()
-        thread_ts = event.get("thread_ts")
-        if (not thread_ts or thread_ts == event.get("ts")
+        if (not event.get("thread_ts") or event.get("thread_ts") == event.get("ts")
                 or event.get("subtype") in _IGNORED_SUBTYPES
                 or _is_from_bot(event, context.bot_user_id)):
             return
-        text = str(event.get("text") or "")
-        if context.bot_user_id and f"<@{context.bot_user_id}" in text:
+        msg = self._usable(body, event)
+        if msg is None or msg.thread_ts is None:
+            return
+        if context.bot_user_id and f"<@{context.bot_user_id}" in msg.text:
             return  # Slack also sends this as app_mention; that delivery handles it
         if not await self._fresh(body):
             return
-        request = await self.requests.for_thread(str(event["channel"]), str(thread_ts))
+        request = await self.requests.for_thread(msg.channel, msg.thread_ts)
         if request is not None:
-            await self._followup(client, request, event, from_slack(text).strip())
+            await self._followup(client, request, msg, from_slack(msg.text).strip())
 
     async def _followup(self, client: AsyncWebClient, request: ResearchRequestMsg,
-                        event: JSON, text: str) -> None:
+                        msg: UserMessage, text: str) -> None:
         if request.status == CHOOSING:
             await client.chat_postMessage(
                 channel=request.channel, thread_ts=request.thread_ts,
@@ -151,13 +178,12 @@ class _Handlers:
         if request.status in ENDED:  # a Stop meant for a research still going stays
             await self.requests.clear_stop(request.key)
         if self.queue is not None:
-            await self.queue.followup(request, str(event["ts"]), str(event.get("user") or ""),
-                                      text)
+            await self.queue.followup(request, msg.ts, msg.user, text)
 
     async def _refused(self, client: AsyncWebClient, channel: str, thread_ts: str,
                        question: str) -> bool:
         """Empty or oversized questions are answered kindly and go no further."""
-        if not question:
+        if is_blank(question):
             reply = EMPTY_REPLY
         elif len(question) > self.max_question_chars:
             reply = too_long(question, self.max_question_chars)
@@ -179,6 +205,8 @@ class _Handlers:
         if depth is None or request is None or request.status != CHOOSING:
             return  # unknown, expired or already chosen: a second click changes nothing
         clicker, channel = _clicker(body, request)
+        if not clicker:
+            return
         if clicker != request.user:
             await _ephemeral(client, channel, clicker, request,
                              f"Only <@{request.user}> can choose the depth for this request.")
@@ -193,7 +221,7 @@ class _Handlers:
                                              ex=7 * 24 * 3600):
             return
         queued = await self.requests.update(request.key, lambda r: r.with_(
-            status=QUEUED, depth=depth, picker_ts=r.picker_ts or _message_ts(body)))
+            status=QUEUED, depth=depth, picker_ts=r.picker_ts or message_ts(body)))
         if queued is None:
             return  # expired meanwhile
         try:
@@ -215,6 +243,8 @@ class _Handlers:
         if request is None or request.status not in STOPPABLE:
             return
         clicker, channel = _clicker(body, request)
+        if not clicker:
+            return
         if clicker != request.user:
             await _ephemeral(client, channel, clicker, request,
                              f"Only <@{request.user}> can stop this research.")
@@ -226,21 +256,16 @@ class _Handlers:
                                      blocks=status_blocks(request, "stopping…"), **NO_PARSE)
 
     async def _clicked(self, body: JSON, action: JSON) -> ResearchRequestMsg | None:
-        key = str(action.get("value") or "")
-        if not key.startswith("red:req:") or key.endswith(":chosen"):
+        """The request a button names in its value (None for anything else)."""
+        key = action.get("value")
+        if not isinstance(key, str) or not _REQUEST_KEY.fullmatch(key):
             return None
         return await self.requests.load(key)
 
 
 def _clicker(body: JSON, request: ResearchRequestMsg) -> tuple[str, str]:
-    clicker = str((body.get("user") or {}).get("id") or "")
-    return clicker, str((body.get("channel") or {}).get("id") or request.channel)
-
-
-def _message_ts(body: JSON) -> str | None:
-    container = body.get("container") or {}
-    message = body.get("message") or {}
-    return str(container.get("message_ts") or message.get("ts") or "") or None
+    """Who clicked ("" when the payload does not say) and in which channel."""
+    return clicker_of(body) or "", channel_of(body) or request.channel
 
 
 async def _ephemeral(client: AsyncWebClient, channel: str, user: str,
@@ -262,7 +287,7 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
     base_url = api_url if api_url.endswith("/") else api_url + "/"
     client = make_client(bot_token, base_url)  # 429s wait for Retry-After, as in the worker
     app = AsyncApp(client=client, signing_secret=signing_secret, name="red-searcher",
-                   process_before_response=process_before_response)
+                   process_before_response=process_before_response, logger=bolt_logger())
     handlers = _Handlers(redis, queue, max_question_chars, deep_allowed, max_steps)
     app.event("app_mention")(handlers.on_mention)
     app.event("message")(handlers.on_message)
@@ -271,9 +296,10 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
     return app
 
 
-def web_app(app: AsyncApp) -> web.Application:
-    """The aiohttp application serving POST `/slack/events` (events and interactivity)."""
-    return app.web_app(path=EVENTS_PATH)
+def web_app(app: AsyncApp, signing_secret: str) -> web.Application:
+    """The aiohttp application serving POST `/slack/events` (events and interactivity): the
+    signature is verified on the raw body before anything parses it (`bot.slack_http`)."""
+    return events_app(app, signing_secret, EVENTS_PATH)
 
 
 __all__ = ["EVENTS_PATH", "Queue", "ResearchRequestMsg", "build_app", "request_key",

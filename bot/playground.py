@@ -337,7 +337,7 @@ async def _json_body(request: web.Request) -> JSON:
     cannot post to the playground from a browser without a CORS preflight it never gets."""
     if request.content_type != "application/json":
         raise PlaygroundError(415, "invalid_content_type")
-    with contextlib.suppress(ValueError):
+    with contextlib.suppress(ValueError, RecursionError):  # RecursionError: absurd nesting
         body = await request.json()
         if isinstance(body, dict):
             return body

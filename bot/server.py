@@ -46,7 +46,7 @@ async def start_bot(settings: Settings, redis_url: str, host: str = "0.0.0.0",
                     max_question_chars=settings.engine.max_question_chars,
                     deep_allowed=settings.budget.deep_allowed,
                     max_steps=settings.budget.steps)
-    web_application = web_app(app)
+    web_application = web_app(app, settings.slack.signing_secret)
     web_application.router.add_get("/healthz", _health)
     runner = web.AppRunner(web_application)
     await runner.setup()

@@ -26,6 +26,7 @@ from redsearch.research import (
 from redsearch.services import run_bot, run_worker_command
 from redsearch.up import run_up
 from research_core.errors import RunError
+from research_core.question import has_surrogates
 
 SAMPLE_QUESTION = (
     "How did European residential heat pump sales and prices move between November 2025 "
@@ -39,6 +40,16 @@ def _date(text: str) -> dt.date:
         return dt.date.fromisoformat(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from exc
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 1 <= port <= 65_535:
+        raise argparse.ArgumentTypeError(f"not a port number (1-65535): {text!r}")
+    return port
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,11 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("run_id", help="the run's id (printed in the report's heading)")
     bot = commands.add_parser("bot", help="serve the Slack bot (SLACK_BOT_TOKEN, "
                               "SLACK_SIGNING_SECRET, REDIS_URL)")
-    bot.add_argument("--port", type=int, help="HTTP port (default RED_BOT_PORT or 3000)")
+    bot.add_argument("--port", type=_port, help="HTTP port (default RED_BOT_PORT or 3000)")
     commands.add_parser("worker", help="run an ARQ worker that researches queued requests")
     up = commands.add_parser("up", help="Redis, worker, bot and (without Slack credentials) "
                              "the browser playground, in one command")
-    up.add_argument("--port", type=int, default=8080, help="playground port (default 8080)")
+    up.add_argument("--port", type=_port, default=8080, help="playground port (default 8080)")
     return parser
 
 
@@ -87,6 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _guarded(args: argparse.Namespace) -> int:
     """Runs the command; a run failure is one line and exit 2, never a traceback."""
     try:
+        _check_text(args)
         if args.command == "replay":
             return asyncio.run(run_replay(args.run_id))
         if args.command == "resume":
@@ -106,6 +118,14 @@ def _guarded(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("redsearch: interrupted", file=sys.stderr)
         return 130
+
+
+def _check_text(args: argparse.Namespace) -> None:
+    """Arguments are text: bytes that are not UTF-8 (lone surrogates once Python has read
+    them) could be neither stored nor printed, so they are refused before anything runs."""
+    for name, value in vars(args).items():
+        if isinstance(value, str) and has_surrogates(value):
+            raise RunError(f"the {name.replace('_', ' ')} argument is not valid UTF-8 text")
 
 
 def _request(args: argparse.Namespace) -> ResearchRequest:

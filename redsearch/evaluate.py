@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import tempfile
 import time
@@ -22,6 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from redsearch.json_output import check_writable, write_json
 from redsearch.late_docs import LateDocs, LatePoint, late_point, parse_late_at
 from redsearch.recording import RecordingPublisher
 from redsearch.research import make_similarity
@@ -278,6 +278,8 @@ async def evaluate(args: argparse.Namespace, settings: Settings | None = None,
     say = say or _stderr
     settings = settings or Settings.from_env()
     suite = load_suite(Path(args.suite))
+    if args.json_path:
+        check_writable(args.json_path)
     modes, task_ids = _split(args.modes), _split(args.tasks)
     check_modes(modes)
     late_at = parse_late_at(args.late_at) if args.late_at else None
@@ -291,7 +293,7 @@ async def evaluate(args: argparse.Namespace, settings: Settings | None = None,
     if args.json_path:
         data = {"suite": str(args.suite), "modes": modes,
                 "results": [r.to_json() for r in results]}
-        Path(args.json_path).write_text(json.dumps(data, indent=2, ensure_ascii=False), "utf-8")
+        write_json(args.json_path, data)
     return 0
 
 

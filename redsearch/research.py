@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import json
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -12,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from redsearch.json_output import check_writable, write_json
 from research_core.corpus import CorpusBackend, sample_corpus_dir
 from research_core.embeddings import build_similarity
 from research_core.engine import Engine, validate_question
@@ -77,8 +77,8 @@ def _quiet(text: str) -> None:
 async def run_research(request: ResearchRequest, settings: Settings | None = None) -> int:
     settings = settings or Settings.from_env()
     question = validate_question(request.question, settings.engine.max_question_chars)
-    if request.json_path and not Path(request.json_path).resolve().parent.is_dir():
-        raise RunError(f"cannot write --json file {request.json_path}: no such folder")
+    if request.json_path:
+        check_writable(request.json_path)
     folder = Path(request.corpus) if request.corpus else settings.corpus_dir or sample_corpus_dir()
     say = _quiet if request.quiet else _say
     backend = open_backend(settings, folder, say)
@@ -161,9 +161,7 @@ async def _execute(state: RunState, request: ResearchRequest, settings: Settings
         await aclose_tiers(tiers)
     print(_render(state, report))
     if request.json_path:
-        result = result_json(state, report, request.strategy)
-        Path(request.json_path).write_text(json.dumps(result, indent=2, ensure_ascii=False),
-                                           "utf-8")
+        write_json(request.json_path, result_json(state, report, request.strategy))
     return 0
 
 

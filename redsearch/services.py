@@ -13,6 +13,7 @@ import signal
 import sys
 
 from research_core.errors import SettingsError
+from research_core.redaction import redact_url
 from research_core.settings import Settings
 from workers.redis_server import redis_answers
 
@@ -44,17 +45,9 @@ async def wait_for_signal() -> None:
 async def _redis_url(settings: Settings) -> str:
     url = settings.worker.redis_url
     if not await redis_answers(url):
-        raise SettingsError(f"no Redis answers at REDIS_URL={_safe(url)}; start one, or use "
+        raise SettingsError(f"no Redis answers at REDIS_URL={redact_url(url)}; start one, or use "
                             "`redsearch up`, which starts an embedded Redis")
     return url
-
-
-def _safe(url: str) -> str:
-    """A Redis URL without its password."""
-    if "@" not in url:
-        return url
-    scheme, rest = url.split("://", 1)
-    return f"{scheme}://***@{rest.split('@', 1)[1]}"
 
 
 async def run_bot(port: int | None, settings: Settings | None = None) -> int:
@@ -68,7 +61,7 @@ async def run_bot(port: int | None, settings: Settings | None = None) -> int:
     configure_logging()
     server = await start_bot(settings, await _redis_url(settings), port=port)
     how = "Socket Mode" if server.socket else "HTTP events at /slack/events"
-    say(f"bot on port {server.port}: {how} (Web API {settings.slack.api_url}); "
+    say(f"bot on port {server.port}: {how} (Web API {redact_url(settings.slack.api_url)}); "
          "Ctrl-C stops it")
     try:
         await wait_for_signal()
@@ -86,7 +79,7 @@ async def run_worker_command(settings: Settings | None = None) -> int:
         raise SettingsError("set SLACK_BOT_TOKEN: the worker posts in Slack threads")
     configure_logging()
     url = await _redis_url(settings)
-    say(f"worker starting on Redis {_safe(url)} ({settings.worker.max_jobs} jobs at once); "
+    say(f"worker starting on Redis {redact_url(url)} ({settings.worker.max_jobs} jobs at once); "
          "Ctrl-C stops it")
     task = asyncio.create_task(run_worker(settings, url))
     waiter = asyncio.create_task(wait_for_signal())

@@ -23,6 +23,7 @@ from redsearch.services import configure_logging, wait_for_signal
 from redsearch.services import say as stderr_line
 from redsearch.supervisor import Supervisor, worker_command
 from research_core.errors import SettingsError
+from research_core.redaction import redact_url
 from research_core.settings import Secret, Settings
 from workers.redis_server import EmbeddedRedis, free_port, redis_answers
 from workers.worker import run_worker
@@ -79,7 +80,7 @@ class UpStack:
 
 async def _redis(stack_url: str, say: Callable[[str], None]) -> tuple[str, EmbeddedRedis | None]:
     if await redis_answers(stack_url):
-        say(f"redis:      {stack_url.split('@')[-1]} (REDIS_URL)")
+        say(f"redis:      {redact_url(stack_url)} (REDIS_URL)")
         return stack_url, None
     server = EmbeddedRedis(new_session=True)  # Ctrl-C is ours; the server is stopped last
     url = await server.start()
@@ -159,7 +160,8 @@ async def _start_parts(stack: UpStack, port: int, host: str,
     bot = await start_bot(settings, stack.redis_url, host=stack.bot_host, port=bot_port)
     stack.bot = bot
     stack.stoppers.append(stack.stop_bot)
-    say(f"bot:        http://127.0.0.1:{bot.port}/slack/events (Web API {settings.slack.api_url})")
+    say(f"bot:        http://127.0.0.1:{bot.port}/slack/events "
+        f"(Web API {redact_url(settings.slack.api_url)})")
 
 
 async def _cancel(task: asyncio.Task[None] | None) -> None:

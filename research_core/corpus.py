@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from research_core import safe_yaml
 from research_core.errors import CorpusError
 from research_core.protocols import SearchHit, SearchRequest
 from research_core.reading import clean_markdown, split_paragraphs
@@ -31,6 +32,9 @@ REQUIRED_KEYS = ("id", "title", "url", "published", "source_type", "publisher", 
 SNIPPET_MAX = 400
 MAX_QUERY_TERMS = 32
 MAX_PHRASE_WORDS = 8
+# A document is indexed whole (segmented word by word), so its size bounds the load time.
+MAX_DOCUMENT_BYTES = 2_000_000  # about 7 s to segment and index on one core
+MAX_FRONT_MATTER_BYTES = 64 * 1024
 
 _EN_STOP_WORDS = (
     "a an and are as at be been but by did do does for from had has have how in into is it its "
@@ -178,15 +182,6 @@ def _split_front_matter(path: Path, text: str) -> tuple[str, str]:
     raise _fail(path, "front matter block is not closed with '---'")
 
 
-class _FrontMatterLoader(yaml.SafeLoader):
-    """SafeLoader that keeps timestamps as text, so an impossible date is reported as such."""
-
-
-def _timestamp_as_text(loader: yaml.SafeLoader, node: yaml.Node) -> str:
-    return str(loader.construct_scalar(node)) if isinstance(node, yaml.ScalarNode) else ""
-
-
-_FrontMatterLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
 _DATE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[Tt ][\d:.]+(?:[Zz]|[+-][\d:]+)?)?")
 
 
@@ -203,7 +198,7 @@ def _parse_date(path: Path, value: Any) -> dt.date:
 
 def _load_meta(path: Path, raw: str) -> dict[str, Any]:
     try:
-        meta = yaml.load(raw, Loader=_FrontMatterLoader)  # a SafeLoader subclass
+        meta = safe_yaml.load(raw, MAX_FRONT_MATTER_BYTES)
     except yaml.YAMLError as exc:
         raise _fail(path, "invalid YAML: " + " ".join(str(exc).split())) from exc
     if not isinstance(meta, dict):
@@ -217,6 +212,10 @@ def _load_meta(path: Path, raw: str) -> dict[str, Any]:
 def parse_document(path: Path) -> CorpusDocument:
     """Read one markdown document; raise CorpusError naming the file on any defect."""
     try:
+        size = path.stat().st_size
+        if size > MAX_DOCUMENT_BYTES:
+            raise CorpusError(f"{path.name} is {size / 1e6:.1f} MB; documents over "
+                              f"{MAX_DOCUMENT_BYTES / 1e6:g} MB are not indexed (split it)")
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CorpusError(f"cannot read {path.name}: {exc}") from exc

@@ -26,6 +26,7 @@ from research_core.goal_tree import Node
 from research_core.parts import Parts
 from research_core.progress_notes import Announcer
 from research_core.protocols import ModelTier, Publisher, SearchBackend, SearchHit, Similarity
+from research_core.question import has_surrogates, is_blank
 from research_core.reading import deep_read
 from research_core.reflection import reflect_and_correct
 from research_core.reporter import Report
@@ -57,8 +58,10 @@ class RunStore(Checkpointer, Outbox, Protocol):
 
 def validate_question(question: str, max_chars: int) -> str:
     cleaned = question.strip()
-    if not cleaned:
+    if is_blank(cleaned):
         raise InvalidQuestion("the question is empty")
+    if has_surrogates(cleaned):
+        raise InvalidQuestion("the question is not valid UTF-8 text")
     if len(cleaned) > max_chars:
         raise InvalidQuestion(f"the question has {len(cleaned)} characters; "
                               f"the limit is {max_chars}")

@@ -7,7 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from research_core.errors import SettingsError
-from research_core.setting_values import Secret, parse
+from research_core.setting_values import Secret, bounded, checked_url, parse_field
+
+HOUR_S = 3600
+DAY_S = 86_400
+REDIS_SCHEMES = ("redis", "rediss", "unix")
 
 
 @dataclass(frozen=True)
@@ -20,8 +24,8 @@ class SlackSettings:
     signing_secret: Secret = field(default_factory=lambda: Secret(""))
     api_url: str = "https://slack.com/api/"
     app_token: Secret = field(default_factory=lambda: Secret(""))
-    bot_port: int = 3000
-    progress_interval_s: float = 1.0
+    bot_port: int = bounded(3000, 0, 65_535)
+    progress_interval_s: float = bounded(1.0, 0, HOUR_S)
 
     @property
     def configured(self) -> bool:
@@ -39,13 +43,13 @@ class WorkerSettings:
     failed. `redsearch up` runs RED_UP_WORKERS supervised worker processes."""
 
     redis_url: str = "redis://127.0.0.1:6379/0"
-    max_jobs: int = 2
-    heartbeat_s: float = 5.0
-    lease_s: float = 30.0
-    reconcile_every_s: float = 10.0
-    job_timeout_s: int = 3 * 3600
-    max_crashes: int = 3
-    up_workers: int = 1
+    max_jobs: int = bounded(2, 1, 1000)
+    heartbeat_s: float = bounded(5.0, above=0, hi=HOUR_S)
+    lease_s: float = bounded(30.0, above=0, hi=DAY_S)
+    reconcile_every_s: float = bounded(10.0, above=0, hi=HOUR_S)
+    job_timeout_s: int = bounded(3 * 3600, 1, 30 * DAY_S)
+    max_crashes: int = bounded(3, 1, 100)
+    up_workers: int = bounded(1, 1, 16)
 
     def __post_init__(self) -> None:
         if self.lease_s < 2 * self.heartbeat_s:
@@ -53,10 +57,6 @@ class WorkerSettings:
                                 "RED_WORKER_HEARTBEAT_S")
         if self.max_jobs < 1:
             raise SettingsError("RED_WORKER_JOBS must be at least 1")
-        if self.max_crashes < 1:
-            raise SettingsError("RED_WORKER_MAX_CRASHES must be at least 1")
-        if not 1 <= self.up_workers <= 16:
-            raise SettingsError("RED_UP_WORKERS must be between 1 and 16")
 
 
 WEB_BACKENDS = ("searxng", "brave", "tavily", "corpus")
@@ -75,14 +75,14 @@ class WebSettings:
     brave_api_key: Secret = field(default_factory=lambda: Secret(""))
     tavily_url: str = "https://api.tavily.com/search"
     tavily_api_key: Secret = field(default_factory=lambda: Secret(""))
-    search_timeout_s: float = 15.0
-    search_retries: int = 2
-    max_retry_wait_s: float = 30.0
-    searxng_rate_per_s: float = 5.0
-    brave_rate_per_s: float = 1.0
-    tavily_rate_per_s: float = 2.0
-    page_timeout_s: float = 15.0
-    page_max_bytes: int = 2_000_000
+    search_timeout_s: float = bounded(15.0, above=0, hi=HOUR_S)
+    search_retries: int = bounded(2, 0, 10)
+    max_retry_wait_s: float = bounded(30.0, 0, HOUR_S)
+    searxng_rate_per_s: float = bounded(5.0, above=0, hi=1000)
+    brave_rate_per_s: float = bounded(1.0, above=0, hi=1000)
+    tavily_rate_per_s: float = bounded(2.0, above=0, hi=1000)
+    page_timeout_s: float = bounded(15.0, above=0, hi=HOUR_S)
+    page_max_bytes: int = bounded(2_000_000, 1, 200_000_000)
 
     def __post_init__(self) -> None:
         unknown = [b for b in self.backends if b not in WEB_BACKENDS]
@@ -108,30 +108,39 @@ class WebSettings:
         return rates[backend]
 
 
+def _url(env: Mapping[str, str], key: str, default: str,
+         schemes: tuple[str, ...] = ("http", "https")) -> str:
+    """`env[key]` (or `default` when unset) as a checked URL; an empty default stays empty."""
+    raw = env.get(key) or default
+    return checked_url(key, raw, schemes) if raw else raw
+
+
 def slack_from_env(env: Mapping[str, str]) -> SlackSettings:
     d = SlackSettings()
     return SlackSettings(
         bot_token=Secret(env.get("SLACK_BOT_TOKEN", "")),
         signing_secret=Secret(env.get("SLACK_SIGNING_SECRET", "")),
-        api_url=env.get("SLACK_API_URL") or d.api_url,
+        api_url=_url(env, "SLACK_API_URL", d.api_url),
         app_token=Secret(env.get("SLACK_APP_TOKEN", "")),
-        bot_port=parse(env, "RED_BOT_PORT", int, d.bot_port),
-        progress_interval_s=parse(env, "RED_SLACK_PROGRESS_INTERVAL_S", float,
-                                   d.progress_interval_s),
+        bot_port=parse_field(env, "RED_BOT_PORT", SlackSettings, "bot_port"),
+        progress_interval_s=parse_field(env, "RED_SLACK_PROGRESS_INTERVAL_S", SlackSettings,
+                                        "progress_interval_s"),
     )
 
 
 def worker_from_env(env: Mapping[str, str]) -> WorkerSettings:
     d = WorkerSettings()
     return WorkerSettings(
-        redis_url=env.get("REDIS_URL") or d.redis_url,
-        max_jobs=parse(env, "RED_WORKER_JOBS", int, d.max_jobs),
-        heartbeat_s=parse(env, "RED_WORKER_HEARTBEAT_S", float, d.heartbeat_s),
-        lease_s=parse(env, "RED_WORKER_LEASE_S", float, d.lease_s),
-        reconcile_every_s=parse(env, "RED_WORKER_RECONCILE_S", float, d.reconcile_every_s),
-        job_timeout_s=parse(env, "RED_WORKER_JOB_TIMEOUT_S", int, d.job_timeout_s),
-        max_crashes=parse(env, "RED_WORKER_MAX_CRASHES", int, d.max_crashes),
-        up_workers=parse(env, "RED_UP_WORKERS", int, d.up_workers),
+        redis_url=_url(env, "REDIS_URL", d.redis_url, REDIS_SCHEMES),
+        max_jobs=parse_field(env, "RED_WORKER_JOBS", WorkerSettings, "max_jobs"),
+        heartbeat_s=parse_field(env, "RED_WORKER_HEARTBEAT_S", WorkerSettings, "heartbeat_s"),
+        lease_s=parse_field(env, "RED_WORKER_LEASE_S", WorkerSettings, "lease_s"),
+        reconcile_every_s=parse_field(env, "RED_WORKER_RECONCILE_S", WorkerSettings,
+                                      "reconcile_every_s"),
+        job_timeout_s=parse_field(env, "RED_WORKER_JOB_TIMEOUT_S", WorkerSettings,
+                                  "job_timeout_s"),
+        max_crashes=parse_field(env, "RED_WORKER_MAX_CRASHES", WorkerSettings, "max_crashes"),
+        up_workers=parse_field(env, "RED_UP_WORKERS", WorkerSettings, "up_workers"),
     )
 
 
@@ -139,19 +148,22 @@ def web_from_env(env: Mapping[str, str]) -> WebSettings:
     d = WebSettings()
     raw = env.get("RED_SEARCH_BACKENDS", "")
     order = tuple(p.strip().lower() for p in raw.split(",") if p.strip()) or d.backends
+    web = WebSettings
     return WebSettings(
         backends=order,
-        searxng_url=env.get("RED_SEARXNG_URL", ""),
-        brave_url=env.get("RED_BRAVE_URL") or d.brave_url,
+        searxng_url=_url(env, "RED_SEARXNG_URL", ""),
+        brave_url=_url(env, "RED_BRAVE_URL", d.brave_url),
         brave_api_key=Secret(env.get("BRAVE_API_KEY", "")),
-        tavily_url=env.get("RED_TAVILY_URL") or d.tavily_url,
+        tavily_url=_url(env, "RED_TAVILY_URL", d.tavily_url),
         tavily_api_key=Secret(env.get("TAVILY_API_KEY", "")),
-        search_timeout_s=parse(env, "RED_SEARCH_TIMEOUT_S", float, d.search_timeout_s),
-        search_retries=parse(env, "RED_SEARCH_RETRIES", int, d.search_retries),
-        max_retry_wait_s=parse(env, "RED_SEARCH_MAX_RETRY_WAIT_S", float, d.max_retry_wait_s),
-        searxng_rate_per_s=parse(env, "RED_SEARXNG_RATE_PER_S", float, d.searxng_rate_per_s),
-        brave_rate_per_s=parse(env, "RED_BRAVE_RATE_PER_S", float, d.brave_rate_per_s),
-        tavily_rate_per_s=parse(env, "RED_TAVILY_RATE_PER_S", float, d.tavily_rate_per_s),
-        page_timeout_s=parse(env, "RED_PAGE_TIMEOUT_S", float, d.page_timeout_s),
-        page_max_bytes=parse(env, "RED_PAGE_MAX_BYTES", int, d.page_max_bytes),
+        search_timeout_s=parse_field(env, "RED_SEARCH_TIMEOUT_S", web, "search_timeout_s"),
+        search_retries=parse_field(env, "RED_SEARCH_RETRIES", web, "search_retries"),
+        max_retry_wait_s=parse_field(env, "RED_SEARCH_MAX_RETRY_WAIT_S", web,
+                                     "max_retry_wait_s"),
+        searxng_rate_per_s=parse_field(env, "RED_SEARXNG_RATE_PER_S", web,
+                                       "searxng_rate_per_s"),
+        brave_rate_per_s=parse_field(env, "RED_BRAVE_RATE_PER_S", web, "brave_rate_per_s"),
+        tavily_rate_per_s=parse_field(env, "RED_TAVILY_RATE_PER_S", web, "tavily_rate_per_s"),
+        page_timeout_s=parse_field(env, "RED_PAGE_TIMEOUT_S", web, "page_timeout_s"),
+        page_max_bytes=parse_field(env, "RED_PAGE_MAX_BYTES", web, "page_max_bytes"),
     )

@@ -25,10 +25,23 @@ from research_core.service_settings import (
     web_from_env,
     worker_from_env,
 )
-from research_core.setting_values import Secret, int_or_none, parse, path_or_none
+from research_core.setting_values import (
+    Secret,
+    bounded,
+    check_fields,
+    checked_url,
+    parse_field,
+    path_or_none,
+)
 
 TIERS = ("planner", "executor", "reporter")
 BUNDLED = "bundled"
+DAY_S = 86_400
+YEAR_S = 365 * DAY_S
+MAX_DAYS = 36_500  # a century: dates stay within what datetime can represent
+MAX_COUNT = 100_000
+MAX_CONTEXT = 1_048_576
+MAX_THREADS = 1024
 
 
 @dataclass(frozen=True)
@@ -36,10 +49,10 @@ class TierSettings:
     model: str = BUNDLED
     base_url: str | None = None
     api_key: Secret = field(default_factory=lambda: Secret(""))
-    price_in_per_mtok: float = 0.0
-    price_out_per_mtok: float = 0.0
-    timeout_s: float = 120.0
-    max_retries: int = 3
+    price_in_per_mtok: float = bounded(0.0, 0, 1e6)
+    price_out_per_mtok: float = bounded(0.0, 0, 1e6)
+    timeout_s: float = bounded(120.0, above=0, hi=DAY_S)
+    max_retries: int = bounded(3, 0, 20)
 
     @property
     def kind(self) -> str:
@@ -56,38 +69,43 @@ class TierSettings:
 class EngineSettings:
     """The research loop's knobs, with seed 000's defaults."""
 
-    query_variants: int = 3
-    search_concurrency: int = 3
-    snippet_chars: int = 200
-    hits_per_query: int = 5
-    cache_ttl_s: int = 86_400
-    weight_relevance: float = 0.6
-    weight_credibility: float = 0.2
-    weight_recency: float = 0.2
-    evidence_threshold: float = 0.65
-    working_memory_cap: int = 30
-    reflect_every_steps: int = 3
-    max_children: int = 4
-    max_depth: int = 2
-    evidence_per_done_node: int = 2
-    rounds_per_node: int = 2
-    recency_full_days: int = 90
-    recency_zero_days: int = 1095
-    lookback_days: int | None = None
-    max_question_chars: int = 4000
-    json_max_tokens: int = 384
-    report_max_tokens: int = 900
-    report_max_sources: int = 16
-    dedup_similarity: float = 0.85
-    deep_read_relevance: float = 0.8
-    deep_reads_per_node: int = 3
-    deep_read_paragraphs: int = 2
-    revise_similarity: float = 0.45
-    followup_steps: int = 6
-    relevance_margin: float = 0.5
-    relevance_full_similarity: float = 0.5
-    off_goal_similarity: float = 0.25
-    related_similarity: float = 0.3
+    query_variants: int = bounded(3, 1, 10)
+    search_concurrency: int = bounded(3, 1, 64)
+    snippet_chars: int = bounded(200, 20, 10_000)
+    hits_per_query: int = bounded(5, 1, 100)
+    cache_ttl_s: int = bounded(86_400, 0, 10 * YEAR_S)
+    weight_relevance: float = bounded(0.6, 0, 1)
+    weight_credibility: float = bounded(0.2, 0, 1)
+    weight_recency: float = bounded(0.2, 0, 1)
+    evidence_threshold: float = bounded(0.65, 0, 1)
+    working_memory_cap: int = bounded(30, 1, 10_000)
+    reflect_every_steps: int = bounded(3, 1, 10_000)
+    max_children: int = bounded(4, 1, 20)
+    max_depth: int = bounded(2, 0, 10)
+    evidence_per_done_node: int = bounded(2, 1, 100)
+    rounds_per_node: int = bounded(2, 1, 100)
+    recency_full_days: int = bounded(90, 0, MAX_DAYS)
+    recency_zero_days: int = bounded(1095, 1, MAX_DAYS)
+    lookback_days: int | None = bounded(None, 1, MAX_DAYS)
+    max_question_chars: int = bounded(4000, 1, 1_000_000)
+    json_max_tokens: int = bounded(384, 16, 131_072)
+    report_max_tokens: int = bounded(900, 16, 131_072)
+    report_max_sources: int = bounded(16, 1, 1000)
+    dedup_similarity: float = bounded(0.85, hi=1, above=0)
+    deep_read_relevance: float = bounded(0.8, 0, 1)
+    deep_reads_per_node: int = bounded(3, 0, 1000)
+    deep_read_paragraphs: int = bounded(2, 1, 100)
+    revise_similarity: float = bounded(0.45, 0, 1)
+    followup_steps: int = bounded(6, 0, 10_000)
+    relevance_margin: float = bounded(0.5, 0, 1)
+    relevance_full_similarity: float = bounded(0.5, hi=1, above=0)
+    off_goal_similarity: float = bounded(0.25, 0, 1)
+    related_similarity: float = bounded(0.3, 0, 1)
+
+    def __post_init__(self) -> None:
+        if self.recency_zero_days <= self.recency_full_days:
+            raise SettingsError("RED_ENGINE_RECENCY_ZERO_DAYS must be above "
+                                "RED_ENGINE_RECENCY_FULL_DAYS")
 
 
 @dataclass(frozen=True)
@@ -95,10 +113,10 @@ class EmbeddingSettings:
     model: str = BUNDLED
     base_url: str | None = None
     api_key: Secret = field(default_factory=lambda: Secret(""))
-    timeout_s: float = 60.0
-    max_retries: int = 3
-    gguf_context: int = 8192
-    gguf_threads: int | None = None
+    timeout_s: float = bounded(60.0, above=0, hi=DAY_S)
+    max_retries: int = bounded(3, 0, 20)
+    gguf_context: int = bounded(8192, 64, MAX_CONTEXT)
+    gguf_threads: int | None = bounded(None, 1, MAX_THREADS)
 
     @property
     def kind(self) -> Literal["bundled", "gguf", "openai"]:
@@ -116,33 +134,22 @@ class BudgetSettings:
     requester allow-list (RED_DEEP_ALLOWED: "*" = everyone, "none", or comma-separated ids).
     """
 
-    steps: int = 36
-    model_calls: int = 57
-    reads: int = 72
-    discoveries: int = 6
-    publications: int = 48
-    active_time_s: int = 3600
-    revisions_per_part: int | None = None
-    revisions_per_run: int | None = None
-    reminder_fraction: float = 0.5
-    upgrade_refusal_fraction: float = 0.8
-    final_reserve_model_calls: int = 5
-    final_reserve_publications: int = 1
+    steps: int = bounded(36, 1, MAX_COUNT)
+    model_calls: int = bounded(57, 1, MAX_COUNT)
+    reads: int = bounded(72, 1, MAX_COUNT)
+    discoveries: int = bounded(6, 1, MAX_COUNT)
+    publications: int = bounded(48, 1, MAX_COUNT)
+    active_time_s: int = bounded(3600, 1, 30 * DAY_S)
+    revisions_per_part: int | None = bounded(None, 0, MAX_COUNT)
+    revisions_per_run: int | None = bounded(None, 0, MAX_COUNT)
+    reminder_fraction: float = bounded(0.5, hi=1, above=0)
+    upgrade_refusal_fraction: float = bounded(0.8, hi=1, above=0)
+    final_reserve_model_calls: int = bounded(5, 0, MAX_COUNT)
+    final_reserve_publications: int = bounded(1, 0, MAX_COUNT)
     deep_allowed: tuple[str, ...] = ("*",)
 
     def __post_init__(self) -> None:
-        for name in ("steps", "model_calls", "reads", "discoveries", "publications",
-                     "active_time_s"):
-            if getattr(self, name) < 1:
-                raise SettingsError(f"RED_BUDGET_{name.upper()} must be at least 1")
-        for name in ("revisions_per_part", "revisions_per_run", "final_reserve_model_calls",
-                     "final_reserve_publications"):
-            value = getattr(self, name)
-            if value is not None and value < 0:
-                raise SettingsError(f"RED_BUDGET_{name.upper()} must not be negative")
-        for name in ("reminder_fraction", "upgrade_refusal_fraction"):
-            if not 0.0 < getattr(self, name) <= 1.0:
-                raise SettingsError(f"RED_BUDGET_{name.upper()} must be in (0, 1]")
+        check_fields(self, lambda name: "RED_BUDGET_" + name.upper())
         if self.final_reserve_model_calls >= self.model_calls:
             raise SettingsError("RED_BUDGET_FINAL_RESERVE_MODEL_CALLS must be below "
                                 "RED_BUDGET_MODEL_CALLS")
@@ -162,8 +169,8 @@ class Settings:
     data_dir: Path = Path.home() / ".local" / "share" / "redsearch"
     database_url: str | None = None
     corpus_dir: Path | None = None
-    gguf_threads: int | None = None
-    gguf_context: int = 4096
+    gguf_threads: int | None = bounded(None, 1, MAX_THREADS)
+    gguf_context: int = bounded(4096, 64, MAX_CONTEXT)
     as_of: dt.date | None = None
     slack: SlackSettings = field(default_factory=SlackSettings)
     worker: WorkerSettings = field(default_factory=WorkerSettings)
@@ -186,8 +193,8 @@ class Settings:
             data_dir=Path(env.get("RED_DATA_DIR", str(base.data_dir))).expanduser(),
             database_url=env.get("DATABASE_URL") or None,
             corpus_dir=path_or_none(env.get("RED_CORPUS_DIR")),
-            gguf_threads=int_or_none(env, "RED_GGUF_THREADS"),
-            gguf_context=parse(env, "RED_GGUF_CONTEXT", int, base.gguf_context),
+            gguf_threads=parse_field(env, "RED_GGUF_THREADS", cls, "gguf_threads"),
+            gguf_context=parse_field(env, "RED_GGUF_CONTEXT", cls, "gguf_context"),
             slack=slack_from_env(env),
             worker=worker_from_env(env),
             web=web_from_env(env),
@@ -199,14 +206,17 @@ def _tier_from_env(env: Mapping[str, str], tier: str) -> TierSettings:
     d = TierSettings()
     if env.get(p + "BASE_URL") and env.get(p + "MODEL", BUNDLED) in ("", BUNDLED):
         raise SettingsError(f"{p}BASE_URL is set: name the endpoint's model in {p}MODEL")
+    base_url = env.get(p + "BASE_URL") or None
     return TierSettings(
         model=env.get(p + "MODEL", d.model) or d.model,
-        base_url=env.get(p + "BASE_URL") or None,
+        base_url=checked_url(p + "BASE_URL", base_url) if base_url else None,
         api_key=Secret(env.get(p + "API_KEY", "")),
-        price_in_per_mtok=parse(env, p + "PRICE_IN_PER_MTOK", float, d.price_in_per_mtok),
-        price_out_per_mtok=parse(env, p + "PRICE_OUT_PER_MTOK", float, d.price_out_per_mtok),
-        timeout_s=parse(env, p + "TIMEOUT_S", float, d.timeout_s),
-        max_retries=parse(env, p + "MAX_RETRIES", int, d.max_retries),
+        price_in_per_mtok=parse_field(env, p + "PRICE_IN_PER_MTOK", TierSettings,
+                                      "price_in_per_mtok"),
+        price_out_per_mtok=parse_field(env, p + "PRICE_OUT_PER_MTOK", TierSettings,
+                                       "price_out_per_mtok"),
+        timeout_s=parse_field(env, p + "TIMEOUT_S", TierSettings, "timeout_s"),
+        max_retries=parse_field(env, p + "MAX_RETRIES", TierSettings, "max_retries"),
     )
 
 
@@ -220,6 +230,8 @@ def _embedding_from_env(env: Mapping[str, str]) -> EmbeddingSettings:
     if not base_url and model != BUNDLED and not model.lower().endswith(".gguf"):
         raise SettingsError(f"RED_EMBED_MODEL={model!r} is neither 'bundled' nor a .gguf "
                             "path (an endpoint's model also needs RED_EMBED_BASE_URL)")
+    if base_url:
+        checked_url("RED_EMBED_BASE_URL", base_url)
     return EmbeddingSettings(model=model, base_url=base_url,
                              api_key=Secret(env.get("RED_EMBED_API_KEY", "")))
 
@@ -231,8 +243,7 @@ def _budget_from_env(env: Mapping[str, str]) -> BudgetSettings:
         key = "RED_BUDGET_" + f.name.upper()
         if f.name == "deep_allowed" or not env.get(key):
             continue
-        kind = float if f.name.endswith("_fraction") else int
-        values[f.name] = parse(env, key, kind, f.default)
+        values[f.name] = parse_field(env, key, BudgetSettings, f.name)
     values["deep_allowed"] = _deep_allowed(env.get("RED_DEEP_ALLOWED", ""))
     return BudgetSettings(**values)
 
@@ -256,8 +267,7 @@ def _engine_from_env(env: Mapping[str, str]) -> EngineSettings:
     for f in fields(EngineSettings):
         key = "RED_ENGINE_" + f.name.upper()
         if key in env:
-            kind = float if isinstance(f.default, float) else int
-            values[f.name] = parse(env, key, kind, f.default)
+            values[f.name] = parse_field(env, key, EngineSettings, f.name)
     return EngineSettings(**values)
 
 

@@ -12,7 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import delete, select
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import (
+    ArgumentError,
+    InvalidRequestError,
+    NoSuchModuleError,
+    SQLAlchemyError,
+)
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -23,6 +28,7 @@ from sqlalchemy.ext.asyncio import (
 from research_core.delivery import Publication
 from research_core.errors import StoreUnavailable
 from research_core.protocols import SearchHit
+from research_core.redaction import redact_url
 from research_core.reporter import ClaimCheck, Report, Source
 from research_core.state import RunState
 from research_core.store_models import (
@@ -48,6 +54,29 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+def _make_folder(url: str) -> None:
+    """The folder of a SQLite database file (`sqlite+aiosqlite:///path/to/file.db`)."""
+    if url.startswith("sqlite") and ":///" in url:
+        path = url.split(":///", 1)[1].split("?", 1)[0]
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+
+
+def _why(exc: BaseException) -> str:
+    """What went wrong, without echoing the URL (SQLAlchemy's messages quote it whole)."""
+    if isinstance(exc, NoSuchModuleError):
+        return "unknown database dialect or driver (use sqlite+aiosqlite:// or postgresql+asyncpg://)"
+    if isinstance(exc, ImportError):
+        return f"its driver is not installed ({exc.name or type(exc).__name__})"
+    if isinstance(exc, InvalidRequestError) and "async" in str(exc):
+        return "not an asyncio driver (use sqlite+aiosqlite:// or postgresql+asyncpg://)"
+    if isinstance(exc, ArgumentError):
+        return "not a database URL (e.g. sqlite+aiosqlite:///path/to/file.db)"
+    if isinstance(exc, OSError):
+        return f"{type(exc).__name__}: {exc.strerror or exc}"
+    return type(exc).__name__
+
+
 class SqlStore:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
@@ -55,18 +84,21 @@ class SqlStore:
 
     @classmethod
     async def open(cls, url: str) -> SqlStore:
-        """Connect and create the tables; a SQLite file's folder is created first."""
-        if url.startswith("sqlite") and ":///" in url:
-            path = url.split(":///", 1)[1]
-            if path and path != ":memory:":
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(url)
+        """Connect and create the tables; a SQLite file's folder is created first. Any URL,
+        folder or connection problem is a StoreUnavailable naming the URL without secrets."""
+        try:
+            _make_folder(url)
+            engine = create_async_engine(url)
+        except (SQLAlchemyError, OSError, ImportError, ValueError, OverflowError) as exc:
+            raise StoreUnavailable(f"cannot open the database {redact_url(url)}: "
+                                   f"{_why(exc)}") from exc
         try:
             async with engine.begin() as conn:
                 await conn.run_sync(Base.metadata.create_all)
-        except (SQLAlchemyError, OSError) as exc:
+        except (SQLAlchemyError, OSError, ValueError, OverflowError) as exc:
             await engine.dispose()
-            raise StoreUnavailable(f"cannot open the database: {type(exc).__name__}") from exc
+            raise StoreUnavailable(f"cannot open the database {redact_url(url)}: "
+                                   f"{_why(exc)}") from exc
         return cls(engine)
 
     async def close(self) -> None:

@@ -12,12 +12,15 @@ needs an event (it asks for a revision that cites a late document). Any defect i
 from __future__ import annotations
 
 import datetime as dt
+import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from research_core import safe_yaml
 from research_core.corpus import parse_document
 from research_core.errors import RunError
 
@@ -27,6 +30,8 @@ CHECK_KINDS = (*TEXT_KINDS, "mentions_number", *ID_KINDS, "revised")
 DEPTHS = ("auto", "standard", "deep")
 FIRST_PART, AFTER_STEP, AT_SECONDS = "after_first_answer_part", "after_step", "at_seconds"
 EVENT_WHENS = (FIRST_PART, AFTER_STEP, AT_SECONDS)
+MAX_TASKS_BYTES = 1_000_000
+_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[Tt ][\d:.]+(?:[Zz]|[+-][\d:]+)?)?")
 
 CheckArg = tuple[str, ...] | bool
 
@@ -102,7 +107,7 @@ def load_suite(folder: Path) -> Suite:
 
 def _read_yaml(path: Path) -> Any:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return safe_yaml.load_file(path, MAX_TASKS_BYTES)
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError(f"cannot read {path}: {exc}") from exc
     except yaml.YAMLError as exc:
@@ -237,17 +242,17 @@ def _list(raw: dict[str, Any], key: str, where: str) -> list[Any]:
 
 
 def _date(value: Any, where: str) -> dt.date:
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
+    """`YYYY-MM-DD` (the loader keeps dates as text; a time part is ignored)."""
+    match = _DATE.fullmatch(value.strip()) if isinstance(value, str) else None
     try:
-        return dt.date.fromisoformat(str(value))
-    except ValueError as exc:
-        raise SuiteError(f"{where}: as_of {value!r} is not a date (YYYY-MM-DD)") from exc
+        if match:
+            return dt.date.fromisoformat(match.group(1))
+    except ValueError:
+        pass
+    raise SuiteError(f"{where}: as_of {value!r} is not a date (YYYY-MM-DD)")
 
 
 def _unique(ids: list[str], what: str) -> None:
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    duplicates = sorted(i for i, n in Counter(ids).items() if n > 1)
     if duplicates:
         raise SuiteError(f"duplicate {what}: {', '.join(duplicates)}")

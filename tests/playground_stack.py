@@ -59,7 +59,7 @@ class BotServer:
 
     async def start(self) -> None:
         app = self.app or self.build()
-        self.runner = web.AppRunner(web_app(app))
+        self.runner = web.AppRunner(web_app(app, SECRET))
         await self.runner.setup()
         await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
 

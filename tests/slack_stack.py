@@ -119,7 +119,7 @@ async def start_stack(serve: Serve, fake: FakeSlack, redis_url: str,
         pool = await connect(redis_url)
         app = build_app(bot_token=SLACK_TOKEN, signing_secret=SECRET, api_url=fake.base_url,
                         redis=pool, queue=JobQueue(pool), process_before_response=True)
-        runner = web.AppRunner(web_app(app))
+        runner = web.AppRunner(web_app(app, SECRET))
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", 0).start()
         session = aiohttp.ClientSession()

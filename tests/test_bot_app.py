@@ -49,7 +49,7 @@ async def start_bot(fake: FakeSlack, redis: aioredis.Redis) -> AsyncIterator[Sta
         options.setdefault("process_before_response", True)
         app = build_app(bot_token=SLACK_TOKEN, signing_secret=SECRET, api_url=fake.base_url,
                         redis=redis, queue=queue, **options)
-        runner = web.AppRunner(web_app(app))
+        runner = web.AppRunner(web_app(app, SECRET))
         await runner.setup()
         runners.append(runner)
         await web.TCPSite(runner, "127.0.0.1", 0).start()

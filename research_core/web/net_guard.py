@@ -1,8 +1,10 @@
 """Which network addresses the page reader may connect to, and a resolver that enforces it.
 
-Only public unicast addresses pass. Loopback, private, link-local, carrier-grade NAT,
-multicast, reserved, unspecified and cloud-metadata addresses are refused, for IPv4 and IPv6,
-and an IPv4 address embedded in IPv6 (IPv4-mapped, 6to4, Teredo, NAT64) is checked as IPv4.
+Only public unicast addresses pass, decided by the explicit lists below (IANA's IPv4 and IPv6
+special-purpose registries, cloud metadata and host services, deprecated ranges), never by the
+`ipaddress` module's is_private / is_global flags, whose answers differ between Python
+releases. IPv6 must also be global unicast (2000::/3). An IPv4 address embedded in IPv6
+(IPv4-mapped, 6to4, NAT64) is checked as IPv4.
 `GuardedResolver` resolves a host, checks every address it got and hands aiohttp only those
 checked addresses, so the connection goes to an address that was vetted (no DNS rebinding gap).
 """
@@ -22,10 +24,40 @@ IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 # host, port -> the addresses the host resolves to (strings, as getaddrinfo gives them)
 ResolveFn = Callable[[str, int], Awaitable[list[str]]]
 
-CGNAT = ipaddress.ip_network("100.64.0.0/10")
+
+def _nets(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[IPNetwork, str], ...]:
+    return tuple((ipaddress.ip_network(net), why) for net, why in pairs)
+
+
+# Single addresses first, so that the most specific reason is given.
+DENIED_V4 = _nets([
+    ("169.254.169.254/32", "cloud metadata"), ("169.254.170.2/32", "cloud metadata"),
+    ("100.100.100.200/32", "cloud metadata"), ("192.0.0.192/32", "cloud metadata"),
+    ("168.63.129.16/32", "cloud host service"),
+    ("0.0.0.0/8", "unspecified / this network"), ("10.0.0.0/8", "private"),
+    ("100.64.0.0/10", "carrier-grade NAT"), ("127.0.0.0/8", "loopback"),
+    ("169.254.0.0/16", "link-local"), ("172.16.0.0/12", "private"),
+    ("192.0.0.0/24", "IETF protocol assignments"), ("192.0.2.0/24", "documentation"),
+    ("192.31.196.0/24", "AS112"), ("192.52.193.0/24", "AMT"),
+    ("192.88.99.0/24", "6to4 relay anycast"), ("192.168.0.0/16", "private"),
+    ("192.175.48.0/24", "AS112"), ("198.18.0.0/15", "benchmarking"),
+    ("198.51.100.0/24", "documentation"), ("203.0.113.0/24", "documentation"),
+    ("224.0.0.0/4", "multicast"), ("240.0.0.0/4", "reserved"),
+    ("255.255.255.255/32", "broadcast"),
+])
+DENIED_V6 = _nets([
+    ("fd00:ec2::254/128", "cloud metadata"),
+    ("::/128", "unspecified"), ("::1/128", "loopback"),
+    ("64:ff9b:1::/48", "local-use NAT64"), ("100::/64", "discard-only"),
+    ("2001::/23", "IETF protocol assignments"), ("2001:db8::/32", "documentation"),
+    ("3fff::/20", "documentation"), ("5f00::/16", "segment routing"),
+    ("fc00::/7", "unique local (private)"), ("fe80::/10", "link-local"),
+    ("fec0::/10", "site-local (deprecated)"), ("ff00::/8", "multicast"),
+])
+GLOBAL_UNICAST_V6 = ipaddress.ip_network("2000::/3")
+IPV4_MAPPED = ipaddress.ip_network("::ffff:0:0/96")
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
-METADATA = frozenset(ipaddress.ip_address(a) for a in (
-    "169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254"))
+SIX_TO_FOUR = ipaddress.ip_network("2002::/16")
 
 
 class UnsafeAddress(Exception):
@@ -33,39 +65,32 @@ class UnsafeAddress(Exception):
 
 
 def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address carried inside an IPv6 one (mapped, 6to4, Teredo client, NAT64)."""
-    if ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
-    if ip.sixtofour is not None:
-        return ip.sixtofour
-    if ip.teredo is not None:
-        return ip.teredo[1]
-    if ip in NAT64:
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    """The IPv4 address carried inside an IPv6 one that can reach it (IPv4-mapped and NAT64
+    in the last 32 bits, 6to4 in bits 16-48). The deprecated IPv4-compatible (::/96) and
+    translated (::ffff:0:0:0/96) forms are outside 2000::/3 and refused as such."""
+    value = int(ip)
+    if ip in IPV4_MAPPED or ip in NAT64:
+        return ipaddress.IPv4Address(value & 0xFFFFFFFF)
+    if ip in SIX_TO_FOUR:
+        return ipaddress.IPv4Address((value >> 80) & 0xFFFFFFFF)
     return None
 
 
 def address_problem(ip: IPAddress) -> str | None:
     """Why an address is refused, or None for a public unicast address."""
-    if isinstance(ip, ipaddress.IPv6Address):
-        inner = embedded_ipv4(ip)
-        if inner is not None:
-            problem = address_problem(inner)
-            return f"embeds {inner}: {problem}" if problem else None
-        if ip.scope_id:
-            return "scoped IPv6 address"
-    checks = (
-        (ip in METADATA, "cloud metadata"),
-        (ip.is_loopback, "loopback"),
-        (ip.is_unspecified, "unspecified"),
-        (ip.is_link_local, "link-local"),
-        (ip.is_multicast, "multicast"),
-        (isinstance(ip, ipaddress.IPv4Address) and ip in CGNAT, "carrier-grade NAT"),
-        (ip.is_private, "private"),
-        (ip.is_reserved, "reserved"),
-        (not ip.is_global, "not globally routable"),
-    )
-    return next((why for bad, why in checks if bad), None)
+    if isinstance(ip, ipaddress.IPv4Address):
+        return next((why for net, why in DENIED_V4 if ip in net), None)
+    if ip.scope_id:
+        return "scoped IPv6 address"
+    plain = ipaddress.IPv6Address(int(ip))
+    inner = embedded_ipv4(plain)
+    if inner is not None:
+        problem = address_problem(inner)
+        return f"embeds {inner}: {problem}" if problem else None
+    denied = next((why for net, why in DENIED_V6 if plain in net), None)
+    if denied is None and plain not in GLOBAL_UNICAST_V6:
+        denied = "not global unicast"
+    return denied
 
 
 def parse_ip(host: str) -> IPAddress | None:

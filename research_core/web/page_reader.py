@@ -1,10 +1,13 @@
 """The safe page reader: fetch one http(s) page under a time cap, a byte cap and a content-type
 allow-list (HTML, plain text, PDF), refusing unsafe addresses on every redirect hop, then
-extract its text and publish date (`research_core.web.extract`)."""
+extract its text and publish date (`research_core.web.extract`) in a child process that is
+killed when the page's time cap runs out (`research_core.web.extract_process`). The cap covers
+the fetch and the extraction together (the child's start-up aside)."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -17,8 +20,8 @@ from research_core.web.extract import (
     FetchedPage,
     PageText,
     Unreadable,
-    extract,
 )
+from research_core.web.extract_process import extract_in_process
 from research_core.web.net_guard import (
     AddressPolicy,
     GuardedResolver,
@@ -54,9 +57,11 @@ class PageReader:
 
     async def read(self, url: str) -> PageText:
         """The page's main text and publish date; PageRefused when it cannot be read safely."""
+        started = time.monotonic()
         page = await self.fetch(url)
+        left = self.timeout_s - (time.monotonic() - started)
         try:
-            return await asyncio.to_thread(extract, page)
+            return await extract_in_process(page, left)
         except Unreadable as exc:
             raise PageRefused(str(exc)) from exc
 
@@ -110,7 +115,7 @@ class PageReader:
         if kind not in READABLE_TYPES:
             raise PageRefused(f"{url}: content type {kind} is not read")
         body, received = await self._capped(resp)
-        if kind not in PDF_TYPES and b"\x00" in body[:CHUNK_BYTES]:
+        if kind not in PDF_TYPES and b"\x00" in body:
             raise PageRefused(f"{url}: binary content labelled {kind}")
         return FetchedPage(str(url), kind, resp.charset, body[: self.max_bytes],
                            received > self.max_bytes, received)
