@@ -9,7 +9,7 @@ The bot only acks, validates, stores and enqueues (issue 5):
 - Stop (the requester's) asks the worker to stop; what was published stays;
 - a person's message in a request's thread (no mention needed) is a follow-up job.
 Retried deliveries are dropped by `event_id`; bots' messages, the bot's own included, ignored.
-Questions are stored as plain text (`bot.mrkdwn.from_slack`) and shown escaped.
+Questions are stored as plain text (`contract.mrkdwn.from_slack`) and shown escaped.
 """
 
 from __future__ import annotations
@@ -23,24 +23,6 @@ from aiohttp import web
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.blocks import (
-    DEPTH_ACTIONS,
-    STOP_ACTION,
-    STOPPABLE,
-    picker_blocks,
-    picker_text,
-    status_blocks,
-    status_text,
-)
-from bot.mrkdwn import NO_PARSE, from_slack
-from bot.requests import (
-    CHOOSING,
-    ENDED,
-    QUEUED,
-    Requests,
-    ResearchRequestMsg,
-    request_key,
-)
 from bot.slack_fields import (
     UserMessage,
     channel_of,
@@ -49,6 +31,24 @@ from bot.slack_fields import (
     message_ts,
 )
 from bot.slack_http import bolt_logger, events_app
+from contract.blocks import (
+    DEPTH_ACTIONS,
+    STOP_ACTION,
+    STOPPABLE,
+    picker_blocks,
+    picker_text,
+    status_blocks,
+    status_text,
+)
+from contract.mrkdwn import NO_PARSE, from_slack
+from contract.requests import (
+    CHOOSING,
+    ENDED,
+    QUEUED,
+    Requests,
+    ResearchRequestMsg,
+    request_key,
+)
 from research_core.question import is_blank
 from research_core.settings import BudgetSettings
 from workers.slack_publisher import make_client

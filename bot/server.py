@@ -10,8 +10,8 @@ from arq.connections import ArqRedis
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
 from bot.app import build_app, web_app
+from contract.queue import JobQueue, connect
 from research_core.settings import Settings
-from workers.queue import JobQueue, connect
 
 
 async def _health(request: web.Request) -> web.Response:

@@ -22,15 +22,15 @@ from typing import Any
 
 from redsearch.cli import SAMPLE_AS_OF, SAMPLE_QUESTION
 from redsearch.research import STRATEGIES, make_runner
-from research_core.corpus import CorpusBackend, sample_corpus_dir
 from research_core.errors import RunError
-from research_core.ledger import TierTotals
+from research_core.loop.state import RunState
+from research_core.models.ledger import TierTotals
+from research_core.models.tier_factory import aclose_tiers, build_tiers, describe_tier
 from research_core.protocols import ModelTier
 from research_core.runlog import LogEvent
+from research_core.search.corpus import CorpusBackend, sample_corpus_dir
 from research_core.settings import TIERS, Settings
-from research_core.state import RunState
-from research_core.store import SqlStore
-from research_core.tier_factory import aclose_tiers, build_tiers, describe_tier
+from research_core.store.sql import SqlStore
 
 TASKS = {
     "sample": SAMPLE_QUESTION,

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from redsearch.evaluate import add_arguments as add_eval_arguments
 from redsearch.evaluate import evaluate
+from redsearch.processes import run_bot, run_worker_command
 from redsearch.research import (
     STRATEGIES,
     ResearchRequest,
@@ -23,7 +24,6 @@ from redsearch.research import (
     run_research,
     run_resume,
 )
-from redsearch.services import run_bot, run_worker_command
 from redsearch.up import run_up
 from research_core.errors import RunError
 from research_core.question import has_surrogates

@@ -1,4 +1,5 @@
-"""`redsearch eval`: paired evaluation of research modes over a suite (`research_core.suite`).
+"""`redsearch eval`: paired evaluation of research modes over a suite
+(`research_core.evaluation.suite`).
 
 Every task runs in each mode on a fresh index of the suite's corpus, a fresh temporary SQLite
 store and the same model settings. A recording publisher (`redsearch.recording`) keeps every
@@ -25,18 +26,18 @@ from redsearch.json_output import check_writable, write_json
 from redsearch.late_docs import LateDocs, LatePoint, late_point, parse_late_at
 from redsearch.recording import RecordingPublisher
 from redsearch.research import make_similarity
-from research_core.corpus import CorpusBackend
-from research_core.engine import Engine, validate_question
 from research_core.errors import RunError
-from research_core.grading import GroupResult
-from research_core.ledger import TierTotals
+from research_core.evaluation.grading import GroupResult
+from research_core.evaluation.suite import DEPTHS, Suite, SuiteError, Task, load_suite
+from research_core.loop.engine import Engine, validate_question
+from research_core.loop.state import RunState
+from research_core.models.ledger import TierTotals
+from research_core.models.tier_factory import aclose_tiers, build_tiers
 from research_core.protocols import ModelTier, Publisher, Similarity
 from research_core.runlog import LogEvent
+from research_core.search.corpus import CorpusBackend
 from research_core.settings import TIERS, Settings
-from research_core.state import RunState
-from research_core.store import SqlStore
-from research_core.suite import DEPTHS, Suite, SuiteError, Task, load_suite
-from research_core.tier_factory import aclose_tiers, build_tiers
+from research_core.store.sql import SqlStore
 
 DEFAULT_MODES = ("standard", "deep")
 Say = Callable[[str], None]

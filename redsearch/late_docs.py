@@ -18,9 +18,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from research_core.corpus import CorpusBackend
+from research_core.evaluation.suite import (
+    AFTER_STEP,
+    AT_SECONDS,
+    FIRST_PART,
+    Suite,
+    SuiteError,
+    Task,
+)
 from research_core.runlog import LogEvent
-from research_core.suite import AFTER_STEP, AT_SECONDS, FIRST_PART, Suite, SuiteError, Task
+from research_core.search.corpus import CorpusBackend
 
 STEP_SHARE = 6  # late documents after 1/STEP_SHARE of the standard step budget
 MIN_STEP = 2

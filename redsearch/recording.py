@@ -15,9 +15,9 @@ import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
-from research_core.grading import Answer, GroupResult, all_passed, grade
-from research_core.reporter import cited_numbers, split_rendered
-from research_core.suite import Requirement
+from research_core.evaluation.grading import Answer, GroupResult, all_passed, grade
+from research_core.evaluation.suite import Requirement
+from research_core.loop.reporter import cited_numbers, split_rendered
 
 Hook = Callable[[], Awaitable[None]]
 

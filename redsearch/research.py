@@ -12,23 +12,23 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from redsearch.json_output import check_writable, write_json
-from research_core.corpus import CorpusBackend, sample_corpus_dir
-from research_core.embeddings import build_similarity
-from research_core.engine import Engine, validate_question
+from research_core.delivery.publishers import TerminalPublisher
 from research_core.errors import RunError
-from research_core.monolithic import MonolithicAgent
+from research_core.evaluation.monolithic import MonolithicAgent
+from research_core.evaluation.replay import QueryTrace, live_trace, stored_trace
+from research_core.evaluation.replay import render as render_replay
+from research_core.loop.engine import Engine, validate_question
+from research_core.loop.reporter import Report
+from research_core.loop.state import RunState
+from research_core.models.embeddings import build_similarity
+from research_core.models.tier_factory import aclose_tiers, build_tiers, describe_tier
 from research_core.protocols import ModelTier, SearchBackend, Similarity
-from research_core.publishers import TerminalPublisher
-from research_core.replay import QueryTrace, live_trace, stored_trace
-from research_core.replay import render as render_replay
-from research_core.reporter import Report
-from research_core.restore import load_state
 from research_core.runlog import LogEvent
+from research_core.search.corpus import CorpusBackend, sample_corpus_dir
+from research_core.search.web.factory import build_backend, uses_corpus
 from research_core.settings import TIERS, Settings
-from research_core.state import RunState
-from research_core.store import SqlStore
-from research_core.tier_factory import aclose_tiers, build_tiers, describe_tier
-from research_core.web.factory import build_backend, uses_corpus
+from research_core.store.restore import load_state
+from research_core.store.sql import SqlStore
 
 STRATEGIES = ("hierarchical", "monolithic")
 

@@ -17,15 +17,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.playground import Playground
 from bot.server import BotServer, start_bot
-from redsearch.services import configure_logging, wait_for_signal
-from redsearch.services import say as stderr_line
+from contract.redis_server import EmbeddedRedis, free_port, redis_answers
+from playground.server import Playground
+from redsearch.processes import configure_logging, wait_for_signal
+from redsearch.processes import say as stderr_line
 from redsearch.supervisor import Supervisor, worker_command
 from research_core.errors import SettingsError
 from research_core.redaction import redact_url
 from research_core.settings import Secret, Settings
-from workers.redis_server import EmbeddedRedis, free_port, redis_answers
 from workers.worker import run_worker
 
 PLAYGROUND_TOKEN = "xoxb-playground"

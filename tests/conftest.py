@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from bot.fake_slack import FakeSlack
-from research_core.corpus import CorpusBackend
+from playground.fake_slack import FakeSlack
 from research_core.protocols import SearchHit, SearchRequest, Similarity
+from research_core.search.corpus import CorpusBackend
 from research_core.settings import (
     TIERS,
     BudgetSettings,
@@ -22,7 +22,7 @@ from research_core.settings import (
     Settings,
     TierSettings,
 )
-from research_core.store import SqlStore
+from research_core.store.sql import SqlStore
 from tests.fakes.openai_server import FakeOpenAIServer, Handler
 from tests.redis_db import empty_redis
 

@@ -7,14 +7,14 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from research_core.embeddings import build_similarity
-from research_core.engine import Engine
+from research_core.loop.engine import Engine
+from research_core.loop.reporter import Report
+from research_core.loop.state import RunState
+from research_core.models.embeddings import build_similarity
+from research_core.models.tier_factory import aclose_tiers, build_tiers
 from research_core.protocols import Publisher, SearchBackend, Similarity
-from research_core.reporter import Report
 from research_core.settings import EmbeddingSettings
-from research_core.state import RunState
-from research_core.store import SqlStore
-from research_core.tier_factory import aclose_tiers, build_tiers
+from research_core.store.sql import SqlStore
 from tests.conftest import AS_OF, scripted_settings
 from tests.fakes.openai_server import FakeOpenAIServer, Handler
 

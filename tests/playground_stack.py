@@ -15,9 +15,9 @@ from aiohttp import web
 from slack_bolt.async_app import AsyncApp
 
 from bot.app import EVENTS_PATH, Queue, build_app, web_app
-from bot.playground import Playground
+from contract.redis_server import free_port
+from playground.server import Playground
 from tests.redis_db import empty_redis
-from workers.redis_server import free_port
 
 PLAYGROUND_REDIS_URL = os.environ.get("TEST_PLAYGROUND_REDIS_URL", "redis://127.0.0.1:6379/14")
 SECRET = "playground-test-secret"

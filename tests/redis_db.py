@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 import redis.asyncio as aioredis
 
-from workers.redis_server import ensure_redis
+from contract.redis_server import ensure_redis
 
 
 @asynccontextmanager

@@ -13,8 +13,8 @@ from typing import Any
 
 import aiohttp
 
-from bot.fake_slack import BOT_USER_ID, FakeSlack, Message
-from bot.requests import ResearchRequestMsg
+from contract.requests import ResearchRequestMsg
+from playground.fake_slack import BOT_USER_ID, FakeSlack, Message
 
 SECRET = "test-signing-secret"
 CHANNEL = "C0RESEARCH"

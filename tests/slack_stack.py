@@ -18,15 +18,15 @@ from aiohttp import web
 from arq.connections import ArqRedis
 
 from bot.app import build_app, web_app
-from bot.fake_slack import FakeSlack, Message
+from contract.queue import ACTIVE_KEY, JobQueue, connect
+from contract.redis_server import awaited
+from playground.fake_slack import FakeSlack, Message
 from research_core.protocols import SearchBackend
 from research_core.settings import Secret, Settings, SlackSettings, WorkerSettings
 from tests.conftest import AS_OF, SLACK_TOKEN, scripted_settings
 from tests.engine_run import Serve, default_similarity
 from tests.fakes.openai_server import Handler
 from tests.slack_driver import CHANNEL, SECRET, SlackDriver
-from workers.queue import ACTIVE_KEY, JobQueue, connect
-from workers.redis_server import awaited
 from workers.worker import run_worker
 
 

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from contract.redis_server import free_port
 from redsearch.cli import main
-from redsearch.services import run_bot
+from redsearch.processes import run_bot
 from redsearch.up import _redis
 from research_core.settings import Settings
 from tests.bad_input import Ran, assert_clean, clean_env, one_error_line, run_cli, within
 from tests.conftest import write_doc
-from workers.redis_server import free_port
 
 QUESTION = "How did heat pump prices move in 2026?"
 BOUND_S = 10.0

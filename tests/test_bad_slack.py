@@ -25,9 +25,9 @@ import redis.asyncio as aioredis
 from aiohttp import web
 
 from bot.app import build_app, request_key, web_app
-from bot.fake_slack import BOT_USER_ID, FakeSlack
-from bot.playground import Playground
-from bot.requests import ResearchRequestMsg
+from contract.requests import ResearchRequestMsg
+from playground.fake_slack import BOT_USER_ID, FakeSlack
+from playground.server import Playground
 from tests.bad_input import assert_clean
 from tests.slack_driver import ALICE, CHANNEL, RecordingQueue, SlackDriver, button_value
 

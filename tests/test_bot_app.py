@@ -16,7 +16,7 @@ import redis.asyncio as aioredis
 from aiohttp import web
 
 from bot.app import ResearchRequestMsg, build_app, request_key, strip_mention, web_app
-from bot.fake_slack import BOT_USER_ID, FakeSlack
+from playground.fake_slack import BOT_USER_ID, FakeSlack
 from tests.conftest import SLACK_TOKEN
 from tests.slack_driver import ALICE, BOB, CHANNEL, SECRET, RecordingQueue, SlackDriver, buttons
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from research_core.budget import AXES, deep_total, deep_totals, standard_totals
-from research_core.deep_mode import BudgetOwner
+from research_core.budget.axes import AXES, deep_total, deep_totals, standard_totals
+from research_core.budget.owner import BudgetOwner
 from research_core.errors import SettingsError
 from research_core.runlog import LogEvent, RunLog
 from research_core.settings import BudgetSettings, Settings

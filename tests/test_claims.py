@@ -7,11 +7,11 @@ import json
 import re
 from typing import Any
 
-from research_core.claims import code_check, evidence_keys, report_claims
-from research_core.evidence import Evidence
-from research_core.reporter import Report, Source
-from research_core.store import SqlStore
-from research_core.store_models import ClaimRow
+from research_core.loop.claims import code_check, evidence_keys, report_claims
+from research_core.loop.evidence import Evidence
+from research_core.loop.reporter import Report, Source
+from research_core.store.models import ClaimRow
+from research_core.store.sql import SqlStore
 from tests.conftest import RecordingBackend
 from tests.engine_run import Serve, run_engine
 from tests.fakes.openai_server import last_user_text

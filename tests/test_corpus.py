@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from research_core.corpus import CorpusBackend, plan_query
 from research_core.errors import CorpusError
 from research_core.protocols import SearchBackend, SearchRequest, TimeRange
+from research_core.search.corpus import CorpusBackend, plan_query
 
 LONG_PARAGRAPH = "隔膜企业扩产节奏放缓，" * 60
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from research_core import cadence
-from research_core.delivery import Delivery, Publication
-from research_core.memory import Summary
-from research_core.publishers import MemoryPublisher
+from research_core.delivery import cadence
+from research_core.delivery.publications import Delivery, Publication
+from research_core.delivery.publishers import MemoryPublisher
+from research_core.loop.memory import Summary
 from research_core.runlog import RunLog
-from research_core.store import SqlStore
-from research_core.store_models import PublicationRow
+from research_core.store.models import PublicationRow
+from research_core.store.sql import SqlStore
 from tests.conftest import RecordingBackend, write_doc
 from tests.engine_run import Outcome, Serve, run_engine
 from tests.scripted import Script

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from research_core.store import SqlStore
-from research_core.store_models import LedgerRow, PublicationRow, RunRow
+from research_core.store.models import LedgerRow, PublicationRow, RunRow
+from research_core.store.sql import SqlStore
 from tests.conftest import cli_env
 from tests.engine_run import Serve
 from tests.fakes.openai_server import Reply

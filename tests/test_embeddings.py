@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 from aiohttp import web
 
-from research_core.embeddings import (
+from research_core.errors import ModelUnavailable, SettingsError
+from research_core.models.embeddings import (
     OPENAI_BATCH,
     EmbeddingSimilarity,
     blend,
     build_embedder,
 )
-from research_core.errors import ModelUnavailable, SettingsError
 from research_core.settings import EmbeddingSettings, Secret, Settings
 
 EN_PARAPHRASES = [
@@ -266,7 +266,7 @@ def test_settings_from_env() -> None:
 
 @pytest.mark.gguf
 async def test_bundled_chat_gguf_embeds_through_llama_cpp() -> None:
-    from research_core.llama_tier import bundled_model_path
+    from research_core.models.llama_tier import bundled_model_path
 
     embedder = build_embedder(EmbeddingSettings(model=bundled_model_path(), gguf_context=512))
     vectors = await embedder.embed([*EN_PARAPHRASES[0], EN_UNRELATED[2][1]])

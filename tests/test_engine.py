@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from research_core.store import SqlStore
-from research_core.store_models import EvidenceRow, LedgerRow, NodeRow, QueryRow
+from research_core.store.models import EvidenceRow, LedgerRow, NodeRow, QueryRow
+from research_core.store.sql import SqlStore
 from tests.conftest import AS_OF, RecordingBackend, write_doc
 from tests.engine_run import Serve, run_engine
 from tests.fakes.openai_server import Reply, last_user_text

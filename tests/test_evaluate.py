@@ -13,11 +13,11 @@ import pytest
 from redsearch.evaluate import add_arguments, evaluate, render, run_suite
 from redsearch.late_docs import LateDocs, LatePoint, late_point, parse_late_at
 from redsearch.recording import RecordingPublisher
-from research_core.corpus import CorpusBackend
+from research_core.evaluation.suite import AFTER_STEP, FIRST_PART, Suite, SuiteError, load_suite
+from research_core.loop.reporter import Report, Source
 from research_core.protocols import SearchRequest
-from research_core.reporter import Report, Source
 from research_core.runlog import RunLog
-from research_core.suite import AFTER_STEP, FIRST_PART, Suite, SuiteError, load_suite
+from research_core.search.corpus import CorpusBackend
 from tests.conftest import DOCS, scripted_settings, write_doc
 from tests.engine_run import Serve, default_similarity
 from tests.scripted import Script

@@ -9,14 +9,14 @@ import pytest
 from slack_sdk.errors import SlackApiError
 from sqlalchemy import delete
 
-from bot.fake_slack import FakeSlack
-from bot.requests import ResearchRequestMsg
-from research_core.delivery import Delivery, Publication
-from research_core.publishers import MemoryPublisher
-from research_core.restore import load_state
+from contract.requests import ResearchRequestMsg
+from playground.fake_slack import FakeSlack
+from research_core.delivery.publications import Delivery, Publication
+from research_core.delivery.publishers import MemoryPublisher
 from research_core.runlog import RunLog
-from research_core.store import SqlStore
-from research_core.store_models import PublicationIntentRow, PublicationRow
+from research_core.store.models import PublicationIntentRow, PublicationRow
+from research_core.store.restore import load_state
+from research_core.store.sql import SqlStore
 from tests.conftest import SLACK_TOKEN, RecordingBackend, scripted_settings
 from tests.engine_run import Serve, run_engine, run_state
 from tests.scripted import Script

@@ -9,7 +9,7 @@ import pytest
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.fake_slack import FakeSlack
+from playground.fake_slack import FakeSlack
 from tests.conftest import SLACK_TOKEN as TOKEN
 
 CH = "C0TEST"

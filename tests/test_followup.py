@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 
-from research_core.followup import followup_node_ids
-from research_core.goal_tree import GoalTree
+from research_core.loop.followup import followup_node_ids
+from research_core.loop.goal_tree import GoalTree
+from research_core.loop.state import RunState
 from research_core.settings import Settings
-from research_core.state import RunState
 
 
 def test_follow_up_nodes_include_their_sub_questions() -> None:

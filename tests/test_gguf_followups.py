@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from contract.redis_server import free_port
 from tests.conftest import cli_env
 from tests.up_process import text_of, up_process
-from workers.redis_server import free_port
 
 pytestmark = pytest.mark.gguf
 

@@ -15,13 +15,13 @@ from typing import Any, cast
 import pytest
 from pydantic import BaseModel, Field
 
-from research_core.gateway import Gateway
-from research_core.grammar_guard import GrammarGuard, with_length_cap
-from research_core.ledger import Ledger
-from research_core.llama_tier import LlamaTier, ModelLock
+from research_core.models.gateway import Gateway
+from research_core.models.grammar_guard import GrammarGuard, with_length_cap
+from research_core.models.ledger import Ledger
+from research_core.models.llama_tier import LlamaTier, ModelLock
+from research_core.models.schemas import FollowUpOut, json_schema, prompt_schemas
 from research_core.protocols import Message
 from research_core.runlog import RunLog
-from research_core.schemas import FollowUpOut, json_schema, prompt_schemas
 from tests.test_tiers import FakeLlama
 
 NOTES = {"type": "array", "maxItems": 40, "items": {"type": "string", "maxLength": 300}}
@@ -51,7 +51,7 @@ def test_a_schema_that_compiles_is_sent_as_it_is() -> None:
 def test_a_refused_schema_is_sent_with_lower_bounds_and_the_log_says_so(
         caplog: pytest.LogCaptureFixture) -> None:
     guard, _ = below(12_000)
-    with caplog.at_level(logging.WARNING, "research_core.grammar_guard"):
+    with caplog.at_level(logging.WARNING, "research_core.models.grammar_guard"):
         safe = guard.safe(LONG, "Long")
     assert safe is not None
     assert safe["properties"]["answer"]["maxLength"] < 5000
@@ -114,12 +114,12 @@ async def test_the_gateway_refuses_a_shape_that_prompts_yaml_does_not_name() -> 
 
 SAMPLE_EVERY_SCHEMA = r'''
 import asyncio, json, sys
-from research_core.grammar_guard import llama_compiles
-from research_core.llama_tier import bundled_model_path, load_llama
+from research_core.models.grammar_guard import llama_compiles
+from research_core.models.llama_tier import bundled_model_path, load_llama
 from research_core.protocols import Message
-from research_core.schemas import json_schema, prompt_schemas
+from research_core.models.schemas import json_schema, prompt_schemas
 from research_core.settings import Settings
-from research_core.tier_factory import build_tiers
+from research_core.models.tier_factory import build_tiers
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 async def main() -> None:

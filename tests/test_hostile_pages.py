@@ -15,12 +15,12 @@ from collections.abc import AsyncIterator
 import pytest
 
 from research_core.protocols import SearchHit
-from research_core.web.chain import WebBackend
-from research_core.web.extract import FetchedPage
-from research_core.web.extract_process import HelperPool, extract_in_process
-from research_core.web.hits import source_id_for
-from research_core.web.net_guard import AddressPolicy, address_problem
-from research_core.web.page_reader import PageReader, PageRefused
+from research_core.search.web.chain import WebBackend
+from research_core.search.web.extract import FetchedPage
+from research_core.search.web.extract_process import HelperPool, extract_in_process
+from research_core.search.web.hits import source_id_for
+from research_core.search.web.net_guard import AddressPolicy, address_problem
+from research_core.search.web.page_reader import PageReader, PageRefused
 from tests.fakes.hostile_web import PARAGRAPH, HostileWeb, slow_pdf
 
 PAGE_HOST = "127.0.0.2"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from research_core.evidence import Evidence
-from research_core.memory import WorkingMemory, facts_of, missing_facts
+from research_core.loop.evidence import Evidence
+from research_core.loop.memory import WorkingMemory, facts_of, missing_facts
 from research_core.settings import EngineSettings
-from research_core.store import SqlStore
-from research_core.store_models import EvidenceRow, NodeRow, SummaryRow
+from research_core.store.models import EvidenceRow, NodeRow, SummaryRow
+from research_core.store.sql import SqlStore
 from tests.conftest import RecordingBackend
 from tests.engine_run import Serve, run_engine
 from tests.fakes.openai_server import last_user_text

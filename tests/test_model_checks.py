@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from research_core.corpus import CorpusBackend
+from research_core.loop.reflection import _add_neglected
+from research_core.loop.state import RunState
 from research_core.protocols import Similarity
-from research_core.reflection import _add_neglected
+from research_core.search.corpus import CorpusBackend
 from research_core.settings import Settings
-from research_core.state import RunState
-from research_core.store import SqlStore
+from research_core.store.sql import SqlStore
 from tests.conftest import AS_OF, RecordingBackend, write_doc
 from tests.engine_run import QUESTION, Serve, run_engine
 from tests.fakes.openai_server import last_user_text

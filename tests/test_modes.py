@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from research_core.publishers import MemoryPublisher
-from research_core.store import SqlStore
+from research_core.delivery.publishers import MemoryPublisher
+from research_core.store.sql import SqlStore
 from tests.conftest import RecordingBackend
 from tests.engine_run import Serve, run_engine
 from tests.scripted import Script

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from redsearch.bench import RunMetrics, render
-from research_core.ledger import TierTotals
-from research_core.monolithic import MonolithicAgent, prompt_chars
-from research_core.replay import live_trace, stored_trace
-from research_core.reporter import Report
-from research_core.state import RunState
-from research_core.store import SqlStore
-from research_core.store_models import QueryRow, ReportRow
-from research_core.tier_factory import aclose_tiers, build_tiers
+from research_core.evaluation.monolithic import MonolithicAgent, prompt_chars
+from research_core.evaluation.replay import live_trace, stored_trace
+from research_core.loop.reporter import Report
+from research_core.loop.state import RunState
+from research_core.models.ledger import TierTotals
+from research_core.models.tier_factory import aclose_tiers, build_tiers
+from research_core.store.models import QueryRow, ReportRow
+from research_core.store.sql import SqlStore
 from tests.conftest import AS_OF, RecordingBackend, scripted_settings
 from tests.engine_run import QUESTION, Serve
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, last_user_text, schema_name

@@ -14,9 +14,9 @@ import pytest
 import redis.asyncio as aioredis
 from slack_bolt.async_app import AsyncBoltRequest
 
-from bot.fake_slack import BOT_USER_ID, Message
-from bot.playground import Playground, PlaygroundError
-from bot.slack_delivery import CONNECTION_FAILED, HTTP_ERROR, TIMEOUT
+from playground.deliveries import CONNECTION_FAILED, HTTP_ERROR, TIMEOUT
+from playground.fake_slack import BOT_USER_ID, Message
+from playground.server import Playground, PlaygroundError
 from tests.playground_stack import ALICE, BOB, BotServer, playground_stack, real_redis
 from tests.slack_driver import RecordingQueue as Recorder
 

@@ -14,8 +14,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from bot.app import ResearchRequestMsg
-from bot.fake_slack import BOT_USER_ID
-from bot.playground import Playground
+from playground.fake_slack import BOT_USER_ID
+from playground.server import Playground
 from tests.playground_stack import ALICE, BOB, TOKEN, playground_stack, real_redis
 from workers.slack_publisher import SlackPublisher, make_client
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from research_core.conflicts import find_conflicts
-from research_core.corpus import CorpusBackend
-from research_core.evidence import Evidence
-from research_core.publishers import MemoryPublisher
-from research_core.store import SqlStore
+from research_core.delivery.publishers import MemoryPublisher
+from research_core.loop.conflicts import find_conflicts
+from research_core.loop.evidence import Evidence
+from research_core.search.corpus import CorpusBackend
+from research_core.store.sql import SqlStore
 from tests.conftest import RecordingBackend, write_doc
 from tests.engine_run import Serve, run_engine
 from tests.scripted import Script

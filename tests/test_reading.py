@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from research_core.loop.reading import deep_read
 from research_core.protocols import Similarity
-from research_core.reading import deep_read
 from research_core.runlog import RunLog
-from research_core.search import SearchTool
+from research_core.search.tool import SearchTool
 from research_core.settings import EngineSettings
-from research_core.store import SqlStore
+from research_core.store.sql import SqlStore
 from tests.conftest import RecordingBackend, write_doc
 from tests.engine_run import Serve, run_engine
 from tests.scripted import Script

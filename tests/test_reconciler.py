@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator
 import pytest
 from arq.connections import ArqRedis
 
-from bot.requests import CHOOSING, ResearchRequestMsg, request_key
+from contract.queue import JobPayload, JobQueue, connect, started_key
+from contract.requests import CHOOSING, ResearchRequestMsg, request_key
 from tests.slack_driver import ALICE, CHANNEL
 from workers.lease import Lease
-from workers.queue import JobPayload, JobQueue, connect, started_key
 from workers.reconciler import reconcile
 
 LEASE_S = 5.0

@@ -14,8 +14,8 @@ from arq.connections import RedisSettings
 from arq.jobs import Job
 from arq.worker import Worker
 
-from workers import redis_server
-from workers.redis_server import (
+from contract import redis_server
+from contract.redis_server import (
     EmbeddedRedis,
     RedisUnavailable,
     ensure_redis,

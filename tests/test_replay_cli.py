@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from research_core.replay import EvidenceFact, trace
-from research_core.state import RunState
-from research_core.store import SqlStore
+from research_core.evaluation.replay import EvidenceFact, trace
+from research_core.loop.state import RunState
+from research_core.store.sql import SqlStore
 from tests.conftest import RecordingBackend, cli_env
 from tests.engine_run import QUESTION, Serve, run_engine
 from tests.fakes.openai_server import schema_name

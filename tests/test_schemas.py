@@ -7,8 +7,8 @@ import datetime as dt
 import pytest
 from pydantic import ValidationError
 
-from research_core.planner import _range_problem, split_fallback, time_range
-from research_core.schemas import Decomposition, QueryPlan, SubQuestion
+from research_core.loop.planner import _range_problem, split_fallback, time_range
+from research_core.models.schemas import Decomposition, QueryPlan, SubQuestion
 
 AS_OF = dt.date(2026, 10, 31)
 

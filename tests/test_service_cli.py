@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from contract.redis_server import free_port
 from tests.conftest import SLACK_TOKEN, TEST_REDIS_URL, cli_env
-from workers.redis_server import free_port
 
 
 def run_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from bot.fake_slack import BOT_USER_ID, Change
-from bot.requests import job_id, request_key
+from contract.queue import JobQueue
+from contract.requests import job_id, request_key
+from playground.fake_slack import BOT_USER_ID, Change
 from tests.conftest import RecordingBackend, write_doc
 from tests.fakes.openai_server import Reply, last_user_text
 from tests.scripted import Script, data_block, field_of
@@ -25,7 +26,6 @@ from tests.slack_stack import (
     is_part,
     wait_for,
 )
-from workers.queue import JobQueue
 
 QUESTION = "How did heat pump sales and prices move in 2026?"
 CORRECTION = "stats-sales-correction-2026-10"
@@ -130,7 +130,7 @@ async def test_mention_to_final_message_with_revision_followups_and_a_429(
 
 
 async def _request(stack: Any, ts: str) -> Any:
-    from bot.requests import Requests
+    from contract.requests import Requests
     request = await Requests(stack.pool).load(request_key(CHANNEL, ts))
     assert request is not None
     return request
@@ -228,7 +228,7 @@ async def test_a_deleted_status_message_does_not_fail_the_research(
 
 
 def test_header_helper_reads_only_headers() -> None:
-    from bot.fake_slack import Message
+    from playground.fake_slack import Message
     msg = Message("C", "1.0", "t", [{"type": "header", "text": {"type": "plain_text",
                                                                 "text": "Research finished"}}])
     assert header(msg) == "Research finished"

@@ -8,7 +8,7 @@ import json
 import time
 from typing import Any
 
-from bot.fake_slack import FakeSlack
+from playground.fake_slack import FakeSlack
 from tests.conftest import SLACK_TOKEN as TOKEN
 from workers.slack_publisher import SECTION_LIMIT, SlackPublisher, make_client, split_text
 

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from bot.blocks import picker_blocks, status_blocks
-from bot.fake_slack import FakeSlack
-from bot.mrkdwn import escape, from_slack, link, mention
-from bot.requests import ResearchRequestMsg
+from contract.blocks import picker_blocks, status_blocks
+from contract.mrkdwn import escape, from_slack, link, mention
+from contract.requests import ResearchRequestMsg
+from playground.fake_slack import FakeSlack
 from research_core.protocols import Similarity
-from research_core.store import SqlStore
+from research_core.store.sql import SqlStore
 from tests.conftest import SLACK_TOKEN
 from tests.engine_run import Serve, run_engine
 from tests.fakes.web_server import Doc, FakeWeb, article

@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from bot.fake_slack import BOT_USER_ID, FakeSlack
-from bot.fake_socket_mode import FakeSocketMode
 from bot.server import start_bot
+from contract.queue import ACTIVE_KEY, connect
+from contract.redis_server import awaited
+from playground.fake_slack import BOT_USER_ID, FakeSlack
+from playground.fake_socket_mode import FakeSocketMode
 from research_core.settings import Secret, Settings, SlackSettings, WorkerSettings
 from tests.conftest import SLACK_TOKEN
 from tests.slack_driver import ALICE, CHANNEL, buttons
 from tests.slack_stack import wait_for
-from workers.queue import ACTIVE_KEY, connect
-from workers.redis_server import awaited
 
 APP_TOKEN = "xapp-1-test"
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from research_core.delivery.publishers import MemoryPublisher
 from research_core.protocols import SearchRequest
-from research_core.publishers import MemoryPublisher
-from research_core.restore import load_state
 from research_core.settings import Settings
-from research_core.store import SqlStore
-from research_core.store_models import Base
+from research_core.store.models import Base
+from research_core.store.restore import load_state
+from research_core.store.sql import SqlStore
 from tests.conftest import RecordingBackend
 from tests.engine_run import Serve, run_engine
 from tests.scripted import Script

@@ -14,18 +14,18 @@ from typing import Any, cast
 import pytest
 
 from research_core.errors import ModelUnavailable, SettingsError
-from research_core.grammar_guard import GrammarGuard
-from research_core.llama_tier import (
+from research_core.models.grammar_guard import GrammarGuard
+from research_core.models.llama_tier import (
     LlamaTier,
     ModelLock,
     bundled_model_path,
     gemma_prompt,
     load_llama,
 )
-from research_core.openai_tier import OpenAITier
+from research_core.models.openai_tier import OpenAITier
+from research_core.models.tier_factory import aclose_tiers, build_tiers, describe_tier
 from research_core.protocols import Message
 from research_core.settings import Secret, Settings, TierSettings
-from research_core.tier_factory import aclose_tiers, build_tiers, describe_tier
 from tests.engine_run import Serve
 from tests.fakes.openai_server import Reply
 

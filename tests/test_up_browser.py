@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from contract.redis_server import free_port
 from redsearch.up import UpStack, start_up
 from research_core.settings import WorkerSettings
 from tests.conftest import AS_OF, RecordingBackend, scripted_settings
@@ -17,7 +18,6 @@ from tests.playground_stack import ALICE, BOB
 from tests.test_playground_browser import browser, open_page, save_screenshot, say, switch_user
 from tests.test_playground_browser import pytestmark as browser_marks
 from tests.test_slack_flow import QUESTION, correction_script, late_correction
-from workers.redis_server import free_port
 
 __all__ = ["browser"]
 pytestmark = browser_marks

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import aiohttp
 
-from bot.fake_slack import BOT_USER_ID, FakeSlack
-from bot.requests import Requests, request_key
+from contract.requests import Requests, request_key
+from playground.fake_slack import BOT_USER_ID, FakeSlack
 from redsearch.up import start_up
-from research_core.corpus import CorpusBackend, sample_corpus_dir
+from research_core.search.corpus import CorpusBackend, sample_corpus_dir
 from research_core.settings import Secret, Settings, SlackSettings, WorkerSettings
 from tests.conftest import SLACK_TOKEN, TEST_REDIS_URL, RecordingBackend, cli_env
 from tests.engine_run import default_similarity

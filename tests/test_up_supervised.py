@@ -17,12 +17,12 @@ from typing import Any
 import aiohttp
 import pytest
 
+from contract.redis_server import free_port
 from tests.conftest import TEST_REDIS_URL, cli_env
 from tests.engine_run import Serve
 from tests.fakes.openai_server import Reply, last_user_text
 from tests.scripted import Script
 from tests.up_process import UpProcess, text_of, up_process
-from workers.redis_server import free_port
 
 QUESTION = "How did heat pump sales and prices move in 2026?"
 CRASH_WORD = "crash-me"

@@ -10,18 +10,18 @@ from typing import Any
 
 import pytest
 
-from research_core.engine import Engine
-from research_core.prompts import neutralise
+from research_core.delivery.publishers import MemoryPublisher
+from research_core.loop.engine import Engine
+from research_core.models.prompts import neutralise
+from research_core.models.tier_factory import aclose_tiers, build_tiers
 from research_core.protocols import Similarity
-from research_core.publishers import MemoryPublisher
-from research_core.store import SqlStore
-from research_core.tier_factory import aclose_tiers, build_tiers
-from research_core.web.api_client import ApiClient
-from research_core.web.chain import WebBackend
-from research_core.web.net_guard import AddressPolicy
-from research_core.web.page_reader import PageReader
-from research_core.web.rate_limit import LocalRateLimiter
-from research_core.web.searxng import SearxngSearch
+from research_core.search.web.api_client import ApiClient
+from research_core.search.web.chain import WebBackend
+from research_core.search.web.net_guard import AddressPolicy
+from research_core.search.web.page_reader import PageReader
+from research_core.search.web.rate_limit import LocalRateLimiter
+from research_core.search.web.searxng import SearxngSearch
+from research_core.store.sql import SqlStore
 from tests.conftest import scripted_settings
 from tests.engine_run import Outcome, Serve, run_engine
 from tests.fakes.openai_server import last_user_text

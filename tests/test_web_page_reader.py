@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from research_core.web.net_guard import AddressPolicy, address_problem
-from research_core.web.page_reader import CHUNK_BYTES, PageReader, PageRefused
+from research_core.search.web.net_guard import AddressPolicy, address_problem
+from research_core.search.web.page_reader import CHUNK_BYTES, PageReader, PageRefused
 from tests.fakes.web_server import BIG_PAGE_BYTES, PDF_LINES, Doc, FakeWeb, article
 
 # The pages are served from 127.0.0.2; only that address is let through, so 127.0.0.1 (and

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio as aioredis
 
-from research_core.web.rate_limit import LocalRateLimiter, RedisRateLimiter, Window
-from workers.redis_server import EmbeddedRedis, redis_answers
+from contract.redis_server import EmbeddedRedis, redis_answers
+from research_core.search.web.rate_limit import LocalRateLimiter, RedisRateLimiter, Window
 
 LOCAL_REDIS = "redis://127.0.0.1:6379/0"
 

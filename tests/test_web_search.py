@@ -11,20 +11,20 @@ from pathlib import Path
 
 import pytest
 
-from research_core.corpus import CorpusBackend
 from research_core.errors import SearchUnavailable, SettingsError
 from research_core.protocols import SearchRequest, TimeRange
 from research_core.runlog import RunLog, bound
-from research_core.search import cache_key
+from research_core.search.corpus import CorpusBackend
+from research_core.search.tool import cache_key
+from research_core.search.web.api_client import ApiClient, retry_after_s
+from research_core.search.web.brave import BraveSearch
+from research_core.search.web.chain import WebBackend
+from research_core.search.web.factory import build_backend
+from research_core.search.web.page_reader import PageReader
+from research_core.search.web.rate_limit import LocalRateLimiter
+from research_core.search.web.searxng import SearxngSearch, time_range_param
+from research_core.search.web.tavily import TavilySearch
 from research_core.settings import Secret, Settings, WebSettings
-from research_core.web.api_client import ApiClient, retry_after_s
-from research_core.web.brave import BraveSearch
-from research_core.web.chain import WebBackend
-from research_core.web.factory import build_backend
-from research_core.web.page_reader import PageReader
-from research_core.web.rate_limit import LocalRateLimiter
-from research_core.web.searxng import SearxngSearch, time_range_param
-from research_core.web.tavily import TavilySearch
 from tests.fakes.web_server import Doc, Failure, FakeWeb, article
 
 TODAY = dt.date(2026, 10, 31)

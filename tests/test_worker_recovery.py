@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from bot.fake_slack import BOT_USER_ID, Change
-from bot.requests import job_id
+from contract.requests import job_id
+from playground.fake_slack import BOT_USER_ID, Change
 from tests.conftest import SLACK_TOKEN, RecordingBackend, cli_env
 from tests.fakes.openai_server import Reply
 from tests.scripted import Script

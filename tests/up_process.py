@@ -16,8 +16,8 @@ from typing import Any
 
 import aiohttp
 
-from bot.fake_slack import BOT_USER_ID
-from bot.playground import DEFAULT_USERS
+from playground.fake_slack import BOT_USER_ID
+from playground.server import DEFAULT_USERS
 
 JSON = dict[str, Any]
 ALICE = next(iter(DEFAULT_USERS))

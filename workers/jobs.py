@@ -23,10 +23,7 @@ from typing import Any
 from arq import Retry
 from redis.exceptions import RedisError
 
-from bot.requests import ResearchRequestMsg
-from research_core.errors import RunError
-from workers.lease import Lease
-from workers.queue import (
+from contract.queue import (
     FOLLOWUP,
     JobPayload,
     claim_key,
@@ -35,6 +32,9 @@ from workers.queue import (
     handover_key,
     started_key,
 )
+from contract.requests import ResearchRequestMsg
+from research_core.errors import RunError
+from workers.lease import Lease
 from workers.services import Services
 from workers.thread_work import ThreadWork
 

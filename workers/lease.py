@@ -12,7 +12,7 @@ import uuid
 
 import redis.asyncio as aioredis
 
-from workers.redis_server import awaited
+from contract.redis_server import awaited
 
 _RENEW = """
 local holder = redis.call('get', KEYS[1])

@@ -19,8 +19,7 @@ import logging
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from workers.lease import lease_key
-from workers.queue import (
+from contract.queue import (
     ACTIVE_KEY,
     JobPayload,
     JobQueue,
@@ -29,7 +28,8 @@ from workers.queue import (
     handover_key,
     started_key,
 )
-from workers.redis_server import awaited
+from contract.redis_server import awaited
+from workers.lease import lease_key
 
 log = logging.getLogger(__name__)
 

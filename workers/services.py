@@ -12,17 +12,17 @@ from dataclasses import dataclass
 from arq.connections import ArqRedis
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.requests import Requests
-from research_core.corpus import CorpusBackend, sample_corpus_dir
-from research_core.embeddings import build_similarity
-from research_core.engine import Engine
+from contract.queue import JobQueue
+from contract.requests import Requests
+from research_core.loop.engine import Engine
+from research_core.models.embeddings import build_similarity
+from research_core.models.tier_factory import aclose_tiers, build_tiers, describe_tier
 from research_core.protocols import ModelTier, Publisher, SearchBackend, Similarity
+from research_core.search.corpus import CorpusBackend, sample_corpus_dir
+from research_core.search.web.factory import build_backend, rate_table, uses_corpus
+from research_core.search.web.rate_limit import RedisRateLimiter
 from research_core.settings import Settings
-from research_core.store import SqlStore
-from research_core.tier_factory import aclose_tiers, build_tiers, describe_tier
-from research_core.web.factory import build_backend, rate_table, uses_corpus
-from research_core.web.rate_limit import RedisRateLimiter
-from workers.queue import JobQueue
+from research_core.store.sql import SqlStore
 from workers.slack_publisher import make_client
 
 log = logging.getLogger(__name__)

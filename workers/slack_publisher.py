@@ -2,7 +2,7 @@
 
 Answer parts are thread messages in Block Kit (sections of mrkdwn, then a context line with the
 sources); a revision edits the same message (`chat.update`) and says "revised: <reason>".
-Everything the text holds comes from models and sources, so it is escaped (`bot.mrkdwn`) and
+Everything the text holds comes from models and sources, so it is escaped (`contract.mrkdwn`) and
 posted with `parse: none`; every message carries its publication key in its metadata, so
 `posted(key)` can find it after a crash (`workers.slack_outbox`).
 Progress notes are coalesced into one message edited in place, written at most once per
@@ -27,7 +27,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.mrkdwn import NO_PARSE, clip, escape, link
+from contract.mrkdwn import NO_PARSE, clip, escape, link
 from workers.slack_outbox import find_posted, metadata
 
 log = logging.getLogger(__name__)

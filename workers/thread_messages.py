@@ -11,12 +11,12 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.blocks import final_blocks, status_blocks, status_text
-from bot.mrkdwn import NO_PARSE, escape, mention
-from bot.requests import ResearchRequestMsg
-from research_core.delivery import Outbox, Publication
-from research_core.reporter import Report
-from research_core.state import RunState
+from contract.blocks import final_blocks, status_blocks, status_text
+from contract.mrkdwn import NO_PARSE, escape, mention
+from contract.requests import ResearchRequestMsg
+from research_core.delivery.publications import Outbox, Publication
+from research_core.loop.reporter import Report
+from research_core.loop.state import RunState
 from workers.slack_outbox import find_posted
 from workers.slack_publisher import post_options
 

@@ -11,12 +11,12 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from bot.requests import ENDED, FAILED, FINISHED, RUNNING, STOPPED, ResearchRequestMsg
+from contract.queue import FOLLOWUP, JobPayload, doing_key
+from contract.requests import ENDED, FAILED, FINISHED, RUNNING, STOPPED, ResearchRequestMsg
 from research_core.errors import RunNotFound
-from research_core.restore import load_state
-from research_core.state import RunState
+from research_core.loop.state import RunState
+from research_core.store.restore import load_state
 from workers import thread_messages as msgs
-from workers.queue import FOLLOWUP, JobPayload, doing_key
 from workers.services import Services
 from workers.slack_publisher import SlackPublisher
 

@@ -14,9 +14,9 @@ from typing import Any, ClassVar
 
 from arq.worker import Function, Worker, func
 
+from contract.queue import JOB_FUNCTION, JobQueue, connect, deserialize, serialize
 from research_core.settings import Settings
 from workers.jobs import run_job
-from workers.queue import JOB_FUNCTION, JobQueue, connect, deserialize, serialize
 from workers.reconciler import reconcile_forever
 from workers.services import Services
 

@@ -1,0 +1,97 @@
+"""The Block Kit messages of a request's thread, shared by the bot and the workers.
+
+The picker (question, Auto/Standard/Deep, what each costs) becomes the request's status message
+once a depth is chosen: "Depth: Deep — queued/researching/finished/stopped", with a Stop button
+while the research may still be stopped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contract.mrkdwn import escape, mention, one_line
+from contract.requests import FAILED, FINISHED, QUEUED, RUNNING, STOPPED, ResearchRequestMsg
+from research_core.budget.axes import deep_total
+
+Block = dict[str, Any]
+
+SECTION_TEXT_LIMIT = 3000
+QUESTION_SHOWN_CHARS = 2500
+STOP_ACTION = "stop_research"
+
+DEPTHS: dict[str, str] = {"auto": "Auto", "standard": "Standard", "deep": "Deep"}
+DEPTH_ACTIONS: dict[str, str] = {f"depth_{depth}": depth for depth in DEPTHS}
+STATUS_WORDS = {QUEUED: "queued", RUNNING: "researching…", FINISHED: "finished",
+                STOPPED: "stopped", FAILED: "failed"}
+STOPPABLE = (QUEUED, RUNNING)
+
+
+def shown(question: str) -> str:
+    """The question as the thread quotes it: one line (a newline cannot start a line of the
+    bot's own), at most QUESTION_SHOWN_CHARS, escaped (nothing in it is a live mention)."""
+    line = one_line(question)
+    if len(line) > QUESTION_SHOWN_CHARS:
+        line = line[:QUESTION_SHOWN_CHARS] + "…"
+    return escape(line)
+
+
+def _mrkdwn(text: str) -> Block:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_TEXT_LIMIT]}}
+
+
+def _context(text: str) -> Block:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text[:SECTION_TEXT_LIMIT]}]}
+
+
+def _button(action_id: str, label: str, value: str, style: str | None = None) -> Block:
+    button: Block = {"type": "button", "action_id": action_id, "value": value,
+                     "text": {"type": "plain_text", "text": label}}
+    if style:
+        button["style"] = style
+    return button
+
+
+def costs_line(steps: int) -> str:
+    """What each depth costs, from the step budget the workers use (RED_BUDGET_STEPS)."""
+    return ("*Auto*: starts at Standard and may upgrade to Deep when the question needs it · "
+            f"*Standard*: up to {steps} steps · *Deep*: up to {deep_total(steps)} steps, "
+            "slower and costlier")
+
+
+def picker_blocks(request: ResearchRequestMsg, steps: int) -> list[Block]:
+    """The question, the three depth buttons (their value is the request key), the costs."""
+    buttons = [_button(f"depth_{depth}", label, request.key) for depth, label in DEPTHS.items()]
+    buttons[0]["style"] = "primary"
+    text = f"*Research request from {mention(request.user)}:*\n>{shown(request.question)}\n" \
+           "How deep should I go?"
+    return [_mrkdwn(text), {"type": "actions", "block_id": "depth_picker", "elements": buttons},
+            _context(costs_line(steps))]
+
+
+def picker_text() -> str:
+    return "How deep should I research this? " + " / ".join(DEPTHS.values())
+
+
+def status_text(depth: str, status: str) -> str:
+    return f"Depth: {DEPTHS.get(depth, depth)} — {STATUS_WORDS.get(status, status)}"
+
+
+def status_blocks(request: ResearchRequestMsg, status: str) -> list[Block]:
+    """The chosen request: its question, depth and state, and Stop while it can stop."""
+    depth = request.depth or "auto"
+    blocks = [_mrkdwn(f"*Research request from {mention(request.user)}:*\n"
+                      f">{shown(request.question)}"),
+              _context(status_text(depth, status))]
+    if status in STOPPABLE:
+        blocks.append({"type": "actions", "block_id": "research_control", "elements": [
+            _button(STOP_ACTION, "Stop", request.key, style="danger")]})
+    return blocks
+
+
+def final_blocks(title: str, sections: list[tuple[str, str]]) -> list[Block]:
+    """The closing message: a header, then titled sections (sources, flagged, tokens)."""
+    blocks: list[Block] = [{"type": "header", "text": {"type": "plain_text",
+                                                       "text": title[:150]}}]
+    for heading, body in sections:
+        blocks += [{"type": "divider"}, _mrkdwn(f"*{heading}*\n{body}")]
+    return blocks

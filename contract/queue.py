@@ -1,0 +1,128 @@
+"""The ARQ queue between the bot and the workers: JSON jobs with deterministic ids.
+
+Every job is `run_job(payload)`; the payload says which request (and which follow-up) it
+serves. Jobs that should run until they end are kept in the `red:active` hash (job id →
+payload): the workers' reconciler re-enqueues one whose run lost its lease (its worker died),
+so it resumes from its checkpoint within lease + reconcile interval, not ARQ's job timeout.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from arq.connections import ArqRedis, RedisSettings, create_pool
+
+from contract.redis_server import awaited
+from contract.requests import ResearchRequestMsg, followup_job_id, run_id_for
+
+JOB_FUNCTION = "run_job"
+ACTIVE_KEY = "red:active"
+RESEARCH = "research"
+FOLLOWUP = "followup"
+
+
+def started_key(job_id: str) -> str:
+    """Set when a job first holds its run's lease: from then on it is the reconciler's care."""
+    return f"red:started:{job_id}"
+
+
+def claim_key(job_id: str) -> str:
+    """A reconciler re-enqueued this job; the resumed job deletes it once it holds the lease."""
+    return f"red:reconcile:{job_id}"
+
+
+def crashes_key(job_id: str) -> str:
+    """How many times this job's worker died under it (a graceful hand-over is no crash)."""
+    return f"red:crashes:{job_id}"
+
+
+def handover_key(job_id: str) -> str:
+    """Set by a job that gave its lease back on shutdown: its resume is not a crash."""
+    return f"red:handover:{job_id}"
+
+
+def doing_key(job_id: str) -> str:
+    """What the job is doing right now ("step 7: executor/followup"), for crash reports."""
+    return f"red:doing:{job_id}"
+
+
+def serialize(data: dict[str, Any]) -> bytes:
+    """ARQ's job serializer: JSON, never pickle."""
+    return json.dumps(data, ensure_ascii=False).encode()
+
+
+def deserialize(raw: bytes) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(raw)
+    return data
+
+
+async def connect(redis_url: str) -> ArqRedis:
+    return await create_pool(RedisSettings.from_dsn(redis_url), job_serializer=serialize,
+                             job_deserializer=deserialize)
+
+
+@dataclass(frozen=True)
+class JobPayload:
+    """What a job does: research a request, or answer one follow-up in its thread."""
+
+    kind: str
+    job_id: str
+    request_key: str
+    followup_ts: str = ""
+    followup_user: str = ""
+    followup_text: str = ""
+
+    @property
+    def run_id(self) -> str:
+        return run_id_for(self.request_key)
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> JobPayload:
+        return cls(**{k: str(data.get(k) or "") for k in cls.__dataclass_fields__})
+
+    @classmethod
+    def research(cls, request: ResearchRequestMsg) -> JobPayload:
+        return cls(RESEARCH, request.job_id, request.key)
+
+    @classmethod
+    def followup(cls, request: ResearchRequestMsg, ts: str, user: str, text: str) -> JobPayload:
+        return cls(FOLLOWUP, followup_job_id(request.channel, ts), request.key, ts, user, text)
+
+
+class JobQueue:
+    """Enqueues jobs once each (ARQ drops a job id it already has) and tracks them as active."""
+
+    def __init__(self, pool: ArqRedis) -> None:
+        self.pool = pool
+
+    async def submit(self, payload: JobPayload) -> bool:
+        """True when this call queued the job (False: that job id was already queued)."""
+        await awaited(self.pool.hset(ACTIVE_KEY, payload.job_id, json.dumps(payload.to_dict())))
+        return await self.resubmit(payload, payload.job_id)
+
+    async def resubmit(self, payload: JobPayload, job_id: str) -> bool:
+        """Enqueue an active job under `job_id` (its entry in `red:active` stays as it is)."""
+        job = await self.pool.enqueue_job(JOB_FUNCTION, payload.to_dict(), _job_id=job_id)
+        return job is not None
+
+    async def research(self, request: ResearchRequestMsg) -> bool:
+        return await self.submit(JobPayload.research(request))
+
+    async def followup(self, request: ResearchRequestMsg, ts: str, user: str,
+                       text: str) -> bool:
+        return await self.submit(JobPayload.followup(request, ts, user, text))
+
+    async def active(self) -> list[JobPayload]:
+        raw = await awaited(self.pool.hgetall(ACTIVE_KEY))
+        return [JobPayload.from_dict(json.loads(v)) for v in raw.values()]
+
+    async def is_active(self, job_id: str) -> bool:
+        return bool(await awaited(self.pool.hexists(ACTIVE_KEY, job_id)))
+
+    async def ended(self, job_id: str) -> None:
+        await awaited(self.pool.hdel(ACTIVE_KEY, job_id))

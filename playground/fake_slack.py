@@ -1,0 +1,349 @@
+"""A local fake of the Slack Web API over aiohttp, for the tests and the browser playground.
+
+It serves `/api/<method>` like Slack: form-encoded or JSON bodies, a bearer token, HTTP 200 with
+`ok`/`error`, `ts` values that strictly increase, and HTTP 429 with `Retry-After` when
+`chat.postMessage` is driven faster than once a second per channel. Messages keep Slack's
+message `metadata` ({event_type, event_payload}), which `conversations.replies` returns only
+with `include_all_metadata=true`, in pages (`limit`, `cursor`). Every call is recorded and
+every message change is announced to listeners (the playground streams them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+from playground.fake_slack_messages import (
+    BOT_ID,
+    BOT_USER_ID,
+    JSON,
+    TEAM_ID,
+    Call,
+    Change,
+    Message,
+    SlackError,
+    flag,
+    parse_blocks,
+    parse_metadata,
+)
+
+Listener = Callable[[Change], None]
+
+class FakeSlack:
+    """The fake workspace and its Web API server; `start()` it, point clients at `base_url`."""
+
+    def __init__(self, token: str = "xoxb-fake-token", post_interval: float = 1.0) -> None:
+        self.token = token
+        self.post_interval = post_interval
+        self._messages: dict[tuple[str, str], Message] = {}
+        self._ephemeral: dict[str, Message] = {}
+        self._statuses: dict[tuple[str, str], str] = {}
+        self._calls: list[Call] = []
+        self._last_post: dict[str, float] = {}
+        self._forced: list[tuple[str | None, int, int]] = []
+        self._failures: dict[str, str] = {}
+        self._listeners: list[Listener] = []
+        self._last_ts = 0
+        self._runner: web.AppRunner | None = None
+        self._port = 0
+        self._handlers: dict[str, Callable[[JSON], JSON]] = {
+            "auth.test": self._auth_test, "chat.postMessage": self._post_message,
+            "chat.update": self._update, "chat.postEphemeral": self._post_ephemeral,
+            "chat.delete": self._delete, "assistant.threads.setStatus": self._set_status,
+            "conversations.replies": self._replies,
+        }
+        self._method_tokens: dict[str, str] = {}
+
+    # -- server lifecycle ---------------------------------------------------------------
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0,
+                    app: web.Application | None = None) -> None:
+        """Serve the Web API at `/api/<method>`, on `app` when given (the playground adds its
+        own routes to the same server)."""
+        app = app if app is not None else web.Application()
+        app.router.add_route("*", "/api/{method}", self._handle)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port)
+        await site.start()
+        self._port = int(self._runner.addresses[0][1])
+
+    def add_method(self, method: str, handler: Callable[[JSON], JSON],
+                   token: str | None = None) -> None:
+        """Serve one more Web API method; `token`: the one it takes instead of the bot token
+        (apps.* methods take the app-level token)."""
+        self._handlers[method] = handler
+        if token is not None:
+            self._method_tokens[method] = token
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> FakeSlack:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._port}/api/"
+
+    # -- helpers for tests and the playground ----------------------------------------------
+
+    def messages(self, channel: str, thread_ts: str | None = None) -> list[Message]:
+        """The channel's messages in ts order; with thread_ts, the thread (parent first)."""
+        found = [m for (ch, _), m in self._messages.items() if ch == channel and (
+            thread_ts is None or m.ts == thread_ts or m.thread_ts == thread_ts)]
+        return sorted(found, key=lambda m: float(m.ts))
+
+    def message(self, channel: str, ts: str) -> Message | None:
+        return self._messages.get((channel, ts))
+
+    def ephemerals(self, channel: str, user: str | None = None) -> list[Message]:
+        return [m for m in self._ephemeral.values()
+                if m.channel == channel and (user is None or m.ephemeral_for == user)]
+
+    def ephemeral(self, ts: str) -> Message | None:
+        return self._ephemeral.get(ts)
+
+    def statuses(self, channel: str) -> dict[str, str]:
+        """The assistant status of every thread of the channel that has one set."""
+        return {ts: s for (ch, ts), s in self._statuses.items() if ch == channel and s}
+
+    def status(self, channel: str, thread_ts: str) -> str:
+        return self._statuses.get((channel, thread_ts), "")
+
+    def calls(self, method: str | None = None) -> list[Call]:
+        return [c for c in self._calls if method is None or c.method == method]
+
+    def force_ratelimit(self, count: int = 1, method: str | None = None,
+                        retry_after: int = 1) -> None:
+        """Answer the next `count` calls (of `method`, or any) with HTTP 429 and Retry-After."""
+        self._forced.append((method, count, retry_after))
+
+    def fail(self, method: str, error: str | None) -> None:
+        """Make `method` answer `ok: false` with `error` (None: behave again)."""
+        if error is None:
+            self._failures.pop(method, None)
+        else:
+            self._failures[method] = error
+
+    def add_listener(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener` on every change; returns a function that removes it."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def subscribe(self) -> tuple[asyncio.Queue[Change], Callable[[], None]]:
+        """A queue that receives every change, and the function that stops it."""
+        queue: asyncio.Queue[Change] = asyncio.Queue()
+        return queue, self.add_listener(queue.put_nowait)
+
+    def post_user_message(self, channel: str, user: str, text: str,
+                          thread_ts: str | None = None,
+                          blocks: list[JSON] | None = None) -> Message:
+        """A person writes in the channel (the playground's message box)."""
+        msg = Message(channel, self._next_ts(), text, blocks or [], thread_ts, user=user,
+                      bot_id=None)
+        self._messages[(channel, msg.ts)] = msg
+        self._emit("posted", msg)
+        return msg
+
+    def call(self, method: str, **params: Any) -> JSON:
+        """Run a Web API method as the bot, in-process and without pacing (a response_url does
+        this); raises SlackError on `ok: false`."""
+        return self._dispatch(method, params, self.token)
+
+    # -- request handling ---------------------------------------------------------------------
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        params = await self._params(request)
+        token = self._token(request, params)
+        call = Call(method, params, time.time())
+        self._calls.append(call)
+        retry_after = self._ratelimited(method, params)
+        if retry_after is not None:
+            call.status, call.error = 429, "ratelimited"
+            return web.json_response({"ok": False, "error": "ratelimited"}, status=429,
+                                     headers={"Retry-After": str(retry_after)})
+        try:
+            body = self._dispatch(method, params, token)
+        except SlackError as exc:
+            call.error = exc.error
+            body = {"ok": False, "error": exc.error}
+        return web.json_response(body)
+
+    @staticmethod
+    async def _params(request: web.Request) -> JSON:
+        params: JSON = dict(request.query)
+        if request.content_type == "application/json":
+            raw = await request.text()
+            params.update(json.loads(raw) if raw else {})
+        elif request.can_read_body:
+            params.update({k: v for k, v in (await request.post()).items()
+                           if isinstance(v, str)})
+        return params
+
+    @staticmethod
+    def _token(request: web.Request, params: JSON) -> str | None:
+        auth = request.headers.get("Authorization", "")
+        if auth.startswith("Bearer "):
+            return auth[len("Bearer "):]
+        token = params.pop("token", None)
+        return str(token) if token else None
+
+    def _ratelimited(self, method: str, params: JSON) -> int | None:
+        for i, (only, count, retry_after) in enumerate(self._forced):
+            if only is None or only == method:
+                self._forced[i] = (only, count - 1, retry_after)
+                self._forced = [f for f in self._forced if f[1] > 0]
+                return retry_after
+        if method != "chat.postMessage" or self.post_interval <= 0:
+            return None
+        last = self._last_post.get(str(params.get("channel", "")))
+        wait = 0.0 if last is None else last + self.post_interval - time.monotonic()
+        return max(1, math.ceil(wait)) if wait > 0 else None
+
+    def _dispatch(self, method: str, params: JSON, token: str | None) -> JSON:
+        if not token:
+            raise SlackError("not_authed")
+        if token != self._method_tokens.get(method, self.token):
+            raise SlackError("invalid_auth")
+        handler = self._handlers.get(method)
+        if handler is None:
+            raise SlackError("unknown_method")
+        if method in self._failures:
+            raise SlackError(self._failures[method])
+        return {"ok": True, **handler(params)}
+
+    # -- methods -------------------------------------------------------------------------------
+
+    def _auth_test(self, params: JSON) -> JSON:
+        return {"url": "https://fake.slack.test/", "team": "Fake", "user": "red",
+                "team_id": TEAM_ID, "user_id": BOT_USER_ID, "bot_id": BOT_ID}
+
+    def _post_message(self, params: JSON) -> JSON:
+        channel, text, blocks = self._content(params)
+        thread_ts = str(params["thread_ts"]) if params.get("thread_ts") else None
+        if thread_ts is not None:
+            parent = self._messages.get((channel, thread_ts))
+            if parent is None:
+                raise SlackError("thread_not_found")
+            thread_ts = parent.thread_ts or thread_ts
+        msg = Message(channel, self._next_ts(), text, blocks, thread_ts,
+                      metadata=parse_metadata(params.get("metadata")))
+        self._messages[(channel, msg.ts)] = msg
+        self._last_post[channel] = time.monotonic()
+        self._emit("posted", msg)
+        return {"channel": channel, "ts": msg.ts, "message": msg.to_dict()}
+
+    def _update(self, params: JSON) -> JSON:
+        channel, text, blocks = self._content(params)
+        msg = self._messages.get((channel, str(params.get("ts", ""))))
+        if msg is None:
+            raise SlackError("message_not_found")
+        msg.history.append({"text": msg.text, "blocks": msg.blocks,
+                            "ts": msg.edited_ts or msg.ts})
+        msg.text, msg.blocks, msg.edited_ts = text, blocks, self._next_ts()
+        msg.metadata = parse_metadata(params.get("metadata")) or msg.metadata
+        self._emit("updated", msg)
+        return {"channel": channel, "ts": msg.ts, "text": text, "message": msg.to_dict()}
+
+    def _post_ephemeral(self, params: JSON) -> JSON:
+        channel, text, blocks = self._content(params)
+        user = str(params.get("user", ""))
+        if not user:
+            raise SlackError("user_not_in_channel")
+        thread_ts = str(params["thread_ts"]) if params.get("thread_ts") else None
+        msg = Message(channel, self._next_ts(), text, blocks, thread_ts, ephemeral_for=user)
+        self._ephemeral[msg.ts] = msg
+        self._emit("ephemeral", msg)
+        return {"message_ts": msg.ts}
+
+    def _delete(self, params: JSON) -> JSON:
+        channel, ts = str(params.get("channel", "")), str(params.get("ts", ""))
+        msg = self._messages.pop((channel, ts), None)
+        if msg is None:
+            raise SlackError("message_not_found")
+        self._emit("deleted", msg)
+        return {"channel": channel, "ts": ts}
+
+    def _set_status(self, params: JSON) -> JSON:
+        channel, thread_ts = str(params.get("channel_id", "")), str(params.get("thread_ts", ""))
+        if not channel or not thread_ts:
+            raise SlackError("invalid_arguments")
+        status = str(params.get("status", ""))
+        self._statuses[(channel, thread_ts)] = status
+        for listener in list(self._listeners):
+            listener(Change("status", channel, thread_ts, thread_ts, {"status": status}))
+        return {}
+
+    def _replies(self, params: JSON) -> JSON:
+        """A thread, parent first, a page of `limit` at a time (`cursor` from the previous
+        page's response_metadata.next_cursor); metadata only with include_all_metadata."""
+        channel, ts = str(params.get("channel", "")), str(params.get("ts", ""))
+        found = self._messages.get((channel, ts))
+        if found is None:
+            raise SlackError("thread_not_found")
+        ts = found.thread_ts or ts  # a reply's ts gives its whole thread, as in Slack
+        thread = self.messages(channel, ts)
+        dicts = [m.to_dict(flag(params.get("include_all_metadata"))) for m in thread]
+        if len(thread) > 1:
+            dicts[0].update(thread_ts=ts, reply_count=len(thread) - 1)
+        start, limit = self._page(params)
+        more = start + limit < len(dicts)
+        return {"messages": dicts[start:start + limit], "has_more": more,
+                "response_metadata": {"next_cursor": f"offset:{start + limit}" if more else ""}}
+
+    @staticmethod
+    def _page(params: JSON) -> tuple[int, int]:
+        cursor = str(params.get("cursor") or "")
+        try:
+            limit = max(1, min(int(params.get("limit") or 1000), 1000))
+            start = int(cursor.removeprefix("offset:")) if cursor else 0
+        except ValueError as exc:
+            raise SlackError("invalid_cursor") from exc
+        return start, limit
+
+    # -- internals --------------------------------------------------------------------------
+
+    @staticmethod
+    def _content(params: JSON) -> tuple[str, str, list[JSON]]:
+        channel = str(params.get("channel", ""))
+        if not channel:
+            raise SlackError("channel_not_found")
+        text, blocks = str(params.get("text") or ""), parse_blocks(params.get("blocks"))
+        if not text and not blocks:
+            raise SlackError("no_text")
+        if len(blocks) > 50:
+            raise SlackError("invalid_blocks")
+        return channel, text[:40_000], blocks
+
+    def _next_ts(self) -> str:
+        micros = max(int(time.time() * 1_000_000), self._last_ts + 1)
+        self._last_ts = micros
+        return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
+
+    def _emit(self, kind: str, msg: Message) -> None:
+        change = Change(kind, msg.channel, msg.ts, msg.thread_ts, msg.to_dict(),
+                        msg.ephemeral_for)
+        for listener in list(self._listeners):
+            listener(change)
+
+
+__all__ = ["BOT_ID", "BOT_USER_ID", "TEAM_ID", "Call", "Change", "FakeSlack", "Message",
+           "SlackError"]

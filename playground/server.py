@@ -1,0 +1,351 @@
+"""The local playground: a Slack channel in the browser, for trying the bot without Slack.
+
+One aiohttp server holds the fake Slack workspace (`FakeSlack`, whose Web API the bot calls at
+`<url>/api/`) and the page. A message typed on the page is stored as a person's message and
+delivered to the bot as a signed Events API callback (`message`, plus `app_mention` when it
+mentions the bot); a button click is delivered as a signed `block_actions` interaction. Changes
+reach every open tab through server-sent events; `/ui/state` restores a page after a reload.
+
+    playground = Playground(bot_url="http://127.0.0.1:3000/slack/events",
+                            signing_secret=secret, token=bot_token)
+    await playground.start("127.0.0.1", 8080)   # the bot's SLACK_API_URL: playground.api_url
+    ...
+    await playground.stop()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from playground.deliveries import CONNECTION_FAILED, TIMEOUT, Deliverer, Delivery
+from playground.fake_slack import BOT_USER_ID, Change, FakeSlack, Message, SlackError
+from playground.payloads import (
+    block_actions_payload,
+    event_envelope,
+    find_action,
+    mentions_bot,
+    rich_text_blocks,
+    user_event,
+)
+
+JSON = dict[str, Any]
+
+STATIC_DIR = Path(__file__).parent / "static"
+BOT_NAME = "RED Searcher"
+DEFAULT_USERS = {"U0ALICE": "Alice", "U0BOB": "Bob", "U0CAROL": "Carol"}
+TEXT_LIMIT = 40_000
+RESPONSE_URLS_KEPT = 1000  # response_urls of the newest clicks; older ones answer expired_url
+NOTICES_KEPT = 20
+
+
+class PlaygroundError(Exception):
+    """A bad request from the page: HTTP status and Slack-style error code."""
+
+    def __init__(self, status: int, error: str) -> None:
+        super().__init__(error)
+        self.status = status
+        self.error = error
+
+
+@dataclass(frozen=True)
+class Update:
+    """One numbered change as the page receives it."""
+
+    seq: int
+    data: JSON
+    ephemeral_for: str | None = None
+
+    def visible_to(self, user: str | None) -> bool:
+        return self.ephemeral_for is None or self.ephemeral_for == user
+
+
+class Playground:
+    """The fake workspace, its Web API and the browser page on one aiohttp server."""
+
+    def __init__(self, bot_url: str, signing_secret: str, token: str,
+                 channel: str = "C0PLAYGROUND", *, channel_name: str = "research",
+                 users: dict[str, str] | None = None, post_interval: float = 1.0,
+                 ack_timeout_s: float = 3.0, down_retry_s: float = 1.0,
+                 heartbeat_s: float = 15.0) -> None:
+        self.channel = channel
+        self.channel_name = channel_name
+        self.users = dict(users or DEFAULT_USERS)
+        self.heartbeat_s = heartbeat_s
+        self.fake = FakeSlack(token=token, post_interval=post_interval)
+        self.deliverer = Deliverer(bot_url, signing_secret, ack_timeout_s=ack_timeout_s,
+                                   down_retry_s=down_retry_s, notify=self._on_delivery)
+        self._seq = 0
+        self._streams: set[asyncio.Queue[Update | None]] = set()
+        self._responses: dict[str, tuple[Message, str]] = {}
+        self._notices: list[JSON] = []
+        self._unlisten = self.fake.add_listener(self._on_change)
+        self._host = "127.0.0.1"
+        self._port = 0
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        app = web.Application()
+        app.router.add_get("/", self._index)
+        app.router.add_static("/static/", STATIC_DIR)
+        app.router.add_get("/ui/state", self._state)
+        app.router.add_get("/ui/stream", self._stream)
+        app.router.add_post("/ui/message", self._message)
+        app.router.add_post("/ui/action", self._action)
+        app.router.add_post("/ui/respond/{token}", self._respond)
+        app.on_shutdown.append(self._end_streams)
+        await self.fake.start(host, port, app=app)
+        self._host = "127.0.0.1" if host in ("0.0.0.0", "") else host
+        self._port = self.fake.port
+
+    async def stop(self) -> None:
+        """End the streams, cancel pending deliveries, close the server."""
+        await self._end_streams()
+        await self.deliverer.close()
+        await self.fake.stop()
+        self._unlisten()
+
+    async def __aenter__(self) -> Playground:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    @property
+    def url(self) -> str:
+        return f"http://{self._host}:{self._port}"
+
+    @property
+    def api_url(self) -> str:
+        """The Slack Web API base URL for the bot (its SLACK_API_URL)."""
+        return f"{self.url}/api/"
+
+    # -- what a person does (the page calls these through /ui/…) ------------------------------
+
+    def say(self, user: str, text: str, thread_ts: str | None = None) -> tuple[Message,
+                                                                            list[Delivery]]:
+        """`user` writes `text` (in the thread `thread_ts`); Slack delivers a `message` event
+        and, when the text mentions the bot, an `app_mention` event."""
+        self._check_user(user)
+        text = text.strip()
+        if not text:
+            raise PlaygroundError(400, "no_text")
+        if len(text) > TEXT_LIMIT:
+            raise PlaygroundError(400, "msg_too_long")
+        parent_user = None
+        if thread_ts:
+            parent = self.fake.message(self.channel, thread_ts)
+            if parent is None:
+                raise PlaygroundError(404, "thread_not_found")
+            thread_ts = parent.thread_ts or parent.ts
+            root = self.fake.message(self.channel, thread_ts)
+            parent_user = root.user if root else None
+        msg = self.fake.post_user_message(self.channel, user, text, thread_ts or None,
+                                          blocks=rich_text_blocks(text))
+        kinds = ["message", "app_mention"] if mentions_bot(text) else ["message"]
+        sent = [self.deliverer.send_event(event_envelope(user_event(msg, kind, parent_user)))
+                for kind in kinds]
+        return msg, sent
+
+    def click(self, user: str, message_ts: str, action_id: str,
+              block_id: str = "") -> Delivery:
+        """`user` clicks the element `action_id` of message `message_ts`; Slack delivers a
+        `block_actions` interaction built from the stored message."""
+        self._check_user(user)
+        msg = self.fake.message(self.channel, message_ts) or self.fake.ephemeral(message_ts)
+        if msg is None or (msg.ephemeral_for not in (None, user)):
+            raise PlaygroundError(404, "message_not_found")
+        found = find_action(msg, action_id, block_id)
+        if found is None:
+            raise PlaygroundError(404, "action_not_found")
+        token = secrets.token_urlsafe(16)
+        self._responses[token] = (msg, user)
+        while len(self._responses) > RESPONSE_URLS_KEPT:
+            del self._responses[next(iter(self._responses))]
+        payload = block_actions_payload(msg, found[1], found[0], user, self.users[user],
+                                        self.channel_name, f"{self.url}/ui/respond/{token}")
+        return self.deliverer.send_interaction(payload)
+
+    def notice(self, text: str) -> None:
+        """A line about the service itself (a worker restarted), shown above the channel."""
+        entry = {"at": time.time(), "text": text}
+        self._notices = [*self._notices, entry][-NOTICES_KEPT:]
+        self._publish({"kind": "notice", **entry}, None)
+
+    def state(self, user: str | None) -> JSON:
+        """Everything the page shows to `user`: messages, their ephemerals, statuses."""
+        messages = [m.to_dict() for m in self.fake.messages(self.channel)]
+        ephemerals = [_ephemeral_dict(m) for m in self.fake.ephemerals(self.channel, user)
+                      ] if user else []
+        return {"seq": self._seq, "channel": {"id": self.channel, "name": self.channel_name},
+                "bot": {"user_id": BOT_USER_ID, "name": BOT_NAME}, "users": self.users,
+                "messages": messages, "ephemerals": ephemerals,
+                "statuses": self.fake.statuses(self.channel), "delivery": self._delivery(),
+                "notices": list(self._notices)}
+
+    # -- HTTP handlers -----------------------------------------------------------------------------
+
+    async def _index(self, request: web.Request) -> web.FileResponse:
+        return web.FileResponse(STATIC_DIR / "index.html")
+
+    async def _state(self, request: web.Request) -> web.Response:
+        return web.json_response(self.state(request.query.get("user")))
+
+    async def _message(self, request: web.Request) -> web.Response:
+        try:
+            body = await _json_body(request)
+            self._check_channel(body)
+            msg, sent = self.say(str(body.get("user") or ""), str(body.get("text") or ""),
+                                 str(body.get("thread_ts") or "") or None)
+        except PlaygroundError as exc:
+            return _error(exc)
+        return web.json_response({"ok": True, "ts": msg.ts,
+                                  "event_ids": [d.key for d in sent]})
+
+    async def _action(self, request: web.Request) -> web.Response:
+        try:
+            body = await _json_body(request)
+            self._check_channel(body)
+            self.click(str(body.get("user") or ""), str(body.get("message_ts") or ""),
+                       str(body.get("action_id") or ""), str(body.get("block_id") or ""))
+        except PlaygroundError as exc:
+            return _error(exc)
+        return web.json_response({"ok": True})
+
+    async def _respond(self, request: web.Request) -> web.Response:
+        """A `response_url`: reply to the click ephemerally, in the thread, replace or delete."""
+        found = self._responses.get(request.match_info["token"])
+        if found is None:
+            return web.json_response({"ok": False, "error": "expired_url"}, status=404)
+        msg, user = found
+        try:
+            method, params = _response_call(await _json_body(request), msg, user)
+            self.fake.call(method, **params)
+        except PlaygroundError as exc:
+            return _error(exc)
+        except SlackError as exc:
+            return web.json_response({"ok": False, "error": exc.error}, status=400)
+        return web.json_response({"ok": True})
+
+    async def _stream(self, request: web.Request) -> web.StreamResponse:
+        user = request.query.get("user")
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                           "Cache-Control": "no-cache"})
+        await resp.prepare(request)
+        queue: asyncio.Queue[Update | None] = asyncio.Queue()
+        self._streams.add(queue)
+        try:
+            await resp.write(b"retry: 1000\n\n")
+            while (update := await self._next(queue, resp)) is not None:
+                if update.visible_to(user):
+                    data = json.dumps(update.data, ensure_ascii=False)
+                    await resp.write(f"id: {update.seq}\ndata: {data}\n\n".encode())
+        except ConnectionResetError:
+            pass  # the tab went away
+        finally:
+            self._streams.discard(queue)
+        return resp
+
+    async def _next(self, queue: asyncio.Queue[Update | None],
+                    resp: web.StreamResponse) -> Update | None:
+        """The next update for a stream, writing heartbeats while there is none."""
+        while True:
+            try:
+                return await asyncio.wait_for(queue.get(), self.heartbeat_s)
+            except TimeoutError:
+                await resp.write(b": heartbeat\n\n")
+
+    async def _end_streams(self, app: web.Application | None = None) -> None:
+        for queue in list(self._streams):
+            queue.put_nowait(None)
+        for _ in range(100):
+            if not self._streams:
+                return
+            await asyncio.sleep(0.01)
+
+    # -- change feed -----------------------------------------------------------------------------
+
+    def _on_change(self, change: Change) -> None:
+        if change.channel != self.channel:
+            return
+        data: JSON = {"kind": change.kind, "ts": change.ts, "thread_ts": change.thread_ts}
+        if change.kind == "status":
+            data["status"] = change.data.get("status", "")
+        else:
+            data["message"] = change.data
+            if change.ephemeral_for:
+                data["message"] = {**change.data, "ephemeral_for": change.ephemeral_for}
+        self._publish(data, change.ephemeral_for)
+
+    def _on_delivery(self, delivery: Delivery) -> None:
+        self._publish({"kind": "delivery", **self._delivery()}, None)
+
+    def _publish(self, data: JSON, ephemeral_for: str | None) -> None:
+        self._seq += 1
+        update = Update(self._seq, {"seq": self._seq, **data}, ephemeral_for)
+        for queue in list(self._streams):
+            queue.put_nowait(update)
+
+    def _delivery(self) -> JSON:
+        """How many deliveries wait for a bot that does not answer (the page shows a banner
+        meanwhile); an answer that is an error is the bot's to explain, not a banner's."""
+        failing = [d.retrying for d in self.deliverer.deliveries
+                   if d.retrying in (CONNECTION_FAILED, TIMEOUT)]
+        return {"retrying": len(failing), "reason": failing[-1] if failing else None}
+
+    # -- checks ---------------------------------------------------------------------------------
+
+    def _check_user(self, user: str) -> None:
+        if user not in self.users:
+            raise PlaygroundError(400, "user_not_found")
+
+    def _check_channel(self, body: JSON) -> None:
+        if str(body.get("channel") or self.channel) != self.channel:
+            raise PlaygroundError(404, "channel_not_found")
+
+
+def _ephemeral_dict(msg: Message) -> JSON:
+    return {**msg.to_dict(), "ephemeral_for": msg.ephemeral_for}
+
+
+def _response_call(body: JSON, msg: Message, user: str) -> tuple[str, JSON]:
+    """The Web API call a `response_url` request amounts to."""
+    content: JSON = {k: body[k] for k in ("text", "blocks") if k in body}
+    where = {"channel": msg.channel, "thread_ts": msg.thread_ts} if msg.thread_ts else {
+        "channel": msg.channel}
+    if body.get("delete_original"):
+        return "chat.delete", {"channel": msg.channel, "ts": msg.ts}
+    if body.get("replace_original") and msg.ephemeral_for is None:
+        return "chat.update", {"channel": msg.channel, "ts": msg.ts, **content}
+    if body.get("response_type") == "in_channel":
+        return "chat.postMessage", {**where, **content}
+    return "chat.postEphemeral", {**where, "user": user, **content}
+
+
+async def _json_body(request: web.Request) -> JSON:
+    """The JSON object posted; only `application/json` is taken, so that another web site
+    cannot post to the playground from a browser without a CORS preflight it never gets."""
+    if request.content_type != "application/json":
+        raise PlaygroundError(415, "invalid_content_type")
+    with contextlib.suppress(ValueError, RecursionError):  # RecursionError: absurd nesting
+        body = await request.json()
+        if isinstance(body, dict):
+            return body
+    return {}
+
+
+def _error(exc: PlaygroundError) -> web.Response:
+    return web.json_response({"ok": False, "error": exc.error}, status=exc.status)
+
+
+__all__ = ["BOT_NAME", "DEFAULT_USERS", "Playground", "PlaygroundError"]

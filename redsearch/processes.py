@@ -1,0 +1,92 @@
+"""`redsearch bot` and `redsearch worker`: the Slack surface and the ARQ worker as processes.
+
+Both need a Redis that answers at REDIS_URL (`redsearch up` starts an embedded one instead).
+Each runs until Ctrl-C or SIGTERM and then shuts down cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+
+from contract.redis_server import redis_answers
+from research_core.errors import SettingsError
+from research_core.redaction import redact_url
+from research_core.settings import Settings
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def configure_logging() -> None:
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for noisy in ("httpx", "openai", "aiohttp.access"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+async def wait_for_signal() -> None:
+    """Until SIGINT or SIGTERM."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+async def _redis_url(settings: Settings) -> str:
+    url = settings.worker.redis_url
+    if not await redis_answers(url):
+        raise SettingsError(f"no Redis answers at REDIS_URL={redact_url(url)}; start one, or use "
+                            "`redsearch up`, which starts an embedded Redis")
+    return url
+
+
+async def run_bot(port: int | None, settings: Settings | None = None) -> int:
+    from bot.server import start_bot
+
+    settings = settings or Settings.from_env()
+    if not settings.slack.configured:
+        raise SettingsError("set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (or SLACK_APP_TOKEN "
+                            "for Socket Mode; see the README), or try `redsearch up` for the "
+                            "local playground")
+    configure_logging()
+    server = await start_bot(settings, await _redis_url(settings), port=port)
+    how = "Socket Mode" if server.socket else "HTTP events at /slack/events"
+    say(f"bot on port {server.port}: {how} (Web API {redact_url(settings.slack.api_url)}); "
+         "Ctrl-C stops it")
+    try:
+        await wait_for_signal()
+    finally:
+        await server.stop()
+    say("bot stopped")
+    return 0
+
+
+async def run_worker_command(settings: Settings | None = None) -> int:
+    from workers.worker import run_worker
+
+    settings = settings or Settings.from_env()
+    if not settings.slack.bot_token:
+        raise SettingsError("set SLACK_BOT_TOKEN: the worker posts in Slack threads")
+    configure_logging()
+    url = await _redis_url(settings)
+    say(f"worker starting on Redis {redact_url(url)} ({settings.worker.max_jobs} jobs at once); "
+         "Ctrl-C stops it")
+    task = asyncio.create_task(run_worker(settings, url))
+    waiter = asyncio.create_task(wait_for_signal())
+    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    for running in (task, waiter):
+        running.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    say("worker stopped")
+    return 0

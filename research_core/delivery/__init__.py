@@ -1,0 +1,1 @@
+"""Delivery: progress notes and answer parts, their cadence and revisions, publishers."""

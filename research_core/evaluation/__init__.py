@@ -1,0 +1,1 @@
+"""Evaluation: suites and their grading, the monolithic baseline, the search replay."""

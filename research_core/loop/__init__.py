@@ -1,0 +1,2 @@
+"""The research loop: goal tree, planner, executor,
+memory, reflection, the report and its checks."""

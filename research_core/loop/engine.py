@@ -1,0 +1,380 @@
+"""The REDSearcher loop: greedy goal-tree research with scored evidence, bounded memory,
+periodic reflection, and one report at the end (DESIGN.md §2)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from research_core import runlog
+from research_core.budget.axes import parse_mode
+from research_core.budget.owner import BudgetOwner
+from research_core.delivery.publications import Delivery, Outbox
+from research_core.errors import InvalidQuestion
+from research_core.loop import claims, executor, followup, judgement, planner, reporter
+from research_core.loop.evidence import Evidence, combined_score, credibility, recency
+from research_core.loop.goal_tree import Node
+from research_core.loop.parts import Parts
+from research_core.loop.progress_notes import Announcer
+from research_core.loop.reading import deep_read
+from research_core.loop.reflection import reflect_and_correct
+from research_core.loop.reporter import Report
+from research_core.loop.state import QueryRecord, RunState
+from research_core.models.gateway import Gateway
+from research_core.models.schemas import HitScore
+from research_core.protocols import ModelTier, Publisher, SearchBackend, SearchHit, Similarity
+from research_core.question import has_surrogates, is_blank
+from research_core.search.tool import (
+    DatesPages,
+    HitCache,
+    QueryResult,
+    RemembersHits,
+    SearchTool,
+)
+from research_core.settings import Settings
+
+
+class Checkpointer(Protocol):
+    """Where a run's state is saved after every step (the store)."""
+
+    async def save_checkpoint(self, state: RunState) -> None: ...
+
+    async def save_report(self, run_id: str, report: Report) -> None: ...
+
+    async def load_report(self, run_id: str) -> Report | None: ...
+
+
+class RunStore(Checkpointer, Outbox, Protocol):
+    """The store as the engine needs it: checkpoints and the publication outbox."""
+
+
+def validate_question(question: str, max_chars: int) -> str:
+    cleaned = question.strip()
+    if is_blank(cleaned):
+        raise InvalidQuestion("the question is empty")
+    if has_surrogates(cleaned):
+        raise InvalidQuestion("the question is not valid UTF-8 text")
+    if len(cleaned) > max_chars:
+        raise InvalidQuestion(f"the question has {len(cleaned)} characters; "
+                              f"the limit is {max_chars}")
+    return cleaned
+
+
+@dataclass
+class Engine:
+    settings: Settings
+    tiers: Mapping[str, ModelTier]
+    backend: SearchBackend
+    store: RunStore
+    cache: HitCache
+    similarity: Similarity
+    publisher: Publisher | None = None
+
+    async def run(self, state: RunState) -> Report:
+        """Research until no node is open or the step limit is reached, then report."""
+        research = _Research(self, state)
+        with runlog.bound(state.log):
+            return await research.run()
+
+    async def follow_up(self, state: RunState, question: str,
+                        key: str) -> followup.FollowUpAnswer:
+        """Answer a follow-up in the run's thread: from memory, researching only if needed."""
+        research = _Research(self, state)
+        asked = validate_question(question, self.settings.engine.max_question_chars)
+        with runlog.bound(state.log):
+            done = await followup.answer(research, asked, key,
+                                         self.settings.engine.followup_steps)
+        await research.checkpoint()
+        return done
+
+
+class _Research:
+    """One run's loop, over its state."""
+
+    def __init__(self, engine: Engine, state: RunState) -> None:
+        self.e = engine
+        self.s = state
+        self.cfg = engine.settings.engine
+        self.owner = _owner(engine.settings, state)
+        self.gw = Gateway(engine.tiers, state.ledger, state.log, self.cfg.json_max_tokens,
+                          permit=lambda: bool(self.owner.spend("model_calls")))
+        self.search = SearchTool(engine.backend, engine.cache, self.cfg, state.log,
+                                 engine.similarity,
+                                 permit_read=lambda: bool(self.owner.spend("reads")))
+        self.delivery = Delivery(state.run_id, engine.publisher, engine.store, state.log,
+                                 state.publications, self.owner)
+        self.announcer = Announcer(state, self.delivery)
+        self.parts = Parts(state, self.delivery, self.gw, engine.similarity, self.cfg)
+        if isinstance(engine.backend, RemembersHits):  # a resumed run can read its pages
+            engine.backend.remember([e.as_hit() for e in state.evidence])
+
+    @property
+    def similarity(self) -> Similarity:
+        return self.e.similarity
+
+    @property
+    def deep(self) -> bool:
+        """Composed afresh every turn: only an applied deep changes behaviour."""
+        return self.owner.deep_applied
+
+    async def run(self) -> Report:
+        what = "resume" if self.s.step else "start"
+        self.s.log.emit(what, f"run {self.s.run_id}: {self.s.question!r} as of "
+                        f"{self.s.as_of}, {self.owner.mode} mode", run_id=self.s.run_id)
+        if self.s.status == "finished":  # resumed after the end: deliver what is missing
+            return await self._report()
+        if what == "start":  # a sign of life before the first (slow) model call
+            await self.delivery.progress(
+                f"Planning: splitting the question into sub-questions ({self.owner.mode}, "
+                f"up to {self.owner.total('steps')} steps)", key="start")
+        while (node := self.s.tree.next_open()) is not None and self.may_step():
+            await self.step(node)
+        self.s.log.emit("finalise", self.owner.final_reason or "no open sub-question left")
+        await self.close_working_memory()
+        await self.announcer.at_end()
+        return await self._report()
+
+    def may_step(self) -> bool:
+        self.owner.apply_pending()
+        if self.owner.finalising:
+            return False
+        return bool(self.owner.spend("steps"))
+
+    async def step(self, node: Node) -> None:
+        self.s.step += 1
+        self.s.log.step = self.s.step
+        if node.id != self.s.working.node_id:
+            await self._switch_to(node)
+        if self._should_expand(node):
+            await self._expand(node)
+        else:
+            await self._research_round(node)
+        if self.s.step % self.cfg.reflect_every_steps == 0:
+            await reflect_and_correct(self.gw, self.s, node, self.owner, self.similarity,
+                                      self.cfg)
+        self.s.tree.settle_parents()
+        await self.parts.revise_all()
+        self._consider_upgrade()
+        await self.announcer.after_step()
+        await self.checkpoint()
+
+    async def checkpoint(self) -> None:
+        self.s.extra["budget"] = self.owner.to_dict()
+        await self.e.store.save_checkpoint(self.s)
+
+    def _consider_upgrade(self) -> None:
+        """At the usage reminder the planner may ask for deep; the owner decides later."""
+        if not self.owner.reminder_due() or not self.owner.upgrade_window_open:
+            return
+        why = planner.upgrade_reason(self.s.tree)
+        if why:
+            self.owner.request_upgrade(why)
+
+    def _should_expand(self, node: Node) -> bool:
+        if node.depth == 0:
+            return True
+        thin = len(self.s.kept_for({node.id})) < self.cfg.evidence_per_done_node
+        return thin and node.rounds >= self.cfg.rounds_per_node and node.depth < self.cfg.max_depth
+
+    async def _switch_to(self, node: Node) -> None:
+        """Sub-question switch: rewrite the previous one's working memory into a summary."""
+        await self.close_working_memory()
+        self.s.working.reset(node.id)
+        self.s.log.emit("focus", f"{node.id} (value {node.value:.2f}): {node.question}",
+                        node=node.id)
+        if node.depth > 0:
+            await self.delivery.progress(f"Checking: {node.question}",
+                                         key=f"s{self.s.step}-{node.id}")
+
+    async def close_working_memory(self) -> None:
+        wm = self.s.working
+        if wm.node_id is None or not wm.items:
+            return
+        node = self.s.tree.nodes[wm.node_id]
+        previous = self.s.summaries.get(node.id)
+        summary = await executor.summarise(self.gw, node.id, node.question, wm.items, previous)
+        self.s.summaries[node.id] = summary
+        how = "lossless fallback" if summary.lossless_fallback else "model summary"
+        self.s.log.emit("memory", f"{node.id}: {len(wm.items)} items → summary v"
+                        f"{summary.version} ({how})", node=node.id)
+        wm.items = []
+        await self.parts.publish(node, self.deep)
+
+    async def _expand(self, node: Node) -> None:
+        if self.owner.available("discoveries") < 1:
+            self.owner.spend("discoveries")  # refused and logged with its reason
+            node.status = "insufficient" if node.depth else node.status
+            return
+        known = "; ".join(s.conclusion[:120] for s in list(self.s.summaries.values())[-4:])
+        taken = {n.question for n in self.s.tree.nodes.values()}
+        proposed = await planner.decompose(self.gw, self.s.question, node, known,
+                                           self.cfg.max_children, taken)
+        vetted = await judgement.vet_subquestions(self.similarity, self.s.question, proposed,
+                                                  taken, self.cfg)
+        for question, why in vetted.rejected:
+            self.s.log.emit("subquestion-refused", f"{question[:80]!r}: {why}", node=node.id)
+        subs = vetted.accepted
+        if not subs and node.depth == 0 and proposed:  # the root is always split
+            subs = [s for s in planner.split_fallback(node.question) if s.question not in taken]
+        if not subs:
+            node.status = "insufficient"
+            self.s.log.emit("thin", f"{node.id}: no new sub-question to split into", node=node.id)
+            return
+        self.owner.spend("discoveries")
+        children = [self.s.tree.add_child(node.id, s.question, s.value) for s in subs]
+        listing = ", ".join(f"{c.id} ({c.value:.2f}) {c.question!r}" for c in children)
+        self.s.log.emit("expand", f"{node.id} → {listing}", node=node.id)
+
+    async def _research_round(self, node: Node) -> None:
+        plan = await planner.plan_queries(self.gw, node, self.s.sent_queries(), self.s.as_of,
+                                          self.cfg.query_variants)
+        window = planner.time_range(plan, self.s.as_of, self.cfg.lookback_days)
+        queries = await self.search.dedupe(plan.queries, self.s.sent_queries())
+        results = await self.search.batch(queries, window) if queries else []
+        hits = self._new_hits(node, results)
+        node.rounds += 1
+        if hits:
+            found = [h for _, h in hits]
+            scores = await executor.score_hits(self.gw, node.question, found)
+            scores = await judgement.cross_check_relevance(self.similarity, node.question,
+                                                           found, scores, self.cfg, self.s.log)
+            await self._admit(node, hits, scores)
+        self._settle(node)
+
+    def _new_hits(self, node: Node, results: list[QueryResult]) -> list[tuple[str, SearchHit]]:
+        """Hits not yet judged for this node, each with the id of the query that found it."""
+        seen = self.s.judged_sources(node.id)
+        fresh: list[tuple[str, SearchHit]] = []
+        for result in results:
+            qid = f"Q{len(self.s.queries) + 1}"
+            self.s.queries.append(QueryRecord(
+                qid, node.id, self.s.step, result.query, result.time_range, result.from_cache,
+                [h.source_id for h in result.hits]))
+            for hit in result.hits:
+                if hit.source_id not in seen:
+                    seen.add(hit.source_id)
+                    fresh.append((qid, hit))
+        return fresh
+
+    async def _admit(self, node: Node, hits: list[tuple[str, SearchHit]],
+                     scores: list[HitScore]) -> None:
+        for (qid, hit), score in zip(hits, scores, strict=True):
+            item = self._evidence(node, qid, hit, score)
+            self.s.evidence.append(item)
+            if not item.kept:
+                self.s.log.emit("discard", f"{item.id} {hit.source_id}: {item.discarded_reason}",
+                                evidence=item.id, score=item.score)
+                continue
+            if self.s.working.full:
+                self.s.log.emit("memory", f"working memory at its cap of {self.s.working.cap}")
+                await self.close_working_memory()
+            if self._needs_body(node, item):
+                await self._deep_read(node, item)
+            self.s.working.add(item)
+            self.s.log.emit("keep", f"{item.id} {hit.source_id}: score {item.score:.2f} "
+                            f"(rel {item.relevance:.2f}) {item.reason[:80]}", evidence=item.id)
+
+    def _needs_body(self, node: Node, item: Evidence) -> bool:
+        """Only highly relevant evidence for a node still short of evidence is read in full."""
+        short = len(self.s.kept_for({node.id})) <= self.cfg.evidence_per_done_node
+        return node.status == "open" and short and (
+            item.relevance >= self.cfg.deep_read_relevance)
+
+    async def _deep_read(self, node: Node, item: Evidence) -> None:
+        """Replace a highly relevant hit's snippet by its body's best paragraphs."""
+        if self.s.reads_for(node.id) >= self.cfg.deep_reads_per_node:
+            node.status = "insufficient"
+            self.s.log.emit("read-cap", f"{node.id}: body-read cap of "
+                            f"{self.cfg.deep_reads_per_node} reached; marked insufficient "
+                            "evidence", node=node.id)
+            return
+        if not self.owner.spend("reads"):
+            return
+        read = await deep_read(self.e.backend, self.e.similarity, node.id, node.question,
+                               item.source_id, self.cfg.deep_read_paragraphs)
+        if read is None:
+            return
+        self.s.deep_reads.append(read)
+        item.text = read.text
+        self._date_from_page(item)
+        self.s.log.emit("deep-read", f"{item.id} {item.source_id}: {len(read.chosen)} of "
+                        f"{read.paragraphs_total} paragraphs, ~{read.tokens_read} of "
+                        f"~{read.tokens_full} tokens", tokens_read=read.tokens_read,
+                        tokens_full=read.tokens_full, evidence=item.id)
+
+    def _date_from_page(self, item: Evidence) -> None:
+        """An undated hit takes the publish date its page states, and is rescored with it."""
+        if item.published is not None or not isinstance(self.e.backend, DatesPages):
+            return
+        item.published = self.e.backend.published_of(item.source_id)
+        if item.published is not None:
+            item.recency = recency(item.published, self.s.as_of, self.cfg)
+            item.score = combined_score(item.relevance, item.credibility, item.recency,
+                                        self.cfg)
+
+    def _evidence(self, node: Node, qid: str, hit: SearchHit, score: HitScore) -> Evidence:
+        cred = credibility(hit.source_type)
+        rec = recency(hit.published, self.s.as_of, self.cfg)
+        total = combined_score(score.relevance, cred, rec, self.cfg)
+        kept = total >= self.cfg.evidence_threshold
+        why = "" if kept else (f"score {total:.2f} < {self.cfg.evidence_threshold} (rel "
+                               f"{score.relevance:.2f}, cred {cred:.2f}, rec {rec:.2f})")
+        return Evidence(
+            id=f"E{len(self.s.evidence) + 1}", node_id=node.id, query_id=qid,
+            source_id=hit.source_id, title=hit.title, url=hit.url, published=hit.published,
+            source_type=hit.source_type, publisher=hit.publisher, text=hit.snippet,
+            relevance=score.relevance, credibility=cred, recency=rec, score=total,
+            reason=score.reason, kept=kept, discarded_reason=why,
+        )
+
+    def _settle(self, node: Node) -> None:
+        if node.status != "open":
+            return
+        have = len(self.s.kept_for({node.id}))
+        if have >= self.cfg.evidence_per_done_node:
+            node.status = "done"
+            self.s.log.emit("done", f"{node.id}: {have} reliable items", node=node.id)
+        elif node.rounds >= self.cfg.rounds_per_node and node.depth >= self.cfg.max_depth:
+            node.status = "insufficient"
+            self.s.log.emit("thin", f"{node.id}: insufficient evidence after {node.rounds} "
+                            "rounds", node=node.id)
+        elif node.rounds >= self.cfg.rounds_per_node:
+            self.s.log.emit("thin", f"{node.id}: only {have} reliable items; will split deeper",
+                            node=node.id)
+
+    async def _report(self) -> Report:
+        """The report: written and checked once and saved before it is published, so a
+        resumed run publishes the saved one (no new model call) if it is not out yet."""
+        report = await self.e.store.load_report(self.s.run_id)
+        if report is None:
+            report = await self._write_report()
+            await self.e.store.save_report(self.s.run_id, report)
+        if self.delivery.latest("report") is None:  # not already out before a crash
+            await self.delivery.part("report", report.render(), report.cited_source_ids())
+        if self.s.status != "finished":
+            self.s.status = "finished"
+            self.s.log.emit("budget", "usage at the end:\n" + self.owner.usage_table())
+        await self.checkpoint()
+        return report
+
+    async def _write_report(self) -> Report:
+        kept = self.s.kept()
+        report = await reporter.write_report(
+            self.gw, self.s.question, self.s.as_of, list(self.s.summaries.values()), kept,
+            (self.cfg.report_max_sources, self.cfg.report_max_tokens),
+        )
+        asked = [n.question for n in self.s.tree.nodes.values()]
+        report = await claims.double_check(self.gw, report, kept, asked)
+        self.s.log.emit("report", f"{len(report.cited)} of {len(report.sources)} sources cited"
+                        + (" (assembled from evidence)" if report.fallback else ""))
+        return report
+
+
+def _owner(settings: Settings, state: RunState) -> BudgetOwner:
+    """The run's resource owner: restored from the checkpoint, or started for its mode."""
+    saved = state.extra.get("budget")
+    if saved:
+        return BudgetOwner.from_dict(saved, settings.budget, emit=state.log.emit)
+    return BudgetOwner.start(settings.budget, parse_mode(state.mode), state.requester,
+                             emit=state.log.emit)

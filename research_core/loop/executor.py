@@ -1,0 +1,75 @@
+"""The executor tier's work: scoring a batch of hits, and compressing memory losslessly."""
+
+from __future__ import annotations
+
+from research_core.loop.evidence import Evidence
+from research_core.loop.memory import (
+    Summary,
+    facts_of,
+    lossless_summary,
+    merge_source_ids,
+    missing_facts,
+    previous_facts,
+)
+from research_core.models.gateway import Gateway
+from research_core.models.prompts import max_tokens, render
+from research_core.models.schemas import HitScore, HitScores, MemorySummaryOut
+from research_core.protocols import SearchHit
+from research_core.search.terms import overlap
+
+
+def hit_block(index: int, hit: SearchHit) -> str:
+    date = hit.published.isoformat() if hit.published else "undated"
+    return f"#{index} {hit.title} ({hit.source_type}, {date}) {hit.snippet}"
+
+
+async def score_hits(gw: Gateway, question: str, hits: list[SearchHit]) -> list[HitScore]:
+    """One relevance score (0..1) and a reason per hit, in one batched call."""
+    messages = render("score_hits", question=question,
+                      hits="\n".join(hit_block(i, h) for i, h in enumerate(hits)))
+
+    def check(out: HitScores) -> str | None:
+        got = sorted(s.index for s in out.scores)
+        want = list(range(len(hits)))
+        return None if got == want else f"score every index {want} exactly once, got {got}"
+
+    out = await gw.structured("executor", "score_hits", messages, HitScores,
+                              lambda: lexical_scores(question, hits), check,
+                              max_tokens=max_tokens("score_hits") * len(hits))
+    return sorted(out.scores, key=lambda s: s.index)
+
+
+def lexical_scores(question: str, hits: list[SearchHit]) -> HitScores:
+    """Fallback relevance: the square root of the share of the question's terms in the hit
+    (a hit with half the terms is fairly relevant: 0.71)."""
+    return HitScores(scores=[
+        HitScore(index=i, relevance=round(overlap(question, f"{h.title} {h.snippet}") ** 0.5, 3),
+                 reason="fallback: term overlap with the question")
+        for i, h in enumerate(hits)
+    ])
+
+
+async def summarise(gw: Gateway, node_id: str, question: str, items: list[Evidence],
+                    previous: Summary | None) -> Summary:
+    """Long-term memory for a sub-question; a summary that drops a fact is redone or replaced."""
+    required = facts_of(items) | (previous_facts(previous) if previous else set())
+    messages = render(
+        "summarise", question=question,
+        previous=previous.text() if previous else "none",
+        notes="\n".join(e.line() for e in items),
+    )
+
+    def check(out: MemorySummaryOut) -> str | None:
+        text = "\n".join([out.conclusion, *out.evidence, *out.open_doubts])
+        lost = missing_facts(text, required)
+        return f"the summary dropped these numbers/dates/source ids: {lost[:20]}" if lost else None
+
+    out = await gw.try_structured("executor", "summarise", messages, MemorySummaryOut, check)
+    if out is None:
+        return lossless_summary(node_id, question, items, previous)
+    return Summary(
+        node_id=node_id, question=question, conclusion=out.conclusion, evidence=out.evidence,
+        open_doubts=out.open_doubts, source_ids=merge_source_ids(previous, items),
+        version=(previous.version + 1) if previous else 1,
+    )
+

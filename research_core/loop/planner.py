@@ -1,0 +1,125 @@
+"""The planner tier's decisions: splitting a node, writing query variants, reflecting."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from research_core.loop.evidence import Evidence
+from research_core.loop.goal_tree import GoalTree, Node
+from research_core.models.gateway import Gateway
+from research_core.models.prompts import render
+from research_core.models.schemas import Decomposition, QueryPlan, ReflectionOut, SubQuestion
+from research_core.protocols import TimeRange
+from research_core.search.terms import has_cjk, terms
+
+MIN_RANGE_DAYS = 28
+QUERY_CHARS = 120
+
+
+async def decompose(gw: Gateway, goal: str, node: Node, known: str, max_children: int,
+                    taken: set[str]) -> list[SubQuestion]:
+    """Sub-questions for `node`, most valuable first, none repeating a question in `taken`."""
+    messages = render("decompose", goal=goal, question=node.question,
+                      known=known or "nothing yet", max_children=max_children)
+
+    def check(out: Decomposition) -> str | None:
+        questions = [s.question for s in out.subquestions]
+        return _duplicate_problem({node.question, goal, *taken}, questions)
+
+    out = await gw.try_structured("planner", "decompose", messages, Decomposition, check)
+    if out is None:
+        return split_fallback(node.question) if node.depth == 0 else []
+    ranked = sorted(out.subquestions, key=lambda s: -s.value)
+    return [s for s in ranked if s.question not in taken][:max_children]
+
+
+def split_fallback(question: str) -> list[SubQuestion]:
+    """For the root: two narrower questions that always make sense, figures and causes.
+    Deeper nodes get no fallback split (they are marked insufficient instead)."""
+    core = question.strip(" ?？。")
+    if has_cjk(core):
+        aspects = [("：最新数据与日期", 0.9), ("：原因与解释", 0.7)]
+    else:
+        aspects = [(": latest figures and dates", 0.9), (": causes and explanations", 0.7)]
+    return [SubQuestion(question=core[:130] + suffix, value=v) for suffix, v in aspects]
+
+
+def _duplicate_problem(taken: set[str], questions: list[str]) -> str | None:
+    lowered = [q.strip().lower() for q in questions]
+    if len(set(lowered)) != len(lowered):
+        return "two sub-questions are the same; make each one distinct"
+    if {t.strip().lower() for t in taken} & set(lowered):
+        return "a sub-question repeats a question already in the plan; give new, narrower ones"
+    return None
+
+
+async def plan_queries(gw: Gateway, node: Node, sent: list[str], as_of: dt.date,
+                       variants: int) -> QueryPlan:
+    """Up to `variants` distinct queries for the node, with an optional narrower date range."""
+    messages = render("plan_query", question=node.question, as_of=as_of.isoformat(),
+                      variants=variants, sent="; ".join(sent[-6:]) or "none")
+
+    def check(plan: QueryPlan) -> str | None:
+        return _range_problem(plan, as_of)
+
+    plan = await gw.structured("planner", "plan_query", messages, QueryPlan,
+                               lambda: query_fallback(node.question), check)
+    unique = list(dict.fromkeys(q.strip() for q in plan.queries))
+    return plan.model_copy(update={"queries": unique[:variants]})
+
+
+def query_fallback(question: str) -> QueryPlan:
+    """The question itself, and its content words as a keyword query."""
+    keywords = " ".join(terms(question)[:8])[:QUERY_CHARS]
+    queries = [question[:QUERY_CHARS]] + ([keywords] if keywords and keywords != question else [])
+    return QueryPlan(queries=queries)
+
+
+def _range_problem(plan: QueryPlan, as_of: dt.date) -> str | None:
+    until = dt.date.fromisoformat(plan.until) if plan.until else as_of
+    if until > as_of:
+        return f"until {plan.until} is after the as-of date {as_of}"
+    if plan.since and (until - dt.date.fromisoformat(plan.since)).days < MIN_RANGE_DAYS:
+        return f"the range {plan.since}..{until} is shorter than {MIN_RANGE_DAYS} days"
+    return None
+
+
+def time_range(plan: QueryPlan, as_of: dt.date, lookback_days: int | None) -> TimeRange:
+    """The range sent to the backend: never past the as-of date."""
+    default_since = as_of - dt.timedelta(days=lookback_days) if lookback_days else None
+    since = dt.date.fromisoformat(plan.since) if plan.since else default_since
+    until = dt.date.fromisoformat(plan.until) if plan.until else as_of
+    return TimeRange(since=since, until=min(until, as_of))
+
+
+async def reflect(gw: Gateway, goal: str, current: Node, open_nodes: list[Node],
+                  evidence: list[Evidence]) -> ReflectionOut:
+    """The three questions of DESIGN §2, about the evidence gathered so far."""
+    shown = evidence[-12:]
+    messages = render(
+        "reflect", goal=goal, current=current.question,
+        open="; ".join(n.question for n in open_nodes[:6]) or "none",
+        evidence="\n".join(e.line() for e in shown) or "no evidence yet",
+    )
+    known = {e.id for e in shown}
+
+    def check(out: ReflectionOut) -> str | None:
+        unknown = [i for i in out.off_goal if i not in known]
+        return f"unknown evidence ids {unknown}; use ids from the list" if unknown else None
+
+    return await gw.structured(
+        "planner", "reflect", messages, ReflectionOut,
+        lambda: ReflectionOut(answers_goal=bool(evidence), drifted=False), check,
+    )
+
+
+def upgrade_reason(tree: GoalTree) -> str:
+    """Why deeper research would pay off now ('' when it would not): thin or open coverage."""
+    subs = [n for n in tree.nodes.values() if n.depth > 0 and n.status != "pruned"]
+    thin = [n for n in subs if n.status == "insufficient"]
+    open_ = [n for n in subs if n.status == "open"]
+    if thin:
+        return f"{len(thin)} sub-question(s) ended with insufficient evidence"
+    if len(open_) >= 2:
+        return f"{len(open_)} sub-questions are still open at the usage reminder"
+    return ""

@@ -1,0 +1,189 @@
+"""The reporter tier, called once: a cited report written from the evidence list only.
+
+Every citation must resolve to a numbered, stored source; a report whose citations do not
+resolve goes back to the model once, then a report is assembled from the evidence itself.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+
+from research_core.loop.evidence import Evidence
+from research_core.loop.figures import figures_in
+from research_core.loop.memory import Summary
+from research_core.loop.sentences import sentences
+from research_core.models.gateway import Gateway
+from research_core.models.prompts import render
+
+CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+SOURCES_HEADING = "\n\nSources\n"
+FLAGGED_HEADING = "\n\nFlagged claims (not supported by the evidence they cite)\n"
+_SOURCE_LINE = re.compile(r"^\[(\d+)\] .*\(([^()\s]+)\)$", re.M)
+
+
+@dataclass(frozen=True)
+class Source:
+    number: int
+    source_id: str
+    title: str
+    url: str
+    publisher: str
+    published: dt.date | None
+    source_type: str
+
+    def line(self) -> str:
+        date = self.published.isoformat() if self.published else "undated"
+        return (f"[{self.number}] {self.title} — {self.publisher}, {date}, {self.url} "
+                f"({self.source_id})")
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """One claim of the report, checked against the evidence it cites."""
+
+    text: str
+    citations: list[int]
+    supported: bool
+    reason: str
+    checked_by: str
+
+
+@dataclass(frozen=True)
+class Report:
+    text: str
+    sources: list[Source]
+    cited: list[int]
+    fallback: bool
+    claims: list[ClaimCheck] = field(default_factory=list)
+
+    @property
+    def flagged(self) -> list[ClaimCheck]:
+        return [c for c in self.claims if not c.supported]
+
+    def cited_source_ids(self) -> list[str]:
+        by_number = {s.number: s.source_id for s in self.sources}
+        return [by_number[n] for n in self.cited]
+
+    def render(self) -> str:
+        """The report as published: its text, the cited sources, the flagged claims."""
+        used = [s for s in self.sources if s.number in self.cited]
+        text = self.text.strip() + SOURCES_HEADING + "\n".join(s.line() for s in used)
+        if self.flagged:
+            text += FLAGGED_HEADING
+            text += "\n".join(f"- {c.text[:200]} — {c.reason}" for c in self.flagged)
+        return text
+
+
+def split_rendered(text: str) -> tuple[str, dict[int, str]]:
+    """A published report's own text (without the source list and flags `render` adds) and
+    the source id of each citation number; a text `render` did not make comes back whole."""
+    body, heading, rest = text.rpartition(SOURCES_HEADING)
+    if not heading:
+        return text, {}
+    listing = rest.split(FLAGGED_HEADING, 1)[0]
+    return body, {int(n): sid for n, sid in _SOURCE_LINE.findall(listing)}
+
+
+def number_sources(evidence: list[Evidence], limit: int) -> tuple[list[Source], list[Evidence]]:
+    """Sources numbered from 1 by their best evidence score; the evidence they carry."""
+    ranked = sorted(evidence, key=lambda e: -e.score)
+    order = list(dict.fromkeys(e.source_id for e in ranked))[:limit]
+    first = {sid: next(e for e in ranked if e.source_id == sid) for sid in order}
+    sources = [_source(i + 1, first[sid]) for i, sid in enumerate(order)]
+    return sources, [e for e in ranked if e.source_id in first]
+
+
+def _source(number: int, e: Evidence) -> Source:
+    return Source(number, e.source_id, e.title, e.url, e.publisher, e.published, e.source_type)
+
+
+def cited_numbers(text: str) -> list[int]:
+    found = [int(n) for group in CITATION.findall(text) for n in group.split(",")]
+    return sorted(set(found))
+
+
+def report_problem(text: str, count: int) -> str | None:
+    """Why a report cannot be accepted, or None."""
+    return echo_problem(text) or citation_problem(text, count)
+
+
+def echo_problem(text: str) -> str | None:
+    """A report that repeats its prompt or itself is not a report."""
+    if "<<<DATA" in text or "DATA>>>" in text or "Use ONLY the numbered sources" in text:
+        return "the report repeats the instructions instead of answering"
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if len(lines) >= 4 and len(set(lines)) <= len(lines) // 2:
+        return "the report repeats the same lines; write each finding once"
+    return None
+
+
+def citation_problem(text: str, count: int) -> str | None:
+    """Why a report's citations do not stand, or None."""
+    cited = cited_numbers(text)
+    if not cited:
+        return "the report cites no source; cite sources like [1]"
+    unknown = [n for n in cited if not 1 <= n <= count]
+    if unknown:
+        return f"citations {unknown} do not exist; only [1]..[{count}] may be cited"
+    uncited = [s for s in sentences(text, headings=False)
+               if figures_in(s) and not CITATION.search(s) and not s.endswith(("?", "？"))]
+    if uncited:
+        return f"this sentence states figures without a citation: {uncited[0][:120]!r}"
+    return None
+
+
+async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: list[Summary],
+                       evidence: list[Evidence], limits: tuple[int, int]) -> Report:
+    """The final report; `limits` = (max sources, max tokens)."""
+    sources, carried = number_sources(evidence, limits[0])
+    numbers = {s.source_id: s.number for s in sources}
+    messages = render(
+        "report", question=question, as_of=as_of.isoformat(),
+        summaries="\n".join(f"- {s.question}: {s.conclusion}" for s in summaries) or "- none",
+        sources="\n".join(_source_block(s, carried) for s in sources) or "(no sources)",
+    )
+    if not sources:
+        text = assembled_report(question, summaries, carried, numbers)
+        return Report(text=text, sources=[], cited=[], fallback=True)
+    fallback_used = False
+
+    def fallback() -> str:
+        nonlocal fallback_used
+        fallback_used = True
+        return assembled_report(question, summaries, carried, numbers)
+
+    text = await gw.text("reporter", "report", messages, limits[1], fallback,
+                         lambda t: report_problem(t, len(sources)))
+    cited = [n for n in cited_numbers(text) if 1 <= n <= len(sources)]
+    return Report(text=text, sources=sources, cited=cited, fallback=fallback_used)
+
+
+def _source_block(source: Source, carried: list[Evidence]) -> str:
+    facts = [e.text for e in carried if e.source_id == source.source_id][:3]
+    head = f"[{source.number}] {source.title} ({source.publisher}, {source.source_type}, " \
+           f"{source.published or 'undated'})"
+    return "\n".join([head, *(f"    {f}" for f in facts)])
+
+
+def _uncited(text: str) -> str:
+    """Copied text keeps its bracketed numbers as (n): only our citations use [n]."""
+    return CITATION.sub(lambda m: f"({m.group(1)})", text)
+
+
+def assembled_report(question: str, summaries: list[Summary], carried: list[Evidence],
+                     numbers: dict[str, int]) -> str:
+    """A report built from the evidence itself, each line cited: it cannot cite wrongly."""
+    lines = [f"Report: {' '.join(question.split())}", ""]
+    by_node: dict[str, list[Evidence]] = {}
+    for e in carried:
+        by_node.setdefault(e.node_id, []).append(e)
+    titles = {s.node_id: s.question for s in summaries}
+    for node_id, items in by_node.items():
+        lines.append(_uncited(titles.get(node_id, "Findings")))
+        lines += [f"- {_uncited(e.text)} [{numbers[e.source_id]}]" for e in items[:6]]
+        lines.append("")
+    if not by_node:
+        lines.append("No evidence above the reliability threshold was found.")
+    return "\n".join(lines).strip()

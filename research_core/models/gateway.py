@@ -1,0 +1,142 @@
+"""Every model call of a run goes through here: JSON validation, one retry, then a fallback.
+
+A model mistake (unparseable or invalid output) goes back to the model once with the error;
+if the second answer is still unusable, the caller's fallback keeps the run going. Each call
+is written to the token ledger and the run log.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from research_core.models.ledger import Ledger
+from research_core.models.prompts import max_tokens as prompt_max_tokens
+from research_core.models.prompts import retry_message
+from research_core.models.schemas import is_prompt_schema, json_schema
+from research_core.protocols import Completion, Message, ModelTier
+from research_core.runlog import RunLog
+
+T = TypeVar("T", bound=BaseModel)
+T_out = TypeVar("T_out")
+Check = Callable[[T], str | None]
+
+
+class UnusableOutput(Exception):
+    """The model's output failed parsing or validation (a model mistake, not a bug)."""
+
+
+@dataclass
+class Gateway:
+    tiers: Mapping[str, ModelTier]
+    ledger: Ledger
+    log: RunLog
+    json_max_tokens: int = 384
+    permit: Callable[[], bool] = lambda: True
+
+    async def structured(
+        self, tier: str, purpose: str, messages: list[Message], model: type[T],
+        fallback: Callable[[], T], check: Check[T] | None = None, max_tokens: int = 0,
+    ) -> T:
+        """A validated `model` instance from the tier, or the fallback's."""
+        value = await self.try_structured(tier, purpose, messages, model, check, max_tokens)
+        return fallback() if value is None else value
+
+    async def try_structured(
+        self, tier: str, purpose: str, messages: list[Message], model: type[T],
+        check: Check[T] | None = None, max_tokens: int = 0,
+    ) -> T | None:
+        """A validated `model` instance, or None after two unusable answers."""
+        if not is_prompt_schema(model):  # a bug: local models only check the listed shapes
+            raise ValueError(f"{model.__name__} is not a schema named in prompts.yaml")
+        def parse(text: str) -> T:
+            value = _parse_model(text, model)
+            problem = check(value) if check else None
+            if problem:
+                raise UnusableOutput(problem)
+            return value
+
+        return await self._with_retry(tier, purpose, messages, parse,
+                                      schema=json_schema(model), schema_name=model.__name__,
+                                      max_tokens=max_tokens or prompt_max_tokens(purpose))
+
+    async def text(
+        self, tier: str, purpose: str, messages: list[Message], max_tokens: int,
+        fallback: Callable[[], str], check: Callable[[str], str | None],
+    ) -> str:
+        """Free text from the tier that passes `check`, or the fallback's."""
+        def parse(text: str) -> str:
+            problem = check(text)
+            if problem:
+                raise UnusableOutput(problem)
+            return text
+
+        text = await self._with_retry(tier, purpose, messages, parse, max_tokens=max_tokens)
+        return fallback() if text is None else text
+
+    async def _with_retry(
+        self, tier: str, purpose: str, messages: list[Message],
+        parse: Callable[[str], T_out], *,
+        schema: dict[str, object] | None = None, schema_name: str = "text",
+        max_tokens: int | None = None,
+    ) -> T_out | None:
+        conversation = list(messages)
+        for attempt in (1, 2):
+            if not self.permit():
+                self.log.emit("fallback", f"{tier}/{purpose}: no model call left in the "
+                              "budget, using the fallback", tier=tier, purpose=purpose)
+                return None
+            done = await self._call(tier, purpose, conversation, schema, schema_name, max_tokens)
+            try:
+                return parse(done.text)
+            except UnusableOutput as exc:
+                error = str(exc)
+            self.ledger.mark_last(f"invalid-{attempt}")
+            self.log.emit("model-err", f"{tier}/{purpose} attempt {attempt}: {error[:160]}",
+                          tier=tier, purpose=purpose, error=error)
+            conversation += [Message("assistant", done.text[:2000]), retry_message(error)]
+        self.log.emit("fallback", f"{tier}/{purpose}: two unusable answers, using the fallback",
+                      tier=tier, purpose=purpose)
+        return None
+
+    async def _call(
+        self, tier: str, purpose: str, messages: list[Message],
+        schema: dict[str, object] | None, schema_name: str, max_tokens: int | None,
+    ) -> Completion:
+        self.log.doing(f"{tier}/{purpose}")
+        done = await self.tiers[tier].complete(
+            messages, schema=schema, schema_name=schema_name,
+            max_tokens=max_tokens or self.json_max_tokens,
+        )
+        entry = self.ledger.record(tier, done.model, purpose, self.log.step,
+                                   (done.prompt_tokens, done.completion_tokens))
+        self.log.emit("model", f"{tier}/{purpose} {entry.prompt_tokens}+"
+                      f"{entry.completion_tokens} tokens", tier=tier, purpose=purpose,
+                      prompt_tokens=entry.prompt_tokens,
+                      completion_tokens=entry.completion_tokens)
+        return done
+
+
+
+def _parse_model(text: str, model: type[T]) -> T:
+    try:
+        data = json.loads(_json_block(text), strict=False)  # raw newlines in strings
+    except json.JSONDecodeError as exc:
+        raise UnusableOutput(f"not valid JSON: {exc.msg} at char {exc.pos}") from exc
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "top level"
+        raise UnusableOutput(f"{where}: {first['msg']}") from exc
+
+
+def _json_block(text: str) -> str:
+    """The JSON object in a reply, tolerating a code fence or prose around it."""
+    start, end = text.find("{"), text.rfind("}")
+    return text[start:end + 1] if 0 <= start < end else text
+

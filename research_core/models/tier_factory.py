@@ -1,0 +1,54 @@
+"""Builds the three model tiers from `Settings`.
+
+A tier with a base URL talks to that OpenAI-compatible endpoint; any other tier runs a GGUF
+model in-process (its `model` path, or the bundled Gemma 3 270M). GGUF tiers naming the same
+file share one loaded `Llama`, whose grammar guard checks every schema of prompts.yaml at load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from research_core.models.llama_tier import LlamaTier, bundled_model_path, load_llama
+from research_core.models.openai_tier import OpenAITier, endpoint_host
+from research_core.models.schemas import json_schema, prompt_schemas
+from research_core.protocols import ModelTier
+from research_core.settings import BUNDLED, TIERS, Settings, TierSettings
+
+
+def build_tiers(settings: Settings) -> dict[str, ModelTier]:
+    """One tier per name in TIERS. Loads GGUF models now (raises ModelUnavailable)."""
+    return {name: build_tier(name, settings) for name in TIERS}
+
+
+def build_tier(name: str, settings: Settings) -> ModelTier:
+    tier = settings.tiers.get(name, TierSettings())
+    if tier.base_url:
+        return OpenAITier(tier, name=name)
+    path = tier.gguf_path or bundled_model_path()
+    loaded = load_llama(path, n_ctx=settings.gguf_context, n_threads=settings.gguf_threads)
+    loaded.guard.prepare({name: json_schema(model) for name, model in prompt_schemas().items()})
+    return LlamaTier(loaded.llama, loaded.lock, model=_gguf_model_name(tier, path),
+                     guard=loaded.guard)
+
+
+async def aclose_tiers(tiers: Mapping[str, ModelTier]) -> None:
+    """Close the tiers that hold network clients (OpenAI tiers); GGUF models stay loaded."""
+    for tier in tiers.values():
+        if isinstance(tier, OpenAITier):
+            await tier.aclose()
+
+
+def describe_tier(name: str, tier: TierSettings) -> str:
+    """One log line for a tier: kind, model and host or file. Never the API key."""
+    if tier.base_url:
+        return f"{name}: openai model={tier.model} host={endpoint_host(tier.base_url)}"
+    if tier.gguf_path:
+        return f"{name}: gguf model={Path(tier.gguf_path).name} file={tier.gguf_path}"
+    return f"{name}: gguf model={BUNDLED} (Gemma 3 270M Q4_K_M)"
+
+
+def _gguf_model_name(tier: TierSettings, path: str) -> str:
+    stem = Path(path).name.removesuffix(".gguf")
+    return stem if tier.gguf_path else f"{BUNDLED}:{stem}"

@@ -1,0 +1,1 @@
+"""The run store: checkpoints, publications and reports in SQL (SQLite or PostgreSQL)."""

@@ -1,0 +1,279 @@
+"""The SQL store (SQLAlchemy async; SQLite by default, PostgreSQL at scale).
+
+`save_checkpoint` writes a run's whole state in one transaction after every step, so a
+crash loses at most the step in flight.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.exc import (
+    ArgumentError,
+    InvalidRequestError,
+    NoSuchModuleError,
+    SQLAlchemyError,
+)
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+from research_core.delivery.publications import Publication
+from research_core.errors import StoreUnavailable
+from research_core.loop.reporter import ClaimCheck, Report, Source
+from research_core.loop.state import RunState
+from research_core.protocols import SearchHit
+from research_core.redaction import redact_url
+from research_core.store.models import (
+    Base,
+    CacheRow,
+    ClaimRow,
+    EventRow,
+    EvidenceRow,
+    LedgerRow,
+    NodeRow,
+    PublicationIntentRow,
+    PublicationRow,
+    QueryRow,
+    ReportRow,
+    RunRow,
+    SummaryRow,
+)
+
+_PER_RUN = (NodeRow, QueryRow, EvidenceRow, SummaryRow, LedgerRow, EventRow)
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _make_folder(url: str) -> None:
+    """The folder of a SQLite database file (`sqlite+aiosqlite:///path/to/file.db`)."""
+    if url.startswith("sqlite") and ":///" in url:
+        path = url.split(":///", 1)[1].split("?", 1)[0]
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+
+
+def _why(exc: BaseException) -> str:
+    """What went wrong, without echoing the URL (SQLAlchemy's messages quote it whole)."""
+    if isinstance(exc, NoSuchModuleError):
+        return "unknown database dialect or driver (use sqlite+aiosqlite:// or postgresql+asyncpg://)"
+    if isinstance(exc, ImportError):
+        return f"its driver is not installed ({exc.name or type(exc).__name__})"
+    if isinstance(exc, InvalidRequestError) and "async" in str(exc):
+        return "not an asyncio driver (use sqlite+aiosqlite:// or postgresql+asyncpg://)"
+    if isinstance(exc, ArgumentError):
+        return "not a database URL (e.g. sqlite+aiosqlite:///path/to/file.db)"
+    if isinstance(exc, OSError):
+        return f"{type(exc).__name__}: {exc.strerror or exc}"
+    return type(exc).__name__
+
+
+class SqlStore:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+        self.sessions = async_sessionmaker(engine, expire_on_commit=False)
+
+    @classmethod
+    async def open(cls, url: str) -> SqlStore:
+        """Connect and create the tables; a SQLite file's folder is created first. Any URL,
+        folder or connection problem is a StoreUnavailable naming the URL without secrets."""
+        try:
+            _make_folder(url)
+            engine = create_async_engine(url)
+        except (SQLAlchemyError, OSError, ImportError, ValueError, OverflowError) as exc:
+            raise StoreUnavailable(f"cannot open the database {redact_url(url)}: "
+                                   f"{_why(exc)}") from exc
+        try:
+            async with engine.begin() as conn:
+                await conn.run_sync(Base.metadata.create_all)
+        except (SQLAlchemyError, OSError, ValueError, OverflowError) as exc:
+            await engine.dispose()
+            raise StoreUnavailable(f"cannot open the database {redact_url(url)}: "
+                                   f"{_why(exc)}") from exc
+        return cls(engine)
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+    async def save_checkpoint(self, state: RunState) -> None:
+        async with self.sessions.begin() as session:
+            await session.merge(_run_row(state, await self._created(session, state.run_id)))
+            for table in _PER_RUN:
+                await session.execute(delete(table).where(table.run_id == state.run_id))
+            session.add_all(_state_rows(state))
+
+    async def _created(self, session: AsyncSession, run_id: str) -> dt.datetime:
+        row = await session.get(RunRow, run_id)
+        return row.created_at if row else _now()
+
+    async def save_report(self, run_id: str, report: Report) -> None:
+        async with self.sessions.begin() as session:
+            await session.merge(ReportRow(
+                run_id=run_id, text=report.text, cited=report.cited, fallback=report.fallback,
+                sources=[_jsonable(dataclasses.asdict(s)) for s in report.sources],
+                created_at=_now(),
+            ))
+            await session.execute(delete(ClaimRow).where(ClaimRow.run_id == run_id))
+            session.add_all(ClaimRow(run_id=run_id, idx=i, **dataclasses.asdict(c))
+                            for i, c in enumerate(report.claims))
+
+    async def load_report(self, run_id: str) -> Report | None:
+        """The report saved for the run, with its checked claims; None when none was saved."""
+        async with self.sessions() as session:
+            row = await session.get(ReportRow, run_id)
+        if row is None:
+            return None
+        claims = sorted(await self.rows(ClaimRow, run_id), key=lambda c: c.idx)
+        return Report(text=row.text, sources=[_source(s) for s in row.sources],
+                      cited=list(row.cited), fallback=row.fallback,
+                      claims=[_claim(c) for c in claims])
+
+    async def rows(self, table: type[Any], run_id: str) -> list[Any]:
+        """All rows of one per-run table, in key order (for inspection and tests)."""
+        async with self.sessions() as session:
+            result = await session.execute(select(table).where(table.run_id == run_id))
+            return list(result.scalars().all())
+
+    async def sent_publication(self, key: str) -> Publication | None:
+        async with self.sessions() as session:
+            row = await session.get(PublicationRow, key)
+        return publication_of(row) if row else None
+
+    async def record_intent(self, publication: Publication) -> None:
+        """Written before the channel is called (see `pending_publication`)."""
+        async with self.sessions.begin() as session:
+            await session.merge(PublicationIntentRow(
+                key=publication.key, run_id=publication.run_id, created_at=_now(),
+                publication=dataclasses.asdict(publication)))
+
+    async def pending_publication(self, key: str) -> Publication | None:
+        """An intent never confirmed: the send may or may not have reached the channel."""
+        async with self.sessions() as session:
+            row = await session.get(PublicationIntentRow, key)
+        return Publication(**row.publication) if row else None
+
+    async def record_publication(self, publication: Publication) -> None:
+        """The channel accepted it: into the outbox, and its intent is settled."""
+        fields = dataclasses.asdict(publication)
+        async with self.sessions.begin() as session:
+            session.add(PublicationRow(key=publication.key, sent_at=_now(), **fields))
+            await session.execute(delete(PublicationIntentRow).where(
+                PublicationIntentRow.key == publication.key))
+
+    async def publications(self, run_id: str) -> list[Publication]:
+        async with self.sessions() as session:
+            result = await session.execute(select(PublicationRow).where(
+                PublicationRow.run_id == run_id).order_by(PublicationRow.sent_at))
+            return [publication_of(r) for r in result.scalars().all()]
+
+    async def interrupted_runs(self, question: str) -> list[str]:
+        """Goal-tree runs of this question that stopped before finishing, newest first."""
+        async with self.sessions() as session:
+            result = await session.execute(
+                select(RunRow).where(RunRow.question == question, RunRow.status == "running")
+                .order_by(RunRow.updated_at.desc()))
+            rows = list(result.scalars().all())
+        return [r.run_id for r in rows
+                if r.working.get("extra", {}).get("strategy", "hierarchical") == "hierarchical"]
+
+    async def run_row(self, run_id: str) -> RunRow | None:
+        async with self.sessions() as session:
+            return await session.get(RunRow, run_id)
+
+    async def cache_get(self, key: str, ttl_s: int) -> list[SearchHit] | None:
+        async with self.sessions() as session:
+            row = await session.get(CacheRow, key)
+        if row is None or _age_s(row.stored_at) > ttl_s:
+            return None
+        return [_hit(h) for h in row.hits]
+
+    async def cache_put(self, key: str, hits: list[SearchHit]) -> None:
+        data = [_jsonable(dataclasses.asdict(h)) for h in hits]
+        async with self.sessions.begin() as session:
+            await session.merge(CacheRow(key=key, hits=data, stored_at=_now()))
+
+
+def publication_of(row: PublicationRow) -> Publication:
+    return Publication(
+        run_id=row.run_id, part_key=row.part_key, version=row.version, kind=row.kind,
+        text=row.text, sources=list(row.sources), reason=row.reason, replaces=row.replaces,
+        channel_id=row.channel_id,
+    )
+
+
+def _age_s(stored_at: dt.datetime) -> float:
+    if stored_at.tzinfo is None:
+        stored_at = stored_at.replace(tzinfo=dt.UTC)
+    return (_now() - stored_at).total_seconds()
+
+
+def _jsonable(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v.isoformat() if isinstance(v, dt.date) else v for k, v in data.items()}
+
+
+def _source(data: dict[str, Any]) -> Source:
+    published = data.get("published")
+    return Source(**{**data, "published": dt.date.fromisoformat(published)
+                     if published else None})
+
+
+def _claim(row: ClaimRow) -> ClaimCheck:
+    return ClaimCheck(text=row.text, citations=list(row.citations), supported=row.supported,
+                      reason=row.reason, checked_by=row.checked_by)
+
+
+def _hit(data: dict[str, Any]) -> SearchHit:
+    published = data.get("published")
+    return SearchHit(**{**data, "published": dt.date.fromisoformat(published)
+                        if published else None})
+
+
+def _run_row(state: RunState, created: dt.datetime) -> RunRow:
+    working = {"node_id": state.working.node_id, "items": [e.id for e in state.working.items],
+               "deep_reads": [dataclasses.asdict(r) for r in state.deep_reads],
+               "extra": state.extra}
+    return RunRow(
+        run_id=state.run_id, question=state.question, as_of=state.as_of, status=state.status,
+        step=state.step, working=working, created_at=created, updated_at=_now(),
+    )
+
+
+def _state_rows(state: RunState) -> list[Base]:
+    rid = state.run_id
+    rows: list[Base] = [
+        NodeRow(run_id=rid, node_id=n.id, parent_id=n.parent_id, question=n.question,
+                value=n.value, depth=n.depth, status=n.status, rounds=n.rounds,
+                children=list(n.children))
+        for n in state.tree.nodes.values()
+    ]
+    rows += [
+        QueryRow(run_id=rid, query_id=q.id, node_id=q.node_id, step=q.step, text=q.text,
+                 since=q.time_range.since, until=q.time_range.until, from_cache=q.from_cache,
+                 result_ids=list(q.result_ids))
+        for q in state.queries
+    ]
+    rows += [EvidenceRow(run_id=rid, evidence_id=e.id, **_evidence_fields(e))
+             for e in state.evidence]
+    rows += [
+        SummaryRow(run_id=rid, **dataclasses.asdict(s))
+        for s in state.summaries.values()
+    ]
+    rows += [LedgerRow(run_id=rid, **dataclasses.asdict(e)) for e in state.ledger.entries]
+    rows += [EventRow(run_id=rid, seq=e.seq, step=e.step, kind=e.kind, message=e.message,
+                      data=e.data, at=e.at) for e in state.log.events]
+    return rows
+
+
+def _evidence_fields(e: Any) -> dict[str, Any]:
+    fields = dataclasses.asdict(e)
+    fields.pop("id")
+    return fields
