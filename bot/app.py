@@ -40,23 +40,16 @@ from contract.blocks import (
     status_blocks,
     status_text,
 )
+from contract.keys import KEEP_S, REQUEST_KEY, chosen_key, request_key
 from contract.mrkdwn import NO_PARSE, from_slack
-from contract.requests import (
-    CHOOSING,
-    ENDED,
-    QUEUED,
-    Requests,
-    ResearchRequestMsg,
-    request_key,
-)
+from contract.requests import CHOOSING, ENDED, QUEUED, Requests, ResearchRequestMsg
+from contract.slack_client import make_client
 from research_core.question import is_blank
 from research_core.settings import BudgetSettings
-from workers.slack_publisher import make_client
 
 JSON = dict[str, Any]
 
 EVENTS_PATH = "/slack/events"
-_REQUEST_KEY = re.compile(r"red:req:[A-Za-z0-9._-]{1,80}:[0-9.]{1,40}")
 log = logging.getLogger("bot.app")
 EMPTY_REPLY = ("Please ask a question after mentioning me, for example: "
                "`@RED what moved copper foil prices this year?`")
@@ -217,8 +210,8 @@ class _Handlers:
                              "Standard (an admin can allow Deep with RED_DEEP_ALLOWED).")
             return
         # One winner even when two clicks race: the first to take the choice lock.
-        if not await self.requests.redis.set(f"{request.key}:chosen", depth, nx=True,
-                                             ex=7 * 24 * 3600):
+        if not await self.requests.redis.set(chosen_key(request.key), depth, nx=True,
+                                             ex=KEEP_S):
             return
         queued = await self.requests.update(request.key, lambda r: r.with_(
             status=QUEUED, depth=depth, picker_ts=r.picker_ts or message_ts(body)))
@@ -229,7 +222,7 @@ class _Handlers:
                 await self.queue.research(queued)
         except BaseException:  # not queued: the requester can choose again
             await self.requests.update(request.key, lambda r: r.with_(status=CHOOSING))
-            await self.requests.redis.delete(f"{request.key}:chosen")
+            await self.requests.redis.delete(chosen_key(request.key))
             raise
         if queued.picker_ts:
             await client.chat_update(channel=channel, ts=queued.picker_ts,
@@ -258,7 +251,7 @@ class _Handlers:
     async def _clicked(self, body: JSON, action: JSON) -> ResearchRequestMsg | None:
         """The request a button names in its value (None for anything else)."""
         key = action.get("value")
-        if not isinstance(key, str) or not _REQUEST_KEY.fullmatch(key):
+        if not isinstance(key, str) or not REQUEST_KEY.fullmatch(key):
             return None
         return await self.requests.load(key)
 

@@ -14,38 +14,23 @@ from typing import Any
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
+from contract.keys import ACTIVE_KEY
 from contract.redis_server import awaited
 from contract.requests import ResearchRequestMsg, followup_job_id, run_id_for
 
 JOB_FUNCTION = "run_job"
-ACTIVE_KEY = "red:active"
 RESEARCH = "research"
 FOLLOWUP = "followup"
 
 
-def started_key(job_id: str) -> str:
-    """Set when a job first holds its run's lease: from then on it is the reconciler's care."""
-    return f"red:started:{job_id}"
 
 
-def claim_key(job_id: str) -> str:
-    """A reconciler re-enqueued this job; the resumed job deletes it once it holds the lease."""
-    return f"red:reconcile:{job_id}"
 
 
-def crashes_key(job_id: str) -> str:
-    """How many times this job's worker died under it (a graceful hand-over is no crash)."""
-    return f"red:crashes:{job_id}"
 
 
-def handover_key(job_id: str) -> str:
-    """Set by a job that gave its lease back on shutdown: its resume is not a crash."""
-    return f"red:handover:{job_id}"
 
 
-def doing_key(job_id: str) -> str:
-    """What the job is doing right now ("step 7: executor/followup"), for crash reports."""
-    return f"red:doing:{job_id}"
 
 
 def serialize(data: dict[str, Any]) -> bytes:

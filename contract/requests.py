@@ -1,11 +1,8 @@
 """Research requests as the bot and the workers share them in Redis.
 
 A request is created by a mention, chosen (depth) by its requester, then run by one ARQ job
-(deterministic id); each follow-up in its thread is one more job. Keys:
-  red:req:<channel>:<ts>     the request (JSON), `red:req:…:chosen` the depth lock
-  red:thread:<channel>:<ts>  thread → request key, so thread messages find their request
-  red:stop:<request key>     the requester pressed Stop
-  red:event:<event_id>       a delivery already handled (retries are dropped)
+(deterministic id); each follow-up in its thread is one more job. Its Redis keys are in
+`contract.keys`.
 """
 
 from __future__ import annotations
@@ -19,9 +16,9 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import WatchError
 
-EVENT_DEDUP_TTL_S = 3600
+from contract.keys import EVENT_DEDUP_S, KEEP_S, event_key, stop_key, thread_key
+
 UPDATE_ATTEMPTS = 10
-REQUEST_TTL_S = 7 * 24 * 3600
 
 CHOOSING = "choosing"
 QUEUED = "queued"
@@ -32,8 +29,6 @@ FAILED = "failed"
 ENDED = (FINISHED, STOPPED, FAILED)
 
 
-def request_key(channel: str, ts: str) -> str:
-    return f"red:req:{channel}:{ts}"
 
 
 def job_id(channel: str, ts: str) -> str:
@@ -44,16 +39,10 @@ def followup_job_id(channel: str, ts: str) -> str:
     return f"followup:{channel}:{ts}"
 
 
-def event_key(event_id: str) -> str:
-    return f"red:event:{event_id}"
 
 
-def thread_key(channel: str, thread_ts: str) -> str:
-    return f"red:thread:{channel}:{thread_ts}"
 
 
-def stop_key(key: str) -> str:
-    return f"red:stop:{key}"
 
 
 def run_id_for(key: str) -> str:
@@ -110,7 +99,7 @@ class Requests:
         return None if raw is None else ResearchRequestMsg.from_json(raw)
 
     async def save(self, request: ResearchRequestMsg) -> None:
-        await self.redis.set(request.key, request.to_json(), ex=REQUEST_TTL_S)
+        await self.redis.set(request.key, request.to_json(), ex=KEEP_S)
 
     async def for_thread(self, channel: str, thread_ts: str) -> ResearchRequestMsg | None:
         key = await self.redis.get(thread_key(channel, thread_ts))
@@ -118,7 +107,7 @@ class Requests:
 
     async def link_thread(self, request: ResearchRequestMsg) -> None:
         await self.redis.set(thread_key(request.channel, request.thread_ts), request.key,
-                             ex=REQUEST_TTL_S)
+                             ex=KEEP_S)
 
     async def update(self, key: str, change: Change) -> ResearchRequestMsg | None:
         """Read-change-write without losing a concurrent writer's change (WATCH/MULTI, tried
@@ -132,7 +121,7 @@ class Requests:
                     if changed is None:
                         return None
                     pipe.multi()  # type: ignore[no-untyped-call]  # untyped in redis-py
-                    pipe.set(key, changed.to_json(), ex=REQUEST_TTL_S)
+                    pipe.set(key, changed.to_json(), ex=KEEP_S)
                     await pipe.execute()
                     return changed
                 except WatchError:
@@ -145,10 +134,10 @@ class Requests:
     async def first_delivery(self, event_id: str) -> bool:
         """True the first time an event id is seen (Slack retries deliveries)."""
         return bool(await self.redis.set(event_key(event_id), 1, nx=True,
-                                         ex=EVENT_DEDUP_TTL_S))
+                                         ex=EVENT_DEDUP_S))
 
     async def request_stop(self, key: str) -> None:
-        await self.redis.set(stop_key(key), 1, ex=REQUEST_TTL_S)
+        await self.redis.set(stop_key(key), 1, ex=KEEP_S)
 
     async def clear_stop(self, key: str) -> None:
         await self.redis.delete(stop_key(key))

@@ -18,7 +18,8 @@ from aiohttp import web
 from arq.connections import ArqRedis
 
 from bot.app import build_app, web_app
-from contract.queue import ACTIVE_KEY, JobQueue, connect
+from contract.keys import ACTIVE_KEY
+from contract.queue import JobQueue, connect
 from contract.redis_server import awaited
 from playground.fake_slack import FakeSlack, Message
 from research_core.protocols import SearchBackend

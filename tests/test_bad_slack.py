@@ -24,7 +24,8 @@ import pytest
 import redis.asyncio as aioredis
 from aiohttp import web
 
-from bot.app import build_app, request_key, web_app
+from bot.app import build_app, web_app
+from contract.keys import request_key
 from contract.requests import ResearchRequestMsg
 from playground.fake_slack import BOT_USER_ID, FakeSlack
 from playground.server import Playground

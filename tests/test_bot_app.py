@@ -15,7 +15,8 @@ import pytest
 import redis.asyncio as aioredis
 from aiohttp import web
 
-from bot.app import ResearchRequestMsg, build_app, request_key, strip_mention, web_app
+from bot.app import ResearchRequestMsg, build_app, strip_mention, web_app
+from contract.keys import request_key
 from playground.fake_slack import BOT_USER_ID, FakeSlack
 from tests.conftest import SLACK_TOKEN
 from tests.slack_driver import ALICE, BOB, CHANNEL, SECRET, RecordingQueue, SlackDriver, buttons

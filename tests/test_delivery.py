@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from research_core.delivery import cadence
 from research_core.delivery.publications import Delivery, Publication
 from research_core.delivery.publishers import MemoryPublisher
+from research_core.loop import cadence
 from research_core.loop.memory import Summary
 from research_core.runlog import RunLog
 from research_core.store.models import PublicationRow

@@ -10,6 +10,7 @@ from slack_sdk.errors import SlackApiError
 from sqlalchemy import delete
 
 from contract.requests import ResearchRequestMsg
+from contract.slack_client import make_client
 from playground.fake_slack import FakeSlack
 from research_core.delivery.publications import Delivery, Publication
 from research_core.delivery.publishers import MemoryPublisher
@@ -22,7 +23,7 @@ from tests.engine_run import Serve, run_engine, run_state
 from tests.scripted import Script
 from workers import thread_messages
 from workers.slack_outbox import EVENT_TYPE
-from workers.slack_publisher import SlackPublisher, make_client
+from workers.slack_publisher import SlackPublisher
 
 CH = "C0ONCE"
 

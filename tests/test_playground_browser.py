@@ -14,10 +14,11 @@ import pytest
 import redis.asyncio as aioredis
 
 from bot.app import ResearchRequestMsg
+from contract.slack_client import make_client
 from playground.fake_slack import BOT_USER_ID
 from playground.server import Playground
 from tests.playground_stack import ALICE, BOB, TOKEN, playground_stack, real_redis
-from workers.slack_publisher import SlackPublisher, make_client
+from workers.slack_publisher import SlackPublisher
 
 try:
     from playwright.async_api import Browser, Locator, Page, async_playwright, expect

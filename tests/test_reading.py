@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from research_core.loop.reading import deep_read
 from research_core.protocols import Similarity
 from research_core.runlog import RunLog
+from research_core.search.reading import deep_read
 from research_core.search.tool import SearchTool
 from research_core.settings import EngineSettings
 from research_core.store.sql import SqlStore

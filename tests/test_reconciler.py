@@ -8,8 +8,9 @@ from collections.abc import AsyncIterator
 import pytest
 from arq.connections import ArqRedis
 
-from contract.queue import JobPayload, JobQueue, connect, started_key
-from contract.requests import CHOOSING, ResearchRequestMsg, request_key
+from contract.keys import request_key, started_key
+from contract.queue import JobPayload, JobQueue, connect
+from contract.requests import CHOOSING, ResearchRequestMsg
 from tests.slack_driver import ALICE, CHANNEL
 from workers.lease import Lease
 from workers.reconciler import reconcile

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from contract.keys import request_key, resumes_key
 from contract.queue import JobQueue
-from contract.requests import job_id, request_key
+from contract.requests import job_id
 from playground.fake_slack import BOT_USER_ID, Change
 from tests.conftest import RecordingBackend, write_doc
 from tests.fakes.openai_server import Reply, last_user_text
@@ -181,7 +182,7 @@ async def test_stop_keeps_what_was_published_and_only_the_requester_may(
     assert not stack.finals(mention)  # no report after Stop
     await asyncio.sleep(3 * stack.settings.worker.reconcile_every_s + 0.5)
     job = job_id(CHANNEL, mention.ts)
-    assert await stack.pool.get(f"red:resumes:{job}") is None  # the stop was not undone
+    assert await stack.pool.get(resumes_key(job)) is None  # the stop was not undone
     assert not stack.finals(mention)
 
 

@@ -8,9 +8,10 @@ import json
 import time
 from typing import Any
 
+from contract.slack_client import make_client
 from playground.fake_slack import FakeSlack
 from tests.conftest import SLACK_TOKEN as TOKEN
-from workers.slack_publisher import SECTION_LIMIT, SlackPublisher, make_client, split_text
+from workers.slack_publisher import SECTION_LIMIT, SlackPublisher, split_text
 
 CH = "C0PUB"
 

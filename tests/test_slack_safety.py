@@ -13,6 +13,7 @@ import pytest
 from contract.blocks import picker_blocks, status_blocks
 from contract.mrkdwn import escape, from_slack, link, mention
 from contract.requests import ResearchRequestMsg
+from contract.slack_client import make_client
 from playground.fake_slack import FakeSlack
 from research_core.protocols import Similarity
 from research_core.store.sql import SqlStore
@@ -21,7 +22,7 @@ from tests.engine_run import Serve, run_engine
 from tests.fakes.web_server import Doc, FakeWeb, article
 from tests.scripted import Script
 from tests.test_web_engine import SALES, web_backend
-from workers.slack_publisher import SlackPublisher, make_client, part_blocks
+from workers.slack_publisher import SlackPublisher, part_blocks
 
 CH = "C0SAFE"
 LIVE = re.compile(r"<[!@#]|<(?:https?|mailto):", re.I)  # what Slack would parse in mrkdwn

@@ -13,7 +13,8 @@ import pytest
 from aiohttp import web
 
 from bot.server import start_bot
-from contract.queue import ACTIVE_KEY, connect
+from contract.keys import ACTIVE_KEY
+from contract.queue import connect
 from contract.redis_server import awaited
 from playground.fake_slack import BOT_USER_ID, FakeSlack
 from playground.fake_socket_mode import FakeSocketMode

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import aiohttp
 
-from contract.requests import Requests, request_key
+from contract.keys import request_key
+from contract.requests import Requests
 from playground.fake_slack import BOT_USER_ID, FakeSlack
 from redsearch.up import start_up
 from research_core.search.corpus import CorpusBackend, sample_corpus_dir

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from contract.keys import resumes_key
 from contract.requests import job_id
 from playground.fake_slack import BOT_USER_ID, Change
 from tests.conftest import SLACK_TOKEN, RecordingBackend, cli_env
@@ -94,7 +95,7 @@ async def test_a_killed_worker_is_resumed_by_another_without_double_posts(
         texts = stack.posted_texts()
         assert len(texts) == len(set(texts)), "a message was posted twice"
         assert len(stack.finals(mention)) == 1
-        resumes = await stack.pool.get(f"red:resumes:{job_id(CHANNEL, mention.ts)}")
+        resumes = await stack.pool.get(resumes_key(job_id(CHANNEL, mention.ts)))
         assert resumes == b"1"
     finally:
         for proc in (first, second):

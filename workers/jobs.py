@@ -23,15 +23,8 @@ from typing import Any
 from arq import Retry
 from redis.exceptions import RedisError
 
-from contract.queue import (
-    FOLLOWUP,
-    JobPayload,
-    claim_key,
-    crashes_key,
-    doing_key,
-    handover_key,
-    started_key,
-)
+from contract.keys import KEEP_S, claim_key, crashes_key, doing_key, handover_key, started_key
+from contract.queue import FOLLOWUP, JobPayload
 from contract.requests import ResearchRequestMsg
 from research_core.errors import RunError
 from workers.lease import Lease
@@ -40,7 +33,6 @@ from workers.thread_work import ThreadWork
 
 log = logging.getLogger(__name__)
 
-STARTED_TTL_S = 7 * 24 * 3600
 STOP_POLL_S = 1.0
 TIME_LIMIT_MARGIN_S = 60
 
@@ -56,38 +48,39 @@ async def run_job(ctx: dict[str, Any], data: dict[str, Any]) -> str:
 
 class JobRunner:
     def __init__(self, services: Services, payload: JobPayload) -> None:
-        self.sv = services
-        self.p = payload
-        self.cfg = services.settings.worker
+        self.services = services
+        self.payload = payload
+        self.config = services.settings.worker
         self.work = ThreadWork(services, payload)
 
     async def run(self) -> str:
-        if not await self.sv.queue.is_active(self.p.job_id):
+        if not await self.services.queue.is_active(self.payload.job_id):
             return "already ended"
-        request = await self.sv.requests.load(self.p.request_key)
+        request = await self.services.requests.load(self.payload.request_key)
         if request is None:
-            await self.sv.queue.ended(self.p.job_id)
+            await self.services.queue.ended(self.payload.job_id)
             return "request expired"
-        if self.p.kind == FOLLOWUP and await self.sv.queue.is_active(request.job_id):
-            raise Retry(defer=self.cfg.lease_s / 2)  # answered once the research has ended
-        lease = Lease(self.sv.redis, self.p.run_id, self.p.job_id, self.cfg.lease_s)
+        if self.payload.kind == FOLLOWUP and await self.services.queue.is_active(request.job_id):
+            raise Retry(defer=self.config.lease_s / 2)  # answered once the research has ended
+        lease = Lease(self.services.redis, self.payload.run_id, self.payload.job_id,
+                      self.config.lease_s)
         if not await lease.acquire():
-            if await lease.holder_job() == self.p.job_id:
+            if await lease.holder_job() == self.payload.job_id:
                 return "already running on another worker"
-            raise Retry(defer=self.cfg.lease_s / 2)  # another job of this run is working
-        await self.sv.redis.set(started_key(self.p.job_id), 1, ex=STARTED_TTL_S)
-        await self.sv.redis.delete(claim_key(self.p.job_id))  # a resume has taken over
-        crashes = int(await self.sv.redis.get(crashes_key(self.p.job_id)) or 0)
-        if crashes >= self.cfg.max_crashes:
+            raise Retry(defer=self.config.lease_s / 2)  # another job of this run is working
+        await self.services.redis.set(started_key(self.payload.job_id), 1, ex=KEEP_S)
+        await self.services.redis.delete(claim_key(self.payload.job_id))  # a resume has taken over
+        crashes = int(await self.services.redis.get(crashes_key(self.payload.job_id)) or 0)
+        if crashes >= self.config.max_crashes:
             return await self._give_up(lease, request, crashes)
         return await self._holding(lease, request)
 
     async def _give_up(self, lease: Lease, request: ResearchRequestMsg, crashes: int) -> str:
         """The job took its worker down `crashes` times: say where, keep what was published."""
-        raw = await self.sv.redis.get(doing_key(self.p.job_id))
+        raw = await self.services.redis.get(doing_key(self.payload.job_id))
         doing = raw.decode() if isinstance(raw, bytes) else "an unknown step"
         log.error("job %s crashed its worker %d times (last at %s); not resuming it",
-                  self.p.job_id, crashes, doing)
+                  self.payload.job_id, crashes, doing)
         try:
             await self.work.failed(request, f"the worker crashed {crashes} times at {doing}; "
                                    "what was published above is kept")
@@ -101,10 +94,10 @@ class JobRunner:
             outcome = await self._guarded(lease, request)
         except LeaseLost:
             log.warning("job %s lost its lease (event loop stalled past %gs?); another "
-                        "worker resumes the run", self.p.job_id, self.cfg.lease_s)
+                        "worker resumes the run", self.payload.job_id, self.config.lease_s)
             return "lease lost; another worker resumes the run"
         except asyncio.CancelledError:  # shutdown: the reconciler hands the run on at once
-            await self.sv.redis.set(handover_key(self.p.job_id), 1, ex=STARTED_TTL_S)
+            await self.services.redis.set(handover_key(self.payload.job_id), 1, ex=KEEP_S)
             await lease.release()
             raise
         except BaseException:
@@ -114,7 +107,7 @@ class JobRunner:
         return outcome
 
     async def _end(self, lease: Lease) -> None:
-        await self.sv.queue.ended(self.p.job_id)
+        await self.services.queue.ended(self.payload.job_id)
         await lease.release()
 
     async def _guarded(self, lease: Lease, request: ResearchRequestMsg) -> str:
@@ -130,30 +123,30 @@ class JobRunner:
         if not work.cancelled():
             return work.result()
         if watch.result() == "lost":
-            raise LeaseLost(self.p.run_id)
+            raise LeaseLost(self.payload.run_id)
         return await self.work.stopped(request)
 
     async def _watch(self, lease: Lease, key: str) -> str:
         """"stop" when the requester pressed Stop; "lost" when the lease is someone else's,
         or could not be renewed (Redis away) for longer than the lease lasts."""
-        poll_s = min(STOP_POLL_S, self.cfg.heartbeat_s)
+        poll_s = min(STOP_POLL_S, self.config.heartbeat_s)
         renewed = time.monotonic()
         while True:
             await asyncio.sleep(poll_s)
             try:
-                if await self.sv.requests.stop_requested(key):
+                if await self.services.requests.stop_requested(key):
                     return "stop"
-                if time.monotonic() - renewed >= self.cfg.heartbeat_s:
+                if time.monotonic() - renewed >= self.config.heartbeat_s:
                     if not await lease.renew():
                         return "lost"
                     renewed = time.monotonic()
             except RedisError as exc:
-                log.warning("job %s: Redis unavailable (%s); retrying", self.p.job_id, exc)
-                if time.monotonic() - renewed > self.cfg.lease_s:
+                log.warning("job %s: Redis unavailable (%s); retrying", self.payload.job_id, exc)
+                if time.monotonic() - renewed > self.config.lease_s:
                     return "lost"
 
     async def _work(self, request: ResearchRequestMsg) -> str:
-        limit_s = max(self.cfg.job_timeout_s - TIME_LIMIT_MARGIN_S, 1)
+        limit_s = max(self.config.job_timeout_s - TIME_LIMIT_MARGIN_S, 1)
         try:
             async with asyncio.timeout(limit_s) as deadline:
                 return await self.work.run(request)

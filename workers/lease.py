@@ -12,6 +12,7 @@ import uuid
 
 import redis.asyncio as aioredis
 
+from contract.keys import lease_key
 from contract.redis_server import awaited
 
 _RENEW = """
@@ -33,8 +34,6 @@ return 0
 """
 
 
-def lease_key(run_id: str) -> str:
-    return f"red:lease:{run_id}"
 
 
 class Lease:

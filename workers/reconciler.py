@@ -19,22 +19,22 @@ import logging
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from contract.queue import (
+from contract.keys import (
     ACTIVE_KEY,
-    JobPayload,
-    JobQueue,
+    KEEP_S,
     claim_key,
     crashes_key,
     handover_key,
+    lease_key,
+    resumes_key,
     started_key,
 )
+from contract.queue import JobPayload, JobQueue
 from contract.redis_server import awaited
-from workers.lease import lease_key
 
 log = logging.getLogger(__name__)
 
 CLAIM_LEASES = 10
-COUNTER_TTL_S = 7 * 24 * 3600
 _ORPHAN = """
 if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return false end
 if redis.call('exists', KEYS[2]) == 0 then return false end
@@ -59,7 +59,7 @@ async def reconcile(redis: aioredis.Redis, queue: JobQueue, lease_s: float) -> l
     for payload in await queue.active():
         if not await _claim(redis, payload, claim_ms):
             continue
-        attempt = await _count(redis, f"red:resumes:{payload.job_id}")
+        attempt = await _count(redis, resumes_key(payload.job_id))
         how = await _how_it_ended(redis, payload.job_id)
         await queue.resubmit(payload, f"{payload.job_id}#resume{attempt}")
         log.warning("job %s %s; resuming it (attempt %d)", payload.job_id, how, attempt)
@@ -69,7 +69,7 @@ async def reconcile(redis: aioredis.Redis, queue: JobQueue, lease_s: float) -> l
 
 async def _count(redis: aioredis.Redis, key: str) -> int:
     count = int(await redis.incr(key))
-    await redis.expire(key, COUNTER_TTL_S)
+    await redis.expire(key, KEEP_S)
     return count
 
 

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from arq.connections import ArqRedis
 from slack_sdk.web.async_client import AsyncWebClient
 
+from contract.keys import RATE_PREFIX
 from contract.queue import JobQueue
 from contract.requests import Requests
+from contract.slack_client import make_client
 from research_core.loop.engine import Engine
 from research_core.models.embeddings import build_similarity
 from research_core.models.tier_factory import aclose_tiers, build_tiers, describe_tier
@@ -23,7 +25,6 @@ from research_core.search.web.factory import build_backend, rate_table, uses_cor
 from research_core.search.web.rate_limit import RedisRateLimiter
 from research_core.settings import Settings
 from research_core.store.sql import SqlStore
-from workers.slack_publisher import make_client
 
 log = logging.getLogger(__name__)
 
@@ -79,4 +80,5 @@ async def _backend(settings: Settings, redis: ArqRedis) -> SearchBackend:
         folder = settings.corpus_dir or sample_corpus_dir()
         corpus = await asyncio.to_thread(CorpusBackend.from_folder, folder)
         log.info("corpus: %d documents from %s", len(corpus), folder)
-    return build_backend(settings, corpus, RedisRateLimiter(redis, rate_table(settings.web)))
+    limiter = RedisRateLimiter(redis, rate_table(settings.web), RATE_PREFIX)
+    return build_backend(settings, corpus, limiter)

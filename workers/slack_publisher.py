@@ -21,13 +21,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_async_handlers import (
-    AsyncConnectionErrorRetryHandler,
-    AsyncRateLimitErrorRetryHandler,
-)
 from slack_sdk.web.async_client import AsyncWebClient
 
 from contract.mrkdwn import NO_PARSE, clip, escape, link
+from contract.slack_client import make_client
 from workers.slack_outbox import find_posted, metadata
 
 log = logging.getLogger(__name__)
@@ -42,15 +39,6 @@ PROGRESS_LINES = 8
 _STATUS_UNSUPPORTED = {"missing_scope", "unknown_method", "not_allowed_token_type",
                        "method_deprecated", "not_in_channel"}
 _TS = re.compile(r"^\d+\.\d+$")
-
-
-def make_client(token: str, base_url: str | None = None, max_retries: int = 3) -> AsyncWebClient:
-    """An AsyncWebClient that honours 429 Retry-After (and retries dropped connections)."""
-    handlers = [AsyncRateLimitErrorRetryHandler(max_retry_count=max_retries),
-                AsyncConnectionErrorRetryHandler()]
-    if base_url is None:
-        return AsyncWebClient(token=token, retry_handlers=handlers)
-    return AsyncWebClient(token=token, base_url=base_url, retry_handlers=handlers)
 
 
 def split_text(text: str, limit: int = SECTION_LIMIT) -> list[str]:

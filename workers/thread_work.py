@@ -11,7 +11,8 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from contract.queue import FOLLOWUP, JobPayload, doing_key
+from contract.keys import KEEP_S, before_key, doing_key, progress_key
+from contract.queue import FOLLOWUP, JobPayload
 from contract.requests import ENDED, FAILED, FINISHED, RUNNING, STOPPED, ResearchRequestMsg
 from research_core.errors import RunNotFound
 from research_core.loop.state import RunState
@@ -22,28 +23,22 @@ from workers.slack_publisher import SlackPublisher
 
 log = logging.getLogger(__name__)
 
-KEY_TTL_S = 7 * 24 * 3600
 
 
-def progress_key(job_id: str) -> str:
-    return f"red:progress:{job_id}"
 
 
-def before_key(job_id: str) -> str:
-    """The request's status before a follow-up job set it to running (restored after)."""
-    return f"red:before:{job_id}"
 
 
 class ThreadWork:
     def __init__(self, services: Services, payload: JobPayload) -> None:
-        self.sv = services
-        self.p = payload
+        self.services = services
+        self.payload = payload
         self._writes: set[asyncio.Task[Any]] = set()
 
     def record_doing(self, state: RunState) -> RunState:
         """Keep what the run is doing in Redis, so that a job that crashes its worker again
         and again can be reported with the step it was on (see `jobs.JobRunner`)."""
-        key = doing_key(self.p.job_id)
+        key = doing_key(self.payload.job_id)
 
         def write(what: str) -> None:
             task = asyncio.get_running_loop().create_task(self._set_doing(key, what))
@@ -55,12 +50,12 @@ class ThreadWork:
 
     async def _set_doing(self, key: str, what: str) -> None:
         try:
-            await self.sv.redis.set(key, what, ex=KEY_TTL_S)
+            await self.services.redis.set(key, what, ex=KEEP_S)
         except RedisError as exc:  # best effort: only a crash report would miss it
-            log.warning("could not record what job %s is doing: %s", self.p.job_id, exc)
+            log.warning("could not record what job %s is doing: %s", self.payload.job_id, exc)
 
     async def run(self, request: ResearchRequestMsg) -> str:
-        if self.p.kind == FOLLOWUP:
+        if self.payload.kind == FOLLOWUP:
             return await self.followup(request)
         return await self.research(request)
 
@@ -69,20 +64,20 @@ class ThreadWork:
         state = self.record_doing(await self.state(request))
         publisher = await self.publisher(request)
         try:
-            report = await self.sv.engine(publisher).run(state)
+            report = await self.services.engine(publisher).run(state)
         finally:
             await publisher.close()
         note, blocks = msgs.finished_message(state, report)
-        await msgs.post_once(self.sv.slack, self.sv.store, request, note, blocks)
+        await msgs.post_once(self.services.slack, self.services.store, request, note, blocks)
         await self.status(request, FINISHED)
         return f"finished run {state.run_id} in {state.step} steps"
 
     async def followup(self, request: ResearchRequestMsg) -> str:
         try:
             state = self.record_doing(
-                await load_state(self.sv.store, self.p.run_id, self.sv.settings))
+                await load_state(self.services.store, self.payload.run_id, self.services.settings))
         except RunNotFound:
-            await self.sv.slack.chat_postMessage(
+            await self.services.slack.chat_postMessage(
                 channel=request.channel, thread_ts=request.thread_ts,
                 text="I have no research in this thread to follow up on yet.")
             return "no run to follow up"
@@ -90,8 +85,8 @@ class ThreadWork:
         await self.status(request, RUNNING)
         publisher = await self.publisher(request)
         try:
-            done = await self.sv.engine(publisher).follow_up(
-                state, self.p.followup_text, f"followup-{self.p.followup_ts}")
+            done = await self.services.engine(publisher).follow_up(
+                state, self.payload.followup_text, f"followup-{self.payload.followup_ts}")
         finally:
             await publisher.close()
         await self.status(request, before)
@@ -100,55 +95,56 @@ class ThreadWork:
     async def status_before(self, request: ResearchRequestMsg) -> str:
         """The status to restore after a follow-up; a resumed follow-up finds the first one."""
         first = request.status if request.status in ENDED else FINISHED
-        key = before_key(self.p.job_id)
-        await self.sv.redis.set(key, first, nx=True, ex=KEY_TTL_S)
-        raw = await self.sv.redis.get(key)
+        key = before_key(self.payload.job_id)
+        await self.services.redis.set(key, first, nx=True, ex=KEEP_S)
+        raw = await self.services.redis.get(key)
         return raw.decode() if isinstance(raw, bytes) else str(raw or first)
 
     async def state(self, request: ResearchRequestMsg) -> RunState:
         """The run's checkpoint when one exists (a resumed job), else a new run."""
         try:
-            return await load_state(self.sv.store, self.p.run_id, self.sv.settings)
+            return await load_state(self.services.store, self.payload.run_id,
+                                    self.services.settings)
         except RunNotFound:
             pass
-        settings = self.sv.settings
+        settings = self.services.settings
         state = RunState.new(request.question, settings.as_of or dt.date.today(), settings,
                              mode=request.depth or "auto", requester=request.user)
-        state.run_id = self.p.run_id
+        state.run_id = self.payload.run_id
         return state
 
     async def publisher(self, request: ResearchRequestMsg) -> SlackPublisher:
-        key = progress_key(self.p.job_id)
-        raw = await self.sv.redis.get(key)
+        key = progress_key(self.payload.job_id)
+        raw = await self.services.redis.get(key)
 
         async def remember(ts: str) -> None:
-            await self.sv.redis.set(key, ts, ex=KEY_TTL_S)
+            await self.services.redis.set(key, ts, ex=KEEP_S)
 
-        return SlackPublisher(self.sv.slack, request.channel, request.thread_ts,
-                              progress_interval=self.sv.settings.slack.progress_interval_s,
+        return SlackPublisher(self.services.slack, request.channel, request.thread_ts,
+                              progress_interval=self.services.settings.slack.progress_interval_s,
                               progress_ts=raw.decode() if raw else None,
                               on_progress_ts=remember,
-                              progress_key=f"{self.p.run_id}/progress/{self.p.job_id}")
+                              progress_key=f"{self.payload.run_id}/progress/{self.payload.job_id}")
 
     async def stopped(self, request: ResearchRequestMsg) -> str:
         state = await self.state(request)
-        if self.p.kind != FOLLOWUP:
+        if self.payload.kind != FOLLOWUP:
             state.status = STOPPED
-            await self.sv.store.save_checkpoint(state)
-        note, blocks = msgs.stopped_message(state, request, self.p.job_id)
-        await msgs.post_once(self.sv.slack, self.sv.store, request, note, blocks)
-        after = STOPPED if self.p.kind != FOLLOWUP else await self.status_before(request)
+            await self.services.store.save_checkpoint(state)
+        note, blocks = msgs.stopped_message(state, request, self.payload.job_id)
+        await msgs.post_once(self.services.slack, self.services.store, request, note, blocks)
+        after = STOPPED if self.payload.kind != FOLLOWUP else await self.status_before(request)
         await self.status(request, after)
-        await self.sv.requests.clear_stop(request.key)
+        await self.services.requests.clear_stop(request.key)
         return f"stopped at step {state.step}"
 
     async def failed(self, request: ResearchRequestMsg, why: str) -> None:
         """A research that cannot go on fails the request; a follow-up only itself."""
-        followup = self.p.kind == FOLLOWUP
-        note, blocks = msgs.failed_message(self.p.run_id, self.p.job_id, why, followup)
-        await msgs.post_once(self.sv.slack, self.sv.store, request, note, blocks)
+        followup = self.payload.kind == FOLLOWUP
+        note, blocks = msgs.failed_message(self.payload.run_id, self.payload.job_id, why, followup)
+        await msgs.post_once(self.services.slack, self.services.store, request, note, blocks)
         await self.status(request, await self.status_before(request) if followup else FAILED)
 
     async def status(self, request: ResearchRequestMsg, status: str) -> None:
-        updated = await self.sv.requests.set_status(request.key, status)
-        await msgs.show_status(self.sv.slack, updated or request, status)
+        updated = await self.services.requests.set_status(request.key, status)
+        await msgs.show_status(self.services.slack, updated or request, status)

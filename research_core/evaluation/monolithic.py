@@ -42,8 +42,8 @@ from research_core.protocols import (
     SearchRequest,
     TimeRange,
 )
-from research_core.search.terms import terms
 from research_core.settings import Settings
+from research_core.terms import terms
 
 TIER = "reporter"
 ROOT = "N0"
@@ -99,10 +99,10 @@ class _NaiveRun:
     """One run: the loop of decide → search → read everything, then the answer."""
 
     def __init__(self, agent: MonolithicAgent, state: RunState) -> None:
-        self.a = agent
-        self.s = state
-        self.cfg = agent.settings.engine
-        self.gw = Gateway(agent.tiers, state.ledger, state.log, self.cfg.json_max_tokens)
+        self.agent = agent
+        self.state = state
+        self.config = agent.settings.engine
+        self.gateway = Gateway(agent.tiers, state.ledger, state.log, self.config.json_max_tokens)
         self.budget = agent.context_chars or default_context_chars(agent.settings)
         self.max_turns = agent.settings.budget.steps
         self.history: list[str] = []
@@ -110,32 +110,33 @@ class _NaiveRun:
         self.fallback_searched = False
 
     async def run(self) -> Report:
-        self.s.log.emit("start", f"run {self.s.run_id} (monolithic): {self.s.question!r} as "
-                        f"of {self.s.as_of}; context budget {self.budget} chars",
-                        run_id=self.s.run_id, strategy="monolithic")
+        state = self.state
+        state.log.emit("start", f"run {state.run_id} (monolithic): {state.question!r} as of "
+                       f"{state.as_of}; context budget {self.budget} chars",
+                       run_id=state.run_id, strategy="monolithic")
         await self._loop()
         return await self._answer()
 
     async def _loop(self) -> None:
         for turn in range(1, self.max_turns + 1):
-            self.s.step = turn
-            self.s.log.step = turn
+            self.state.step = turn
+            self.state.log.step = turn
             action = await self._decide()
             if action.action == "answer":
                 self.history.append(decision_line(turn, action))
-                self.s.log.emit("answer", f"turn {turn}: the model answers ({action.reason})")
+                self.state.log.emit("answer", f"turn {turn}: the model answers ({action.reason})")
                 return
             if not await self._search(turn, action):
                 return
-            await self.a.store.save_checkpoint(self.s)
-        self.s.log.emit("limit", f"step limit {self.max_turns} reached; answering")
+            await self.agent.store.save_checkpoint(self.state)
+        self.state.log.emit("limit", f"step limit {self.max_turns} reached; answering")
 
     async def _decide(self) -> NextAction:
-        action = await self.gw.structured(
+        action = await self.gateway.structured(
             TIER, "mono_decide", self._messages(DECIDE), NextAction,
             self._fallback_action, self._action_problem, max_tokens("monolithic"))
         what = f"search {action.query!r}" if action.action == "search" else "answer"
-        self.s.log.emit("decide", f"turn {self.s.step}: {what} — {action.reason[:80]}",
+        self.state.log.emit("decide", f"turn {self.state.step}: {what} — {action.reason[:80]}",
                         action=action.action, query=action.query)
         return action
 
@@ -155,38 +156,38 @@ class _NaiveRun:
             return NextAction(action="answer", query="none",
                               reason="fallback: answer with what was read")
         self.fallback_searched = True
-        words = " ".join(terms(self.s.question)[:8])[:120] or self.s.question[:120]
+        words = " ".join(terms(self.state.question)[:8])[:120] or self.state.question[:120]
         return NextAction(action="search", query=words, reason="fallback: the question's words")
 
     async def _search(self, turn: int, action: NextAction) -> bool:
         """One query to the backend; False when its pages would overflow the context."""
-        window = TimeRange(until=self.s.as_of)
+        window = TimeRange(until=self.state.as_of)
         request = SearchRequest(query=action.query, time_range=window,
-                                limit=self.cfg.hits_per_query)
-        hits = await self.a.backend.search(request)
+                                limit=self.config.hits_per_query)
+        hits = await self.agent.backend.search(request)
         qid = self._record_query(turn, action.query, window, hits)
         new = [h for h in dict((h.source_id, h) for h in hits).values()
                if h.source_id not in self.read]
         block = await self._turn_text(turn, action, hits, new)
         size = prompt_chars(self._prompt_text([*self.history, block]))
         if size > self.budget:
-            self.s.log.emit("context", f"context full: the history would be {size} chars, "
+            self.state.log.emit("context", f"context full: the history would be {size} chars, "
                             f"over the budget of {self.budget}; answering with what was read",
                             size=size, budget=self.budget)
             return False
         self.history.append(block)
         self._record_reads(turn, qid, new)
-        self.s.log.emit("read", f"{len(new)} new pages read in full; history {size} of "
+        self.state.log.emit("read", f"{len(new)} new pages read in full; history {size} of "
                         f"{self.budget} chars", pages=len(new), size=size)
         return True
 
     def _record_query(self, turn: int, query: str, window: TimeRange,
                       hits: list[SearchHit]) -> str:
-        qid = f"Q{len(self.s.queries) + 1}"
-        self.s.queries.append(QueryRecord(qid, ROOT, turn, query, window, False,
+        qid = f"Q{len(self.state.queries) + 1}"
+        self.state.queries.append(QueryRecord(qid, ROOT, turn, query, window, False,
                                           [h.source_id for h in hits]))
-        self.s.log.emit("search", f"{self.a.backend.name}: {query!r} range {window.key()} → "
-                        f"{len(hits)} hits", query=query, hits=len(hits))
+        self.state.log.emit("search", f"{self.agent.backend.name}: {query!r} range "
+                            f"{window.key()} → {len(hits)} hits", query=query, hits=len(hits))
         return qid
 
     async def _turn_text(self, turn: int, action: NextAction, hits: list[SearchHit],
@@ -207,7 +208,7 @@ class _NaiveRun:
         return "\n".join(lines)
 
     async def _page(self, number: int, hit: SearchHit) -> str:
-        body = await self.a.backend.read_body(hit.source_id) or hit.snippet
+        body = await self.agent.backend.read_body(hit.source_id) or hit.snippet
         date = hit.published.isoformat() if hit.published else "undated"
         head = f"[{number}] {hit.title} — {hit.publisher}, {hit.source_type}, {date}, {hit.url}"
         return head + "\n" + _MARKERS.sub("", body).strip()
@@ -217,11 +218,12 @@ class _NaiveRun:
         for hit in new:
             number = len(self.read) + 1
             self.read[hit.source_id] = PageRead(number, turn, hit)
-            self.s.evidence.append(_evidence(f"E{len(self.s.evidence) + 1}", qid, hit))
+            self.state.evidence.append(_evidence(f"E{len(self.state.evidence) + 1}", qid, hit))
 
     def _messages(self, task: str, history: list[str] | None = None) -> list[Message]:
         shown = self.history if history is None else history
-        return render("monolithic", question=self.s.question, as_of=self.s.as_of.isoformat(),
+        return render("monolithic", question=self.state.question,
+                      as_of=self.state.as_of.isoformat(),
                       history="\n\n".join(shown) or "(nothing yet)", task=task_text(task))
 
     def _prompt_text(self, history: list[str]) -> str:
@@ -236,10 +238,10 @@ class _NaiveRun:
         def fallback() -> str:
             nonlocal used_fallback
             used_fallback = True
-            return assembled_answer(self.s.question, list(self.read.values()))
+            return assembled_answer(self.state.question, list(self.read.values()))
 
-        text = fallback() if not sources else await self.gw.text(
-            TIER, "mono_answer", self._messages(ANSWER), self.cfg.report_max_tokens,
+        text = fallback() if not sources else await self.gateway.text(
+            TIER, "mono_answer", self._messages(ANSWER), self.config.report_max_tokens,
             fallback, lambda t: report_problem(t, len(sources)))
         report = Report(text=text, sources=sources, cited=cited_numbers(text),
                         fallback=used_fallback)
@@ -247,11 +249,11 @@ class _NaiveRun:
         return report
 
     async def _finish(self, report: Report) -> None:
-        self.s.status = "finished"
-        self.s.log.emit("report", f"{len(report.cited)} of {len(report.sources)} pages cited"
+        self.state.status = "finished"
+        self.state.log.emit("report", f"{len(report.cited)} of {len(report.sources)} pages cited"
                         + (" (assembled from the pages read)" if report.fallback else ""))
-        await self.a.store.save_checkpoint(self.s)
-        await self.a.store.save_report(self.s.run_id, report)
+        await self.agent.store.save_checkpoint(self.state)
+        await self.agent.store.save_report(self.state.run_id, report)
 
 
 def task_text(task: str) -> str:

@@ -13,7 +13,7 @@ from itertools import combinations
 
 from research_core.loop.evidence import Evidence
 from research_core.loop.figures import Figure, figures_in
-from research_core.search.terms import overlap
+from research_core.terms import overlap
 
 SAME_TOPIC = 0.5  # share of one text's terms found in the other
 

@@ -17,7 +17,6 @@ from research_core.loop.evidence import Evidence, combined_score, credibility, r
 from research_core.loop.goal_tree import Node
 from research_core.loop.parts import Parts
 from research_core.loop.progress_notes import Announcer
-from research_core.loop.reading import deep_read
 from research_core.loop.reflection import reflect_and_correct
 from research_core.loop.reporter import Report
 from research_core.loop.state import QueryRecord, RunState
@@ -25,6 +24,7 @@ from research_core.models.gateway import Gateway
 from research_core.models.schemas import HitScore
 from research_core.protocols import ModelTier, Publisher, SearchBackend, SearchHit, Similarity
 from research_core.question import has_surrogates, is_blank
+from research_core.search.reading import deep_read
 from research_core.search.tool import (
     DatesPages,
     HitCache,
@@ -93,25 +93,25 @@ class _Research:
     """One run's loop, over its state."""
 
     def __init__(self, engine: Engine, state: RunState) -> None:
-        self.e = engine
-        self.s = state
-        self.cfg = engine.settings.engine
+        self.engine = engine
+        self.state = state
+        self.config = engine.settings.engine
         self.owner = _owner(engine.settings, state)
-        self.gw = Gateway(engine.tiers, state.ledger, state.log, self.cfg.json_max_tokens,
+        self.gateway = Gateway(engine.tiers, state.ledger, state.log, self.config.json_max_tokens,
                           permit=lambda: bool(self.owner.spend("model_calls")))
-        self.search = SearchTool(engine.backend, engine.cache, self.cfg, state.log,
+        self.search = SearchTool(engine.backend, engine.cache, self.config, state.log,
                                  engine.similarity,
                                  permit_read=lambda: bool(self.owner.spend("reads")))
         self.delivery = Delivery(state.run_id, engine.publisher, engine.store, state.log,
                                  state.publications, self.owner)
         self.announcer = Announcer(state, self.delivery)
-        self.parts = Parts(state, self.delivery, self.gw, engine.similarity, self.cfg)
+        self.parts = Parts(state, self.delivery, self.gateway, engine.similarity, self.config)
         if isinstance(engine.backend, RemembersHits):  # a resumed run can read its pages
             engine.backend.remember([e.as_hit() for e in state.evidence])
 
     @property
     def similarity(self) -> Similarity:
-        return self.e.similarity
+        return self.engine.similarity
 
     @property
     def deep(self) -> bool:
@@ -119,18 +119,18 @@ class _Research:
         return self.owner.deep_applied
 
     async def run(self) -> Report:
-        what = "resume" if self.s.step else "start"
-        self.s.log.emit(what, f"run {self.s.run_id}: {self.s.question!r} as of "
-                        f"{self.s.as_of}, {self.owner.mode} mode", run_id=self.s.run_id)
-        if self.s.status == "finished":  # resumed after the end: deliver what is missing
+        what = "resume" if self.state.step else "start"
+        self.state.log.emit(what, f"run {self.state.run_id}: {self.state.question!r} as of "
+                        f"{self.state.as_of}, {self.owner.mode} mode", run_id=self.state.run_id)
+        if self.state.status == "finished":  # resumed after the end: deliver what is missing
             return await self._report()
         if what == "start":  # a sign of life before the first (slow) model call
             await self.delivery.progress(
                 f"Planning: splitting the question into sub-questions ({self.owner.mode}, "
                 f"up to {self.owner.total('steps')} steps)", key="start")
-        while (node := self.s.tree.next_open()) is not None and self.may_step():
+        while (node := self.state.tree.next_open()) is not None and self.may_step():
             await self.step(node)
-        self.s.log.emit("finalise", self.owner.final_reason or "no open sub-question left")
+        self.state.log.emit("finalise", self.owner.final_reason or "no open sub-question left")
         await self.close_working_memory()
         await self.announcer.at_end()
         return await self._report()
@@ -142,61 +142,62 @@ class _Research:
         return bool(self.owner.spend("steps"))
 
     async def step(self, node: Node) -> None:
-        self.s.step += 1
-        self.s.log.step = self.s.step
-        if node.id != self.s.working.node_id:
+        self.state.step += 1
+        self.state.log.step = self.state.step
+        if node.id != self.state.working.node_id:
             await self._switch_to(node)
         if self._should_expand(node):
             await self._expand(node)
         else:
             await self._research_round(node)
-        if self.s.step % self.cfg.reflect_every_steps == 0:
-            await reflect_and_correct(self.gw, self.s, node, self.owner, self.similarity,
-                                      self.cfg)
-        self.s.tree.settle_parents()
+        if self.state.step % self.config.reflect_every_steps == 0:
+            await reflect_and_correct(self.gateway, self.state, node, self.owner, self.similarity,
+                                      self.config)
+        self.state.tree.settle_parents()
         await self.parts.revise_all()
         self._consider_upgrade()
         await self.announcer.after_step()
         await self.checkpoint()
 
     async def checkpoint(self) -> None:
-        self.s.extra["budget"] = self.owner.to_dict()
-        await self.e.store.save_checkpoint(self.s)
+        self.state.extra["budget"] = self.owner.to_dict()
+        await self.engine.store.save_checkpoint(self.state)
 
     def _consider_upgrade(self) -> None:
         """At the usage reminder the planner may ask for deep; the owner decides later."""
         if not self.owner.reminder_due() or not self.owner.upgrade_window_open:
             return
-        why = planner.upgrade_reason(self.s.tree)
+        why = planner.upgrade_reason(self.state.tree)
         if why:
             self.owner.request_upgrade(why)
 
     def _should_expand(self, node: Node) -> bool:
         if node.depth == 0:
             return True
-        thin = len(self.s.kept_for({node.id})) < self.cfg.evidence_per_done_node
-        return thin and node.rounds >= self.cfg.rounds_per_node and node.depth < self.cfg.max_depth
+        thin = len(self.state.kept_for({node.id})) < self.config.evidence_per_done_node
+        return (thin and node.rounds >= self.config.rounds_per_node
+                and node.depth < self.config.max_depth)
 
     async def _switch_to(self, node: Node) -> None:
         """Sub-question switch: rewrite the previous one's working memory into a summary."""
         await self.close_working_memory()
-        self.s.working.reset(node.id)
-        self.s.log.emit("focus", f"{node.id} (value {node.value:.2f}): {node.question}",
+        self.state.working.reset(node.id)
+        self.state.log.emit("focus", f"{node.id} (value {node.value:.2f}): {node.question}",
                         node=node.id)
         if node.depth > 0:
             await self.delivery.progress(f"Checking: {node.question}",
-                                         key=f"s{self.s.step}-{node.id}")
+                                         key=f"s{self.state.step}-{node.id}")
 
     async def close_working_memory(self) -> None:
-        wm = self.s.working
+        wm = self.state.working
         if wm.node_id is None or not wm.items:
             return
-        node = self.s.tree.nodes[wm.node_id]
-        previous = self.s.summaries.get(node.id)
-        summary = await executor.summarise(self.gw, node.id, node.question, wm.items, previous)
-        self.s.summaries[node.id] = summary
+        node = self.state.tree.nodes[wm.node_id]
+        previous = self.state.summaries.get(node.id)
+        summary = await executor.summarise(self.gateway, node.id, node.question, wm.items, previous)
+        self.state.summaries[node.id] = summary
         how = "lossless fallback" if summary.lossless_fallback else "model summary"
-        self.s.log.emit("memory", f"{node.id}: {len(wm.items)} items → summary v"
+        self.state.log.emit("memory", f"{node.id}: {len(wm.items)} items → summary v"
                         f"{summary.version} ({how})", node=node.id)
         wm.items = []
         await self.parts.publish(node, self.deep)
@@ -206,50 +207,51 @@ class _Research:
             self.owner.spend("discoveries")  # refused and logged with its reason
             node.status = "insufficient" if node.depth else node.status
             return
-        known = "; ".join(s.conclusion[:120] for s in list(self.s.summaries.values())[-4:])
-        taken = {n.question for n in self.s.tree.nodes.values()}
-        proposed = await planner.decompose(self.gw, self.s.question, node, known,
-                                           self.cfg.max_children, taken)
-        vetted = await judgement.vet_subquestions(self.similarity, self.s.question, proposed,
-                                                  taken, self.cfg)
+        known = "; ".join(s.conclusion[:120] for s in list(self.state.summaries.values())[-4:])
+        taken = {n.question for n in self.state.tree.nodes.values()}
+        proposed = await planner.decompose(self.gateway, self.state.question, node, known,
+                                           self.config.max_children, taken)
+        vetted = await judgement.vet_subquestions(self.similarity, self.state.question, proposed,
+                                                  taken, self.config)
         for question, why in vetted.rejected:
-            self.s.log.emit("subquestion-refused", f"{question[:80]!r}: {why}", node=node.id)
+            self.state.log.emit("subquestion-refused", f"{question[:80]!r}: {why}", node=node.id)
         subs = vetted.accepted
         if not subs and node.depth == 0 and proposed:  # the root is always split
             subs = [s for s in planner.split_fallback(node.question) if s.question not in taken]
         if not subs:
             node.status = "insufficient"
-            self.s.log.emit("thin", f"{node.id}: no new sub-question to split into", node=node.id)
+            self.state.log.emit("thin", f"{node.id}: no new sub-question to split into",
+                                node=node.id)
             return
         self.owner.spend("discoveries")
-        children = [self.s.tree.add_child(node.id, s.question, s.value) for s in subs]
+        children = [self.state.tree.add_child(node.id, s.question, s.value) for s in subs]
         listing = ", ".join(f"{c.id} ({c.value:.2f}) {c.question!r}" for c in children)
-        self.s.log.emit("expand", f"{node.id} → {listing}", node=node.id)
+        self.state.log.emit("expand", f"{node.id} → {listing}", node=node.id)
 
     async def _research_round(self, node: Node) -> None:
-        plan = await planner.plan_queries(self.gw, node, self.s.sent_queries(), self.s.as_of,
-                                          self.cfg.query_variants)
-        window = planner.time_range(plan, self.s.as_of, self.cfg.lookback_days)
-        queries = await self.search.dedupe(plan.queries, self.s.sent_queries())
+        plan = await planner.plan_queries(self.gateway, node, self.state.sent_queries(),
+                                          self.state.as_of, self.config.query_variants)
+        window = planner.time_range(plan, self.state.as_of, self.config.lookback_days)
+        queries = await self.search.dedupe(plan.queries, self.state.sent_queries())
         results = await self.search.batch(queries, window) if queries else []
         hits = self._new_hits(node, results)
         node.rounds += 1
         if hits:
             found = [h for _, h in hits]
-            scores = await executor.score_hits(self.gw, node.question, found)
-            scores = await judgement.cross_check_relevance(self.similarity, node.question,
-                                                           found, scores, self.cfg, self.s.log)
+            scores = await executor.score_hits(self.gateway, node.question, found)
+            scores = await judgement.cross_check_relevance(
+                self.similarity, node.question, found, scores, self.config, self.state.log)
             await self._admit(node, hits, scores)
         self._settle(node)
 
     def _new_hits(self, node: Node, results: list[QueryResult]) -> list[tuple[str, SearchHit]]:
         """Hits not yet judged for this node, each with the id of the query that found it."""
-        seen = self.s.judged_sources(node.id)
+        seen = self.state.judged_sources(node.id)
         fresh: list[tuple[str, SearchHit]] = []
         for result in results:
-            qid = f"Q{len(self.s.queries) + 1}"
-            self.s.queries.append(QueryRecord(
-                qid, node.id, self.s.step, result.query, result.time_range, result.from_cache,
+            qid = f"Q{len(self.state.queries) + 1}"
+            self.state.queries.append(QueryRecord(
+                qid, node.id, self.state.step, result.query, result.time_range, result.from_cache,
                 [h.source_id for h in result.hits]))
             for hit in result.hits:
                 if hit.source_id not in seen:
@@ -261,67 +263,68 @@ class _Research:
                      scores: list[HitScore]) -> None:
         for (qid, hit), score in zip(hits, scores, strict=True):
             item = self._evidence(node, qid, hit, score)
-            self.s.evidence.append(item)
+            self.state.evidence.append(item)
             if not item.kept:
-                self.s.log.emit("discard", f"{item.id} {hit.source_id}: {item.discarded_reason}",
-                                evidence=item.id, score=item.score)
+                self.state.log.emit("discard", f"{item.id} {hit.source_id}: "
+                                    f"{item.discarded_reason}", evidence=item.id, score=item.score)
                 continue
-            if self.s.working.full:
-                self.s.log.emit("memory", f"working memory at its cap of {self.s.working.cap}")
+            if self.state.working.full:
+                self.state.log.emit("memory", "working memory at its cap of "
+                                    f"{self.state.working.cap}")
                 await self.close_working_memory()
             if self._needs_body(node, item):
                 await self._deep_read(node, item)
-            self.s.working.add(item)
-            self.s.log.emit("keep", f"{item.id} {hit.source_id}: score {item.score:.2f} "
+            self.state.working.add(item)
+            self.state.log.emit("keep", f"{item.id} {hit.source_id}: score {item.score:.2f} "
                             f"(rel {item.relevance:.2f}) {item.reason[:80]}", evidence=item.id)
 
     def _needs_body(self, node: Node, item: Evidence) -> bool:
         """Only highly relevant evidence for a node still short of evidence is read in full."""
-        short = len(self.s.kept_for({node.id})) <= self.cfg.evidence_per_done_node
+        short = len(self.state.kept_for({node.id})) <= self.config.evidence_per_done_node
         return node.status == "open" and short and (
-            item.relevance >= self.cfg.deep_read_relevance)
+            item.relevance >= self.config.deep_read_relevance)
 
     async def _deep_read(self, node: Node, item: Evidence) -> None:
         """Replace a highly relevant hit's snippet by its body's best paragraphs."""
-        if self.s.reads_for(node.id) >= self.cfg.deep_reads_per_node:
+        if self.state.reads_for(node.id) >= self.config.deep_reads_per_node:
             node.status = "insufficient"
-            self.s.log.emit("read-cap", f"{node.id}: body-read cap of "
-                            f"{self.cfg.deep_reads_per_node} reached; marked insufficient "
+            self.state.log.emit("read-cap", f"{node.id}: body-read cap of "
+                            f"{self.config.deep_reads_per_node} reached; marked insufficient "
                             "evidence", node=node.id)
             return
         if not self.owner.spend("reads"):
             return
-        read = await deep_read(self.e.backend, self.e.similarity, node.id, node.question,
-                               item.source_id, self.cfg.deep_read_paragraphs)
+        read = await deep_read(self.engine.backend, self.engine.similarity, node.id, node.question,
+                               item.source_id, self.config.deep_read_paragraphs)
         if read is None:
             return
-        self.s.deep_reads.append(read)
+        self.state.deep_reads.append(read)
         item.text = read.text
         self._date_from_page(item)
-        self.s.log.emit("deep-read", f"{item.id} {item.source_id}: {len(read.chosen)} of "
+        self.state.log.emit("deep-read", f"{item.id} {item.source_id}: {len(read.chosen)} of "
                         f"{read.paragraphs_total} paragraphs, ~{read.tokens_read} of "
                         f"~{read.tokens_full} tokens", tokens_read=read.tokens_read,
                         tokens_full=read.tokens_full, evidence=item.id)
 
     def _date_from_page(self, item: Evidence) -> None:
         """An undated hit takes the publish date its page states, and is rescored with it."""
-        if item.published is not None or not isinstance(self.e.backend, DatesPages):
+        if item.published is not None or not isinstance(self.engine.backend, DatesPages):
             return
-        item.published = self.e.backend.published_of(item.source_id)
+        item.published = self.engine.backend.published_of(item.source_id)
         if item.published is not None:
-            item.recency = recency(item.published, self.s.as_of, self.cfg)
+            item.recency = recency(item.published, self.state.as_of, self.config)
             item.score = combined_score(item.relevance, item.credibility, item.recency,
-                                        self.cfg)
+                                        self.config)
 
     def _evidence(self, node: Node, qid: str, hit: SearchHit, score: HitScore) -> Evidence:
         cred = credibility(hit.source_type)
-        rec = recency(hit.published, self.s.as_of, self.cfg)
-        total = combined_score(score.relevance, cred, rec, self.cfg)
-        kept = total >= self.cfg.evidence_threshold
-        why = "" if kept else (f"score {total:.2f} < {self.cfg.evidence_threshold} (rel "
+        rec = recency(hit.published, self.state.as_of, self.config)
+        total = combined_score(score.relevance, cred, rec, self.config)
+        kept = total >= self.config.evidence_threshold
+        why = "" if kept else (f"score {total:.2f} < {self.config.evidence_threshold} (rel "
                                f"{score.relevance:.2f}, cred {cred:.2f}, rec {rec:.2f})")
         return Evidence(
-            id=f"E{len(self.s.evidence) + 1}", node_id=node.id, query_id=qid,
+            id=f"E{len(self.state.evidence) + 1}", node_id=node.id, query_id=qid,
             source_id=hit.source_id, title=hit.title, url=hit.url, published=hit.published,
             source_type=hit.source_type, publisher=hit.publisher, text=hit.snippet,
             relevance=score.relevance, credibility=cred, recency=rec, score=total,
@@ -331,42 +334,43 @@ class _Research:
     def _settle(self, node: Node) -> None:
         if node.status != "open":
             return
-        have = len(self.s.kept_for({node.id}))
-        if have >= self.cfg.evidence_per_done_node:
+        have = len(self.state.kept_for({node.id}))
+        if have >= self.config.evidence_per_done_node:
             node.status = "done"
-            self.s.log.emit("done", f"{node.id}: {have} reliable items", node=node.id)
-        elif node.rounds >= self.cfg.rounds_per_node and node.depth >= self.cfg.max_depth:
+            self.state.log.emit("done", f"{node.id}: {have} reliable items", node=node.id)
+        elif node.rounds >= self.config.rounds_per_node and node.depth >= self.config.max_depth:
             node.status = "insufficient"
-            self.s.log.emit("thin", f"{node.id}: insufficient evidence after {node.rounds} "
+            self.state.log.emit("thin", f"{node.id}: insufficient evidence after {node.rounds} "
                             "rounds", node=node.id)
-        elif node.rounds >= self.cfg.rounds_per_node:
-            self.s.log.emit("thin", f"{node.id}: only {have} reliable items; will split deeper",
+        elif node.rounds >= self.config.rounds_per_node:
+            self.state.log.emit("thin", f"{node.id}: only {have} reliable items; will split deeper",
                             node=node.id)
 
     async def _report(self) -> Report:
         """The report: written and checked once and saved before it is published, so a
         resumed run publishes the saved one (no new model call) if it is not out yet."""
-        report = await self.e.store.load_report(self.s.run_id)
+        report = await self.engine.store.load_report(self.state.run_id)
         if report is None:
             report = await self._write_report()
-            await self.e.store.save_report(self.s.run_id, report)
+            await self.engine.store.save_report(self.state.run_id, report)
         if self.delivery.latest("report") is None:  # not already out before a crash
             await self.delivery.part("report", report.render(), report.cited_source_ids())
-        if self.s.status != "finished":
-            self.s.status = "finished"
-            self.s.log.emit("budget", "usage at the end:\n" + self.owner.usage_table())
+        if self.state.status != "finished":
+            self.state.status = "finished"
+            self.state.log.emit("budget", "usage at the end:\n" + self.owner.usage_table())
         await self.checkpoint()
         return report
 
     async def _write_report(self) -> Report:
-        kept = self.s.kept()
+        kept = self.state.kept()
         report = await reporter.write_report(
-            self.gw, self.s.question, self.s.as_of, list(self.s.summaries.values()), kept,
-            (self.cfg.report_max_sources, self.cfg.report_max_tokens),
+            self.gateway, self.state.question, self.state.as_of,
+            list(self.state.summaries.values()), kept,
+            (self.config.report_max_sources, self.config.report_max_tokens),
         )
-        asked = [n.question for n in self.s.tree.nodes.values()]
-        report = await claims.double_check(self.gw, report, kept, asked)
-        self.s.log.emit("report", f"{len(report.cited)} of {len(report.sources)} sources cited"
+        asked = [n.question for n in self.state.tree.nodes.values()]
+        report = await claims.double_check(self.gateway, report, kept, asked)
+        self.state.log.emit("report", f"{len(report.cited)} of {len(report.sources)} sources cited"
                         + (" (assembled from evidence)" if report.fallback else ""))
         return report
 

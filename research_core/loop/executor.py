@@ -15,7 +15,7 @@ from research_core.models.gateway import Gateway
 from research_core.models.prompts import max_tokens, render
 from research_core.models.schemas import HitScore, HitScores, MemorySummaryOut
 from research_core.protocols import SearchHit
-from research_core.search.terms import overlap
+from research_core.terms import overlap
 
 
 def hit_block(index: int, hit: SearchHit) -> str:

@@ -31,8 +31,8 @@ CLOSEST_ANYWAY = 3  # shown even below the threshold: the model judges whether t
 class Researcher(Protocol):
     """What a follow-up needs of a run's research loop (the engine's `_Research`)."""
 
-    s: RunState
-    gw: Gateway
+    state: RunState
+    gateway: Gateway
     owner: BudgetOwner
     delivery: Delivery
 
@@ -67,7 +67,7 @@ async def answer(r: Researcher, question: str, key: str, max_steps: int) -> Foll
     text = f"*Follow-up:* {' '.join(question.split())}\n\n{out.answer.strip()}"
     publication = await r.delivery.part(key, text, cited or [s.source_id for s in sources[:3]])
     how = f"after {steps} more research steps" if steps else "from memory"
-    r.s.log.emit("follow-up", f"{key}: answered {how}", key=key)
+    r.state.log.emit("follow-up", f"{key}: answered {how}", key=key)
     return FollowUpAnswer(out.answer, cited, out.sufficient, steps, publication)
 
 
@@ -75,9 +75,9 @@ async def _from_memory(r: Researcher, question: str) -> tuple[FollowUpOut, list[
     evidence = await _closest(r, question)
     sources, carried = number_sources(evidence, SOURCES_SHOWN)
     messages = render(
-        "followup", question=r.s.question, followup=question,
+        "followup", question=r.state.question, followup=question,
         findings="\n".join(f"- {s.question}: {s.conclusion}"
-                           for s in list(r.s.summaries.values())[-FINDINGS_SHOWN:]) or "- none",
+                           for s in list(r.state.summaries.values())[-FINDINGS_SHOWN:]) or "- none",
         sources="\n".join(_block(s, carried) for s in sources) or "(no sources)")
 
     def check(out: FollowUpOut) -> str | None:
@@ -86,14 +86,14 @@ async def _from_memory(r: Researcher, question: str) -> tuple[FollowUpOut, list[
             return problem
         return citation_problem(out.answer, len(sources))
 
-    out = await r.gw.structured("executor", "followup", messages, FollowUpOut,
+    out = await r.gateway.structured("executor", "followup", messages, FollowUpOut,
                                 lambda: _assembled(carried, sources), check)
     return out, sources
 
 
 async def _closest(r: Researcher, question: str) -> list[Evidence]:
     """Kept evidence relevant to the follow-up, best first (at most a prompt's worth)."""
-    kept = r.s.kept()
+    kept = r.state.kept()
     if not kept:
         return []
     scores = (await r.similarity.matrix([question], [e.text for e in kept]))[0]
@@ -120,9 +120,9 @@ def _assembled(carried: list[Evidence], sources: list[Source]) -> FollowUpOut:
 
 async def _research(r: Researcher, question: str, key: str, max_steps: int) -> int:
     """The follow-up as a sub-question of the root, researched for at most `max_steps`."""
-    node = _followup_node(r.s, question, key)
+    node = _followup_node(r.state, question, key)
     steps = 0
-    while steps < max_steps and (target := _next_open(r.s, node.id)) is not None:
+    while steps < max_steps and (target := _next_open(r.state, node.id)) is not None:
         if not r.may_step():
             break
         await r.step(target)

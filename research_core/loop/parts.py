@@ -3,9 +3,8 @@ revised in place when later evidence close to their question brings figures they
 
 from __future__ import annotations
 
-from research_core.delivery import cadence
 from research_core.delivery.publications import Delivery
-from research_core.loop import executor, followup
+from research_core.loop import cadence, executor, followup
 from research_core.loop.goal_tree import Node
 from research_core.loop.state import RunState
 from research_core.models.gateway import Gateway
@@ -18,53 +17,53 @@ WEIGHED = "part_evidence"  # the checkpoint's evidence ids already weighed per p
 class Parts:
     def __init__(self, state: RunState, delivery: Delivery, gw: Gateway,
                  similarity: Similarity, cfg: EngineSettings) -> None:
-        self.s = state
+        self.state = state
         self.delivery = delivery
-        self.gw = gw
+        self.gateway = gw
         self.similarity = similarity
-        self.cfg = cfg
+        self.config = cfg
 
     async def publish(self, node: Node, deep: bool) -> None:
         """A finished sub-question's part goes out when the cadence says it is ready."""
-        summary = self.s.summaries.get(node.id)
-        if summary is None or node.id in followup.followup_node_ids(self.s):
+        summary = self.state.summaries.get(node.id)
+        if summary is None or node.id in followup.followup_node_ids(self.state):
             return
         if self.delivery.latest(node.id) is not None:  # published before a crash
-            self._weigh(node.id, [e.id for e in self.s.kept_for({node.id})])
+            self._weigh(node.id, [e.id for e in self.state.kept_for({node.id})])
             return
         if cadence.ready(summary, node.status == "done", deep):
             await self.delivery.part(node.id, cadence.part_text(summary), summary.source_ids)
-            self._weigh(node.id, [e.id for e in self.s.kept_for({node.id})])
+            self._weigh(node.id, [e.id for e in self.state.kept_for({node.id})])
 
     async def revise_all(self) -> None:
         """Later evidence with new figures on a published part's question revises it."""
         for part in self.delivery.parts():
-            if part.part_key in self.s.tree.nodes:
-                await self._revise(self.s.tree.nodes[part.part_key], part.text)
+            if part.part_key in self.state.tree.nodes:
+                await self._revise(self.state.tree.nodes[part.part_key], part.text)
 
     def _weighed(self, part_key: str) -> set[str]:
         """Evidence already weighed for a published part (kept in the checkpoint)."""
-        return set(self.s.extra.get(WEIGHED, {}).get(part_key, []))
+        return set(self.state.extra.get(WEIGHED, {}).get(part_key, []))
 
     def _weigh(self, part_key: str, evidence_ids: list[str]) -> None:
-        parts: dict[str, list[str]] = self.s.extra.setdefault(WEIGHED, {})
+        parts: dict[str, list[str]] = self.state.extra.setdefault(WEIGHED, {})
         parts[part_key] = sorted(set(parts.get(part_key, [])) | set(evidence_ids))
 
     async def _revise(self, node: Node, published: str) -> None:
         weighed = self._weighed(node.id)
-        fresh = [e for e in self.s.kept() if e.id not in weighed]
+        fresh = [e for e in self.state.kept() if e.id not in weighed]
         if not fresh:
             return
         self._weigh(node.id, [e.id for e in fresh])
         scores = (await self.similarity.matrix([node.question], [e.text for e in fresh]))[0]
         close = [e for e, sc in zip(fresh, scores, strict=True)
-                 if sc >= self.cfg.revise_similarity]
+                 if sc >= self.config.revise_similarity]
         news = cadence.revising_evidence(published, close)
         if not news:
             return
-        summary = await executor.summarise(self.gw, node.id, node.question, news,
-                                           self.s.summaries.get(node.id))
-        self.s.summaries[node.id] = summary
+        summary = await executor.summarise(self.gateway, node.id, node.question, news,
+                                           self.state.summaries.get(node.id))
+        self.state.summaries[node.id] = summary
         sources = frozenset(e.source_id for e in news)
         reason = "new evidence from " + ", ".join(sorted(sources))
         await self.delivery.part(node.id, cadence.part_text(summary, sources),

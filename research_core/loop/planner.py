@@ -10,7 +10,7 @@ from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.models.schemas import Decomposition, QueryPlan, ReflectionOut, SubQuestion
 from research_core.protocols import TimeRange
-from research_core.search.terms import has_cjk, terms
+from research_core.terms import has_cjk, terms
 
 MIN_RANGE_DAYS = 28
 QUERY_CHARS = 120

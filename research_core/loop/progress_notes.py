@@ -42,7 +42,7 @@ class Announcer:
     """Posts the notes a run has not announced yet, after every step and at the end."""
 
     def __init__(self, state: RunState, delivery: Delivery) -> None:
-        self.s = state
+        self.state = state
         self.delivery = delivery
 
     async def after_step(self) -> None:
@@ -54,7 +54,7 @@ class Announcer:
             await self._note(key, text)
 
     def _done(self) -> list[str]:
-        announced: list[str] = self.s.extra.setdefault(ANNOUNCED, [])
+        announced: list[str] = self.state.extra.setdefault(ANNOUNCED, [])
         return announced
 
     async def _note(self, key: str, text: str) -> None:
@@ -64,14 +64,14 @@ class Announcer:
         await self.delivery.progress(text, key=key)
 
     def _deep(self) -> list[tuple[str, str]]:
-        notes = ((e.seq, deep_note(e)) for e in self.s.log.of_kind("budget"))
+        notes = ((e.seq, deep_note(e)) for e in self.state.log.of_kind("budget"))
         return [(f"deep-{seq}", text) for seq, text in notes if text]
 
     def _conflicts(self) -> list[tuple[str, str]]:
         told = sum(k.startswith("conflict-") for k in self._done())
         notes = []
-        for node in self.s.tree.nodes.values():
-            kept = self.s.kept_for({node.id})
+        for node in self.state.tree.nodes.values():
+            kept = self.state.kept_for({node.id})
             found = find_conflicts(kept)[:CONFLICTS_PER_NODE] if len(kept) > 1 else []
             notes += [(f"conflict-{c.key}", c.note(node.question)) for c in found]
         fresh = [n for n in notes if n[0] not in self._done()]
@@ -79,11 +79,11 @@ class Announcer:
 
     def _missing(self) -> list[tuple[str, str]]:
         return [(f"missing-{n.id}", f"Still missing: {n.question} (too little reliable "
-                 "evidence found)") for n in self.s.tree.nodes.values()
+                 "evidence found)") for n in self.state.tree.nodes.values()
                 if n.status == "insufficient" and n.depth > 0]
 
     def _open_at_end(self) -> list[tuple[str, str]]:
-        left = [n.question for n in self.s.tree.nodes.values()
+        left = [n.question for n in self.state.tree.nodes.values()
                 if n.status == "open" and n.depth > 0]
         if not left:
             return []

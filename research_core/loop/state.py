@@ -11,10 +11,10 @@ from research_core.delivery.publications import Publication
 from research_core.loop.evidence import Evidence
 from research_core.loop.goal_tree import GoalTree
 from research_core.loop.memory import Summary, WorkingMemory
-from research_core.loop.reading import DeepRead
 from research_core.models.ledger import Ledger
 from research_core.protocols import TimeRange
 from research_core.runlog import RunLog
+from research_core.search.reading import DeepRead
 from research_core.settings import Settings
 
 

@@ -24,9 +24,9 @@ import yaml
 
 from research_core import safe_yaml
 from research_core.errors import CorpusError
-from research_core.loop.reading import clean_markdown, split_paragraphs
 from research_core.protocols import SearchHit, SearchRequest
-from research_core.search.terms import segment
+from research_core.search.reading import clean_markdown, split_paragraphs
+from research_core.terms import segment
 
 REQUIRED_KEYS = ("id", "title", "url", "published", "source_type", "publisher", "lang")
 SNIPPET_MAX = 400

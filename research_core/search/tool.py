@@ -71,7 +71,7 @@ def truncate(hit: SearchHit, chars: int) -> SearchHit:
 class SearchTool:
     backend: SearchBackend
     cache: HitCache
-    cfg: EngineSettings
+    config: EngineSettings
     log: RunLog
     similarity: Similarity
     permit_read: Callable[[], bool] = lambda: True
@@ -83,7 +83,7 @@ class SearchTool:
             seen = earlier + kept
             scores = (await self.similarity.matrix([query], seen))[0] if seen else []
             best = max(range(len(scores)), key=lambda i: scores[i], default=None)
-            if best is not None and scores[best] >= self.cfg.dedup_similarity:
+            if best is not None and scores[best] >= self.config.dedup_similarity:
                 self.log.emit("dedup", f"dropped {query!r}: {scores[best]:.2f} similar to "
                               f"{seen[best]!r}", query=query, duplicate_of=seen[best])
                 continue
@@ -92,10 +92,10 @@ class SearchTool:
 
     async def batch(self, queries: list[str], time_range: TimeRange) -> list[QueryResult]:
         """All variants at once, at most `search_concurrency` in flight."""
-        gate = asyncio.Semaphore(self.cfg.search_concurrency)
+        gate = asyncio.Semaphore(self.config.search_concurrency)
         self.log.emit("batch", f"{len(queries)} variant(s) in one batch, concurrency "
-                      f"{self.cfg.search_concurrency}, snippets cut to {self.cfg.snippet_chars} "
-                      "characters", queries=queries)
+                      f"{self.config.search_concurrency}, snippets cut to "
+                      f"{self.config.snippet_chars} characters", queries=queries)
 
         async def one(query: str) -> QueryResult:
             async with gate:
@@ -105,7 +105,7 @@ class SearchTool:
 
     async def _search(self, query: str, time_range: TimeRange) -> QueryResult:
         key = cache_key(self.backend.name, query, time_range)
-        cached = await self.cache.cache_get(key, self.cfg.cache_ttl_s)
+        cached = await self.cache.cache_get(key, self.config.cache_ttl_s)
         if cached is not None:
             if isinstance(self.backend, RemembersHits):
                 self.backend.remember(cached)
@@ -116,9 +116,9 @@ class SearchTool:
             self.log.emit("search", f"{query!r} not sent: no read left in the budget")
             return QueryResult(query, [], False, time_range)
         request = SearchRequest(query=query, time_range=time_range,
-                                limit=self.cfg.hits_per_query)
+                                limit=self.config.hits_per_query)
         raw = await self.backend.search(request)
-        hits = [truncate(h, self.cfg.snippet_chars) for h in raw]
+        hits = [truncate(h, self.config.snippet_chars) for h in raw]
         await self.cache.cache_put(key, hits)
         self.log.emit("search", f"{self.backend.name}: {query!r} range {time_range.key()} → "
                       f"{len(hits)} hits", query=query, hits=len(hits))

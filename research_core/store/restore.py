@@ -8,11 +8,11 @@ from research_core.errors import RunNotFound
 from research_core.loop.evidence import Evidence
 from research_core.loop.goal_tree import GoalTree, Node
 from research_core.loop.memory import Summary, WorkingMemory
-from research_core.loop.reading import DeepRead
 from research_core.loop.state import QueryRecord, RunState
 from research_core.models.ledger import Ledger, LedgerEntry
 from research_core.protocols import TimeRange
 from research_core.runlog import LogEvent, RunLog
+from research_core.search.reading import DeepRead
 from research_core.settings import Settings
 from research_core.store.models import (
     EventRow,

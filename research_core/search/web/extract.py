@@ -1,6 +1,6 @@
 """Text out of a fetched page: the main text and publish date of HTML (trafilatura), plain
 text as it is, and the text of a PDF (pypdf, first pages only). Paragraphs come back separated
-by blank lines, the shape the engine's paragraph selection (`research_core.loop.reading`) splits.
+by blank lines, the shape the engine's paragraph selection (`research_core.search.reading`) splits.
 
 Pages are hostile input: a charset Python does not know (or one that is not a text encoding,
 like rot13 or base64) falls back to UTF-8, a malformed PDF is `Unreadable`, and NUL characters

@@ -63,7 +63,7 @@ class RedisRateLimiter:
 
     client: aioredis.Redis
     rates: Mapping[str, float]
-    prefix: str = "redsearch:rate:"
+    prefix: str  # the workers share one (contract.keys.RATE_PREFIX)
 
     async def acquire(self, key: str) -> None:
         window = Window.for_rate(self.rates.get(key, DEFAULT_RATE_PER_S))

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from research_core.protocols import SearchBackend, Similarity
-from research_core.search.terms import CJK
+from research_core.terms import CJK
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,95 @@
+"""Every Redis key the bot and the workers use, and how long each lives.
+
+Requests and their threads, the job markers of the queue and the reconciler, leases, and the
+counters are kept for a week (`KEEP_S`): long enough for any run and its follow-ups, short
+enough that Redis never fills up with old threads. Delivered event ids are kept for an hour,
+longer than Slack retries a delivery. docs/architecture.md lists them with their meaning.
+"""
+
+from __future__ import annotations
+
+import re
+
+KEEP_S = 7 * 24 * 3600
+EVENT_DEDUP_S = 3600
+
+# the requests (bot): one record per mention, and what points at it
+REQUEST_KEY = re.compile(r"red:req:[A-Za-z0-9._-]{1,80}:[0-9.]{1,40}")
+
+
+def request_key(channel: str, ts: str) -> str:
+    """The request record (JSON) of a mention."""
+    return f"red:req:{channel}:{ts}"
+
+
+def chosen_key(request: str) -> str:
+    """The depth chosen for a request: set once (NX), so two racing clicks queue one job."""
+    return f"{request}:chosen"
+
+
+def event_key(event_id: str) -> str:
+    """A delivered Slack event id: a retried delivery finds it and is dropped."""
+    return f"red:event:{event_id}"
+
+
+def thread_key(channel: str, thread_ts: str) -> str:
+    """The request that owns a thread (follow-ups find it through this)."""
+    return f"red:thread:{channel}:{thread_ts}"
+
+
+def stop_key(request: str) -> str:
+    """The requester pressed Stop."""
+    return f"red:stop:{request}"
+
+
+# the queue (bot and workers): jobs that must run until they end
+ACTIVE_KEY = "red:active"  # hash: job id -> payload
+
+
+def started_key(job_id: str) -> str:
+    """Set when a job first holds its run's lease: from then on it is the reconciler's care."""
+    return f"red:started:{job_id}"
+
+
+def claim_key(job_id: str) -> str:
+    """A reconciler re-enqueued this job; the resumed job deletes it once it holds the lease."""
+    return f"red:reconcile:{job_id}"
+
+
+def resumes_key(job_id: str) -> str:
+    """How many times the reconciler resumed this job."""
+    return f"red:resumes:{job_id}"
+
+
+def crashes_key(job_id: str) -> str:
+    """How many times this job's worker died under it (a graceful hand-over is no crash)."""
+    return f"red:crashes:{job_id}"
+
+
+def handover_key(job_id: str) -> str:
+    """Set by a job that gave its lease back on shutdown: its resume is not a crash."""
+    return f"red:handover:{job_id}"
+
+
+def doing_key(job_id: str) -> str:
+    """What the job is doing right now ("step 7: executor/followup"), for crash reports."""
+    return f"red:doing:{job_id}"
+
+
+# the workers
+def lease_key(run_id: str) -> str:
+    """The worker holding a run right now (renewed every heartbeat)."""
+    return f"red:lease:{run_id}"
+
+
+def progress_key(job_id: str) -> str:
+    """The ts of a job's progress message, so a resumed job edits the same message."""
+    return f"red:progress:{job_id}"
+
+
+def before_key(job_id: str) -> str:
+    """The request's status before a follow-up job set it to running (restored after)."""
+    return f"red:before:{job_id}"
+
+
+RATE_PREFIX = "redsearch:rate:"  # + backend + window: the search rate limit all workers share
