@@ -20,14 +20,12 @@ from typing import Self, TypeVar, cast
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from research_core.errors import RedisUnavailable
+
 START_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
 PORT_ATTEMPTS = 3
 LOG_TAIL_LINES = 5
-
-
-class RedisUnavailable(RuntimeError):
-    """No Redis could be reached or started; the message is one line meant for users."""
 
 
 async def redis_answers(url: str, timeout_s: float = 1.0) -> bool:

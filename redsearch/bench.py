@@ -22,6 +22,7 @@ from typing import Any
 
 from redsearch.cli import SAMPLE_AS_OF, SAMPLE_QUESTION
 from redsearch.research import STRATEGIES, make_runner
+from redsearch.terminal import report_error, report_interrupt, say
 from research_core.errors import RunError
 from research_core.loop.state import RunState
 from research_core.models.ledger import TierTotals
@@ -153,10 +154,6 @@ class Progress:
     def _say(self, text: str) -> None:
         self.last_said = time.monotonic()
         say(f"[{self.label}] {text}")
-
-
-def say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
 
 
 def largest_prompts(state: RunState, leave_out: frozenset[str] = frozenset()) -> dict[int, int]:
@@ -340,11 +337,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return asyncio.run(run_bench(args))
     except RunError as exc:
-        print(f"bench: error: {exc}", file=sys.stderr)
-        return 2
+        return report_error("bench", exc)
     except KeyboardInterrupt:
-        print("bench: interrupted", file=sys.stderr)
-        return 130
+        return report_interrupt("bench")
 
 
 if __name__ == "__main__":

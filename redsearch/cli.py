@@ -24,6 +24,7 @@ from redsearch.research import (
     run_research,
     run_resume,
 )
+from redsearch.terminal import report_error, report_interrupt
 from redsearch.up import run_up
 from research_core.errors import RunError
 from research_core.question import has_surrogates
@@ -113,11 +114,9 @@ def _guarded(args: argparse.Namespace) -> int:
             return asyncio.run(run_up(args.port, dict(os.environ)))  # handed to workers
         return asyncio.run(run_research(_request(args)))
     except RunError as exc:
-        print(f"redsearch: error: {exc}", file=sys.stderr)
-        return 2
+        return report_error("redsearch", exc)
     except KeyboardInterrupt:
-        print("redsearch: interrupted", file=sys.stderr)
-        return 130
+        return report_interrupt("redsearch")
 
 
 def _check_text(args: argparse.Namespace) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -25,15 +24,16 @@ from typing import Any
 from redsearch.json_output import check_writable, write_json
 from redsearch.late_docs import LateDocs, LatePoint, late_point, parse_late_at
 from redsearch.recording import RecordingPublisher
-from redsearch.research import make_similarity
-from research_core.errors import RunError
+from redsearch.terminal import say as stderr_line
+from research_core.errors import RunError, SuiteError
 from research_core.evaluation.grading import GroupResult
-from research_core.evaluation.suite import DEPTHS, Suite, SuiteError, Task, load_suite
+from research_core.evaluation.suite import DEPTHS, Suite, Task, load_suite
 from research_core.loop.engine import Engine, validate_question
 from research_core.loop.state import RunState
+from research_core.models.embeddings import build_similarity
 from research_core.models.ledger import TierTotals
 from research_core.models.tier_factory import aclose_tiers, build_tiers
-from research_core.protocols import ModelTier, Publisher, Similarity
+from research_core.protocols import ModelTier, Similarity
 from research_core.runlog import LogEvent
 from research_core.search.corpus import CorpusBackend
 from research_core.settings import TIERS, Settings
@@ -83,16 +83,6 @@ class TaskResult:
         return data
 
 
-def make_engine(settings: Settings, depth: str, publisher: Publisher,
-                tiers: Mapping[str, ModelTier], backend: CorpusBackend, store: SqlStore,
-                similarity: Similarity) -> Engine:
-    """The engine for one evaluated run. The mode being evaluated travels on the run's state
-    (`RunState.new(..., mode=...)`), where the resource owner reads it; `depth` is kept
-    here for the record."""
-    return Engine(settings, tiers, backend, store, cache=store, similarity=similarity,
-                  publisher=publisher)
-
-
 @dataclass
 class SuiteRunner:
     suite: Suite
@@ -129,8 +119,8 @@ class SuiteRunner:
         publisher, late = self._publisher(task, mode, backend)
         if late is not None:
             state.log.listeners.append(late.on_event)
-        engine = make_engine(self.settings, mode, publisher, self.tiers, backend, store,
-                             self.similarity)
+        engine = Engine.build(self.settings, self.tiers, backend, store,
+                              similarity=self.similarity, publisher=publisher)
         error = ""
         try:
             await engine.run(state)
@@ -160,7 +150,7 @@ class SuiteRunner:
 
 def applied_mode(state: RunState) -> str:
     """The mode the run ended in: deep only where deep was applied."""
-    return "deep" if state.extra.get("budget", {}).get("deep_state") == "deep" else "standard"
+    return "deep" if state.extra.budget.get("deep_state") == "deep" else "standard"
 
 
 def _round(seconds: float | None) -> float | None:
@@ -187,8 +177,8 @@ async def run_suite(suite: Suite, modes: Sequence[str], task_ids: Sequence[str] 
     tasks = [suite.task(t) for t in task_ids] if task_ids else list(suite.tasks)
     tiers = await asyncio.to_thread(build_tiers, settings)
     try:
-        runner = SuiteRunner(suite, settings, tiers, similarity or make_similarity(settings),
-                             say, run_log, modes, late_at)
+        similarity = similarity or build_similarity(settings.embedding)
+        runner = SuiteRunner(suite, settings, tiers, similarity, say, run_log, modes, late_at)
         return [await runner.run(task, mode) for task in tasks for mode in modes]
     finally:
         await aclose_tiers(tiers)
@@ -276,7 +266,7 @@ def _split(text: str | None) -> list[str]:
 async def evaluate(args: argparse.Namespace, settings: Settings | None = None,
                    say: Say | None = None) -> int:
     """`redsearch eval`: run the suite, print the tables, write --json; RunError propagates."""
-    say = say or _stderr
+    say = say or stderr_line
     settings = settings or Settings.from_env()
     suite = load_suite(Path(args.suite))
     if args.json_path:
@@ -298,5 +288,3 @@ async def evaluate(args: argparse.Namespace, settings: Settings | None = None,
     return 0
 
 
-def _stderr(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)

@@ -18,14 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from research_core.evaluation.suite import (
-    AFTER_STEP,
-    AT_SECONDS,
-    FIRST_PART,
-    Suite,
-    SuiteError,
-    Task,
-)
+from research_core.errors import SuiteError
+from research_core.evaluation.suite import AFTER_STEP, AT_SECONDS, FIRST_PART, Suite, Task
 from research_core.runlog import LogEvent
 from research_core.search.corpus import CorpusBackend
 

@@ -13,13 +13,10 @@ import signal
 import sys
 
 from contract.redis_server import redis_answers
-from research_core.errors import SettingsError
+from redsearch.terminal import say
+from research_core.errors import RedisUnavailable, SettingsError
 from research_core.redaction import redact_url
 from research_core.settings import Settings
-
-
-def say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
 
 
 def configure_logging() -> None:
@@ -45,8 +42,8 @@ async def wait_for_signal() -> None:
 async def _redis_url(settings: Settings) -> str:
     url = settings.worker.redis_url
     if not await redis_answers(url):
-        raise SettingsError(f"no Redis answers at REDIS_URL={redact_url(url)}; start one, or use "
-                            "`redsearch up`, which starts an embedded Redis")
+        raise RedisUnavailable(f"no Redis answers at REDIS_URL={redact_url(url)}; start one, or "
+                               "use `redsearch up`, which starts an embedded Redis")
     return url
 
 

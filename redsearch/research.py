@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from redsearch.json_output import check_writable, write_json
+from redsearch.terminal import say
 from research_core.delivery.publishers import TerminalPublisher
 from research_core.errors import RunError
 from research_core.evaluation.monolithic import MonolithicAgent
@@ -20,9 +21,8 @@ from research_core.evaluation.replay import render as render_replay
 from research_core.loop.engine import Engine, validate_question
 from research_core.loop.reporter import Report
 from research_core.loop.state import RunState
-from research_core.models.embeddings import build_similarity
 from research_core.models.tier_factory import aclose_tiers, build_tiers, describe_tier
-from research_core.protocols import ModelTier, SearchBackend, Similarity
+from research_core.protocols import ModelTier, SearchBackend
 from research_core.runlog import LogEvent
 from research_core.search.corpus import CorpusBackend, sample_corpus_dir
 from research_core.search.web.factory import build_backend, uses_corpus
@@ -51,23 +51,14 @@ class Runner(Protocol):
     async def run(self, state: RunState) -> Report: ...
 
 
-def make_similarity(settings: Settings) -> Similarity:
-    return build_similarity(settings.embedding)
-
-
 def make_runner(strategy: str, settings: Settings, tiers: Mapping[str, ModelTier],
                 backend: SearchBackend, store: SqlStore) -> Runner:
     """The strategy's runner; the monolithic agent has no similarity, cache or scoring."""
     if strategy == "monolithic":
         return MonolithicAgent(settings, tiers, backend, store)
     if strategy == "hierarchical":
-        return Engine(settings, tiers, backend, store, cache=store,
-                      similarity=make_similarity(settings), publisher=TerminalPublisher())
+        return Engine.build(settings, tiers, backend, store, publisher=TerminalPublisher())
     raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
-
-
-def _say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
 
 
 def _quiet(text: str) -> None:
@@ -80,16 +71,16 @@ async def run_research(request: ResearchRequest, settings: Settings | None = Non
     if request.json_path:
         check_writable(request.json_path)
     folder = Path(request.corpus) if request.corpus else settings.corpus_dir or sample_corpus_dir()
-    say = _quiet if request.quiet else _say
-    backend = open_backend(settings, folder, say)
+    progress = _quiet if request.quiet else say
+    backend = open_backend(settings, folder, progress)
     store = await SqlStore.open(settings.db_url)
     try:
         await _offer_resume(store, question)
         state = RunState.new(question, request.as_of or dt.date.today(), settings,
                              mode=request.depth, requester=request.requester)
-        state.extra["corpus"] = str(folder)
-        state.extra["strategy"] = request.strategy
-        return await _execute(state, request, settings, backend, store, say)
+        state.extra.corpus = str(folder)
+        state.extra.strategy = request.strategy
+        return await _execute(state, request, settings, backend, store, progress)
     finally:
         await store.close()
 
@@ -102,14 +93,14 @@ async def run_resume(run_id: str, settings: Settings | None = None) -> int:
         state = await load_state(store, run_id, settings)
         if state.status == "finished":
             raise RunError(f"run {run_id} has already finished")
-        if state.extra.get("strategy", "hierarchical") != "hierarchical":
-            raise RunError(f"run {run_id} is a {state.extra['strategy']} baseline run; "
+        if state.extra.strategy != "hierarchical":
+            raise RunError(f"run {run_id} is a {state.extra.strategy} baseline run; "
                            "only goal-tree runs can be resumed")
-        folder = Path(state.extra.get("corpus") or sample_corpus_dir())
-        backend = open_backend(settings, folder, _say)
-        _say(f"resuming run {run_id} at step {state.step} (corpus {folder})")
+        folder = Path(state.extra.corpus or sample_corpus_dir())
+        backend = open_backend(settings, folder, say)
+        say(f"resuming run {run_id} at step {state.step} (corpus {folder})")
         request = ResearchRequest(state.question, str(folder), state.as_of)
-        return await _execute(state, request, settings, backend, store, _say)
+        return await _execute(state, request, settings, backend, store, say)
     finally:
         await store.close()
 
@@ -135,7 +126,7 @@ async def _offer_resume(store: SqlStore, question: str) -> None:
         answer = input(f"{hint}. Resume it? [Y/n] ").strip().lower()
         if answer in ("", "y", "yes"):
             raise ResumeInstead(waiting[0])
-    _say(f"note: {hint}; `redsearch resume {waiting[0]}` finishes it")
+    say(f"note: {hint}; `redsearch resume {waiting[0]}` finishes it")
 
 
 class ResumeInstead(Exception):

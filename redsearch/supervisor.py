@@ -20,17 +20,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from research_core.errors import RunError
+from research_core.errors import WorkerFailed
 
 FIRST_DELAY_S = 1.0
 MAX_DELAY_S = 30.0
 STABLE_AFTER_S = 60.0  # a worker up this long starts the back-off afresh when it dies
 STOP_GRACE_S = 20.0
 SETTINGS_ERROR = 2
-
-
-class WorkerFailed(RunError):
-    """A worker process could not start (its own error line is above in the output)."""
 
 
 def describe_exit(returncode: int) -> str:

@@ -21,9 +21,9 @@ from bot.server import BotServer, start_bot
 from contract.redis_server import EmbeddedRedis, free_port, redis_answers
 from playground.server import Playground
 from redsearch.processes import configure_logging, wait_for_signal
-from redsearch.processes import say as stderr_line
 from redsearch.supervisor import Supervisor, worker_command
-from research_core.errors import SettingsError
+from redsearch.terminal import say as stderr_line
+from research_core.errors import PortBusy
 from research_core.redaction import redact_url
 from research_core.settings import Secret, Settings
 from workers.worker import run_worker
@@ -148,7 +148,7 @@ async def _start_parts(stack: UpStack, port: int, host: str,
         try:
             await playground.start(host, port)
         except OSError as exc:
-            raise SettingsError(f"cannot serve the playground on {host}:{port}: "
+            raise PortBusy(f"cannot serve the playground on {host}:{port}: "
                                 f"{exc.strerror or exc}; choose another port with --port "
                                 "(make run PORT=…)") from exc
         stack.playground = playground

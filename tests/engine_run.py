@@ -53,8 +53,8 @@ async def run_state(server: FakeOpenAIServer, state: RunState, backend: SearchBa
     settings = scripted_settings(server.base_url, **engine)
     tiers = build_tiers(settings)
     try:
-        return await Engine(settings, tiers, backend, store, cache=store,
-                            similarity=similarity or default_similarity(),
-                            publisher=publisher).run(state)
+        return await Engine.build(settings, tiers, backend, store,
+                                  similarity=similarity or default_similarity(),
+                                  publisher=publisher).run(state)
     finally:
         await aclose_tiers(tiers)

@@ -16,6 +16,6 @@ def test_follow_up_nodes_include_their_sub_questions() -> None:
     regular = state.tree.add_child(state.tree.root_id, "regular sub-question?", 0.5)
     asked = state.tree.add_child(state.tree.root_id, "a follow-up?", 1.0)
     deeper = state.tree.add_child(asked.id, "a follow-up, split deeper?", 0.9)
-    state.extra["followup_nodes"] = {"followup-1": asked.id}
+    state.extra.followup_nodes = {"followup-1": asked.id}
     assert followup_node_ids(state) == {asked.id, deeper.id}
     assert regular.id not in followup_node_ids(state)

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from research_core.errors import SuiteError
 from research_core.evaluation.grading import Answer, all_passed, contains_number, failure, grade
-from research_core.evaluation.suite import Check, CheckArg, Requirement, SuiteError, load_suite
+from research_core.evaluation.suite import Check, CheckArg, Requirement, load_suite
 from tests.conftest import write_doc
 
 REPORT_EN = (

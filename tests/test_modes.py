@@ -31,8 +31,8 @@ async def test_auto_upgrades_to_deep_at_the_reminder_when_coverage_is_open(
                            evidence_per_done_node=9, rounds_per_node=1)
     budget = [e.data.get("event") for e in out.state.log.of_kind("budget")]
     assert "upgrade-requested" in budget and "deep-applied" in budget
-    assert out.state.extra["budget"]["deep_state"] == "deep"
-    assert out.state.extra["budget"]["totals"]["steps"] == 9
+    assert out.state.extra.budget["deep_state"] == "deep"
+    assert out.state.extra.budget["totals"]["steps"] == 9
 
 
 async def test_explicit_standard_is_never_upgraded(
@@ -41,7 +41,7 @@ async def test_explicit_standard_is_never_upgraded(
                            evidence_per_done_node=9, rounds_per_node=1, mode="standard")
     budget = [e.data.get("event") for e in out.state.log.of_kind("budget")]
     assert "deep-applied" not in budget
-    assert out.state.extra["budget"]["deep_state"] == "standard"
+    assert out.state.extra.budget["deep_state"] == "standard"
 
 
 async def test_deep_holds_parts_that_are_not_mature(

@@ -15,13 +15,8 @@ from arq.jobs import Job
 from arq.worker import Worker
 
 from contract import redis_server
-from contract.redis_server import (
-    EmbeddedRedis,
-    RedisUnavailable,
-    ensure_redis,
-    free_port,
-    redis_answers,
-)
+from contract.redis_server import EmbeddedRedis, ensure_redis, free_port, redis_answers
+from research_core.errors import RedisUnavailable
 
 
 @pytest.fixture

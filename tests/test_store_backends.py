@@ -62,7 +62,7 @@ async def test_a_finished_run_restores_exactly(
     assert [e.message for e in restored.log.events] == [e.message for e in s.log.events]
     assert [(p.key, p.channel_id) for p in restored.publications] == [
         (p.key, p.channel_id) for p in s.publications]
-    assert restored.extra["budget"] == s.extra["budget"]
+    assert restored.extra == s.extra
 
 
 async def test_the_search_cache_round_trips(

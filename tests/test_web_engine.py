@@ -162,7 +162,7 @@ async def test_a_resumed_run_can_still_read_its_web_pages(
     settings = scripted_settings(server.base_url)
     tiers = build_tiers(settings)
     try:
-        engine = Engine(settings, tiers, fresh, store, cache=store, similarity=similarity)
+        engine = Engine.build(settings, tiers, fresh, store, similarity=similarity)
         await engine.follow_up(out.state, "What were heat pump sales?", "followup-1")
     finally:
         await aclose_tiers(tiers)

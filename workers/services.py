@@ -65,8 +65,8 @@ class Services:
         return cls(settings, tiers, similarity, backend, store, slack, redis)
 
     def engine(self, publisher: Publisher) -> Engine:
-        return Engine(self.settings, self.tiers, self.backend, self.store, cache=self.store,
-                      similarity=self.similarity, publisher=publisher)
+        return Engine.build(self.settings, self.tiers, self.backend, self.store,
+                            similarity=self.similarity, publisher=publisher)
 
     async def aclose(self) -> None:
         await aclose_tiers(self.tiers)

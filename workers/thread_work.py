@@ -129,7 +129,7 @@ class ThreadWork:
     async def stopped(self, request: ResearchRequestMsg) -> str:
         state = await self.state(request)
         if self.payload.kind != FOLLOWUP:
-            state.status = STOPPED
+            state.status = "stopped"
             await self.services.store.save_checkpoint(state)
         note, blocks = msgs.stopped_message(state, request, self.payload.job_id)
         await msgs.post_once(self.services.slack, self.services.store, request, note, blocks)

@@ -1,4 +1,4 @@
-"""The ARQ worker: `WorkerSettings` for ARQ, and `run_worker` for `redsearch worker`/`up`.
+"""The ARQ worker: `build_worker` and `run_worker` for `redsearch worker` (and `up`'s children).
 
 Models, similarity, corpus and store are loaded once at startup (`Services`), and a
 reconciler runs beside the jobs. Shutdown cancels running jobs: each releases its lease, so
@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any, ClassVar
+from typing import Any
 
-from arq.worker import Function, Worker, func
+from arq.worker import Worker, func
 
 from contract.queue import JOB_FUNCTION, JobQueue, connect, deserialize, serialize
 from research_core.settings import Settings
@@ -23,6 +23,7 @@ from workers.services import Services
 log = logging.getLogger(__name__)
 
 RETRY_TRIES = 2000  # a follow-up retries (every lease_s / 2) until its research has ended
+POLL_DELAY_S = 0.5  # a queued job waits at most this long for an idle worker
 
 
 async def startup(ctx: dict[str, Any]) -> None:
@@ -46,19 +47,6 @@ async def shutdown(ctx: dict[str, Any]) -> None:
         await services.aclose()
 
 
-class WorkerSettings:
-    """ARQ's worker settings (JSON jobs, never pickle); `run_worker` adds Redis and limits."""
-
-    functions: ClassVar[list[Function]] = [func(run_job, name=JOB_FUNCTION)]
-    job_serializer = staticmethod(serialize)
-    job_deserializer = staticmethod(deserialize)
-    on_startup = staticmethod(startup)
-    on_shutdown = staticmethod(shutdown)
-    max_tries = RETRY_TRIES
-    poll_delay = 0.5
-    handle_signals = False
-
-
 def build_worker(settings: Settings, pool: Any, **ctx: Any) -> Worker:
     """`ctx` may carry a ready `backend` or `similarity` (tests, the playground)."""
     timeout_s = settings.worker.job_timeout_s
@@ -67,7 +55,7 @@ def build_worker(settings: Settings, pool: Any, **ctx: Any) -> Worker:
         redis_pool=pool, ctx={"settings": settings, **ctx}, max_jobs=settings.worker.max_jobs,
         job_timeout=timeout_s, job_serializer=serialize, job_deserializer=deserialize,
         on_startup=startup, on_shutdown=shutdown, max_tries=RETRY_TRIES,
-        poll_delay=WorkerSettings.poll_delay, handle_signals=False)
+        poll_delay=POLL_DELAY_S, handle_signals=False)
 
 
 async def run_worker(settings: Settings, redis_url: str, **ctx: Any) -> None:

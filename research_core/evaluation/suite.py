@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from research_core import safe_yaml
-from research_core.errors import RunError
+from research_core.errors import SuiteError
 from research_core.search.corpus import parse_document
 
 TEXT_KINDS = ("mentions_any", "mentions_all", "not_mentions")
@@ -35,10 +35,6 @@ MAX_TASKS_BYTES = 1_000_000
 _DATE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[Tt ][\d:.]+(?:[Zz]|[+-][\d:]+)?)?")
 
 CheckArg = tuple[str, ...] | bool
-
-
-class SuiteError(RunError):
-    """The suite folder is missing or its tasks file is malformed."""
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from research_core.loop.progress_notes import Announcer
 from research_core.loop.reflection import reflect_and_correct
 from research_core.loop.reporter import Report
 from research_core.loop.state import QueryRecord, RunState
+from research_core.models.embeddings import build_similarity
 from research_core.models.gateway import Gateway
 from research_core.models.schemas import HitScore
 from research_core.protocols import ModelTier, Publisher, SearchBackend, SearchHit, Similarity
@@ -49,6 +50,10 @@ class RunStore(Checkpointer, Outbox, Protocol):
     """The store as the engine needs it: checkpoints and the publication outbox."""
 
 
+class StoreAndCache(RunStore, HitCache, Protocol):
+    """A store that also keeps the search cache (the SQL store does both)."""
+
+
 def validate_question(question: str, max_chars: int) -> str:
     cleaned = question.strip()
     if is_blank(cleaned):
@@ -70,6 +75,16 @@ class Engine:
     cache: HitCache
     similarity: Similarity
     publisher: Publisher | None = None
+
+    @classmethod
+    def build(cls, settings: Settings, tiers: Mapping[str, ModelTier], backend: SearchBackend,
+              store: StoreAndCache, *, similarity: Similarity | None = None,
+              publisher: Publisher | None = None) -> Engine:
+        """The engine as every entry point builds it (CLI, evaluation, workers): the store is
+        also the search cache; the similarity is the configured embedder unless given."""
+        return cls(settings, tiers, backend, store, cache=store,
+                   similarity=similarity or build_similarity(settings.embedding),
+                   publisher=publisher)
 
     async def run(self, state: RunState) -> Report:
         """Research until no node is open or the step limit is reached, then report."""
@@ -160,7 +175,7 @@ class _Research:
         await self.checkpoint()
 
     async def checkpoint(self) -> None:
-        self.state.extra["budget"] = self.owner.to_dict()
+        self.state.extra.budget = self.owner.to_dict()
         await self.engine.store.save_checkpoint(self.state)
 
     def _consider_upgrade(self) -> None:
@@ -377,7 +392,7 @@ class _Research:
 
 def _owner(settings: Settings, state: RunState) -> BudgetOwner:
     """The run's resource owner: restored from the checkpoint, or started for its mode."""
-    saved = state.extra.get("budget")
+    saved = state.extra.budget
     if saved:
         return BudgetOwner.from_dict(saved, settings.budget, emit=state.log.emit)
     return BudgetOwner.start(settings.budget, parse_mode(state.mode), state.requester,

@@ -133,7 +133,7 @@ async def _research(r: Researcher, question: str, key: str, max_steps: int) -> i
 
 def _followup_node(state: RunState, question: str, key: str) -> Node:
     """The node researching this follow-up; a resumed job finds the one it created."""
-    nodes: dict[str, str] = state.extra.setdefault("followup_nodes", {})
+    nodes = state.extra.followup_nodes
     if key not in nodes:
         nodes[key] = state.tree.add_child(state.tree.root_id, question, 1.0).id
     return state.tree.nodes[nodes[key]]
@@ -142,7 +142,7 @@ def _followup_node(state: RunState, question: str, key: str) -> Node:
 def followup_node_ids(state: RunState) -> set[str]:
     """Nodes researched for follow-ups, their sub-questions included: their findings go into
     the follow-up's answer, not into parts of their own."""
-    roots = state.extra.get("followup_nodes", {}).values()
+    roots = state.extra.followup_nodes.values()
     return {n for root in roots if root in state.tree.nodes for n in state.tree.subtree(root)}
 
 

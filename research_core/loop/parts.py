@@ -11,8 +11,6 @@ from research_core.models.gateway import Gateway
 from research_core.protocols import Similarity
 from research_core.settings import EngineSettings
 
-WEIGHED = "part_evidence"  # the checkpoint's evidence ids already weighed per part
-
 
 class Parts:
     def __init__(self, state: RunState, delivery: Delivery, gw: Gateway,
@@ -43,10 +41,10 @@ class Parts:
 
     def _weighed(self, part_key: str) -> set[str]:
         """Evidence already weighed for a published part (kept in the checkpoint)."""
-        return set(self.state.extra.get(WEIGHED, {}).get(part_key, []))
+        return set(self.state.extra.part_evidence.get(part_key, []))
 
     def _weigh(self, part_key: str, evidence_ids: list[str]) -> None:
-        parts: dict[str, list[str]] = self.state.extra.setdefault(WEIGHED, {})
+        parts = self.state.extra.part_evidence
         parts[part_key] = sorted(set(parts.get(part_key, [])) | set(evidence_ids))
 
     async def _revise(self, node: Node, published: str) -> None:

@@ -12,7 +12,6 @@ from research_core.loop.conflicts import find_conflicts
 from research_core.loop.state import RunState
 from research_core.runlog import LogEvent
 
-ANNOUNCED = "announced"  # the checkpoint's list of note keys already posted
 CONFLICTS_PER_NODE = 2  # notes are publications too: a noisy node must not eat the budget
 CONFLICTS_PER_RUN = 6
 
@@ -54,7 +53,7 @@ class Announcer:
             await self._note(key, text)
 
     def _done(self) -> list[str]:
-        announced: list[str] = self.state.extra.setdefault(ANNOUNCED, [])
+        announced = self.state.extra.announced
         return announced
 
     async def _note(self, key: str, text: str) -> None:

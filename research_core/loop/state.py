@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
+from research_core.budget.axes import Mode, parse_mode
 from research_core.delivery.publications import Publication
 from research_core.loop.evidence import Evidence
 from research_core.loop.goal_tree import GoalTree
@@ -29,6 +31,37 @@ class QueryRecord:
     result_ids: list[str]
 
 
+RunStatus = Literal["running", "finished", "stopped", "failed"]
+RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
+
+
+def parse_status(text: str) -> RunStatus:
+    for status in RUN_STATUSES:
+        if text == status:
+            return status
+    raise ValueError(f"run status {text!r} is not one of {', '.join(RUN_STATUSES)}")
+
+
+@dataclass
+class RunExtras:
+    """What a run keeps beside its tree, memory and evidence, saved with each checkpoint."""
+
+    budget: dict[str, Any] = field(default_factory=dict)  # the resource owner's own checkpoint
+    part_evidence: dict[str, list[str]] = field(default_factory=dict)  # weighed per part
+    followup_nodes: dict[str, str] = field(default_factory=dict)  # follow-up key -> node id
+    announced: list[str] = field(default_factory=list)  # progress note keys already posted
+    corpus: str = ""  # the corpus folder of a terminal run (so `resume` finds it)
+    strategy: str = "hierarchical"  # hierarchical (the goal tree) or the monolithic baseline
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunExtras:
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
 @dataclass
 class RunState:
     run_id: str
@@ -42,17 +75,17 @@ class RunState:
     evidence: list[Evidence] = field(default_factory=list)
     queries: list[QueryRecord] = field(default_factory=list)
     deep_reads: list[DeepRead] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: RunExtras = field(default_factory=RunExtras)
     publications: list[Publication] = field(default_factory=list)
     step: int = 0
-    status: str = "running"
-    mode: str = "auto"
+    status: RunStatus = "running"
+    mode: Mode = "auto"
     requester: str | None = None
 
     @classmethod
     def new(cls, question: str, as_of: dt.date, settings: Settings, mode: str = "auto",
             requester: str | None = None) -> RunState:
-        return cls(mode=mode, requester=requester,
+        return cls(mode=parse_mode(mode), requester=requester,
             run_id=uuid.uuid4().hex[:12], question=question, as_of=as_of,
             tree=GoalTree.for_question(question),
             working=WorkingMemory(cap=settings.engine.working_memory_cap),

@@ -8,7 +8,7 @@ from research_core.errors import RunNotFound
 from research_core.loop.evidence import Evidence
 from research_core.loop.goal_tree import GoalTree, Node
 from research_core.loop.memory import Summary, WorkingMemory
-from research_core.loop.state import QueryRecord, RunState
+from research_core.loop.state import QueryRecord, RunExtras, RunState, parse_status
 from research_core.models.ledger import Ledger, LedgerEntry
 from research_core.protocols import TimeRange
 from research_core.runlog import LogEvent, RunLog
@@ -42,9 +42,9 @@ async def load_state(store: SqlStore, run_id: str, settings: Settings) -> RunSta
             await store.rows(SummaryRow, run_id), key=lambda r: int(r.node_id[1:]))},
         evidence=evidence,
         queries=[_query(r) for r in _by_number(await store.rows(QueryRow, run_id), "Q")],
-        step=run.step, status=run.status,
+        step=run.step, status=parse_status(run.status),
         deep_reads=[DeepRead(**d) for d in run.working.get("deep_reads", [])],
-        extra=dict(run.working.get("extra", {})),
+        extra=RunExtras.from_dict(dict(run.working.get("extra", {}))),
         publications=await store.publications(run_id),
     )
     return state

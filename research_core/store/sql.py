@@ -240,7 +240,7 @@ def _hit(data: dict[str, Any]) -> SearchHit:
 def _run_row(state: RunState, created: dt.datetime) -> RunRow:
     working = {"node_id": state.working.node_id, "items": [e.id for e in state.working.items],
                "deep_reads": [dataclasses.asdict(r) for r in state.deep_reads],
-               "extra": state.extra}
+               "extra": state.extra.to_dict()}
     return RunRow(
         run_id=state.run_id, question=state.question, as_of=state.as_of, status=state.status,
         step=state.step, working=working, created_at=created, updated_at=_now(),
