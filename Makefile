@@ -90,7 +90,7 @@ test: $(STAMP) $(BROWSER_STAMP)
 test-fast: $(STAMP) $(BROWSER_STAMP)
 	$(PYTEST) -m "not gguf" $(PYTEST_ARGS)
 
-# Issue 3's benchmark: the goal-tree engine against the naive monolithic agent, same tasks,
+# The benchmark: the goal-tree engine against the naive monolithic agent, same tasks,
 # corpus and models, side by side (tokens per tier, token ratio, prompt growth, deep reads).
 # BENCH_ARGS passes options, e.g. make bench BENCH_ARGS="--steps 6 --tasks sample".
 bench: $(STAMP)

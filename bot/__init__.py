@@ -1,1 +1,1 @@
-"""Slack surface of RED Searcher (issue 5)."""
+"""The Slack surface of RED Searcher: the bot acks, validates and enqueues."""

@@ -1,6 +1,6 @@
 """The Slack side of RED Searcher: a slack-bolt `AsyncApp` served over aiohttp at `/slack/events`.
 
-The bot only acks, validates, stores and enqueues (issue 5):
+The bot only acks, validates, stores and enqueues:
 - a mention is answered in its thread with a depth picker (Auto / Standard / Deep); empty or
   oversized questions get a friendly reply and nothing is stored;
 - the requester's click queues one job and turns the picker into "Depth: Deep — queued" with

@@ -67,7 +67,7 @@ class TierSettings:
 
 @dataclass(frozen=True)
 class EngineSettings:
-    """The research loop's knobs, with seed 000's defaults."""
+    """The research loop's knobs and their defaults (docs/design.md §1)."""
 
     query_variants: int = bounded(3, 1, 10)
     search_concurrency: int = bounded(3, 1, 64)
@@ -125,7 +125,7 @@ class EmbeddingSettings:
 
 @dataclass(frozen=True)
 class BudgetSettings:
-    """Seed 003's standard budget of a run, one total per axis (RED_BUDGET_<NAME>).
+    """The standard budget of a run (docs/design.md §3), one total per axis (RED_BUDGET_<NAME>).
 
     Deep totals are each standard total + floor(total / 2). Revision limits left unset
     (None) are 2 per part / 8 per run in standard and 6 / 24 in applied deep; a configured

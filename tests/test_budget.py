@@ -1,4 +1,5 @@
-"""The resource owner (seed 003): budgets, finalisation, deep upgrades, revisions, checkpoints."""
+"""The resource owner (docs/design.md §3): budgets, finalisation, deep upgrades, revisions,
+checkpoints."""
 
 from __future__ import annotations
 

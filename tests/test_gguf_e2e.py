@@ -1,5 +1,5 @@
 """End to end on the bundled GGUF model through llama-cpp-python: a corpus to a finished,
-cited report. The 270M base model proves the path, not the quality (see README)."""
+cited report. The 270M base model proves the path, not the quality (see docs/models.md)."""
 
 from __future__ import annotations
 

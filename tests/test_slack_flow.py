@@ -1,4 +1,4 @@
-"""Issue 5 end to end: mention → picker → Deep → progress, parts, a revision, the final
+"""The Slack path end to end: mention → picker → Deep → progress, parts, a revision, the final
 message, follow-ups, Stop and a 429 — through the bot's endpoint, Redis, ARQ and a worker."""
 
 from __future__ import annotations

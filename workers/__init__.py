@@ -1,1 +1,1 @@
-"""ARQ workers of RED Searcher (issue 5)."""
+"""The ARQ workers of RED Searcher: load once, run jobs under leases, post in threads."""

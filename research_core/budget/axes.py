@@ -1,4 +1,4 @@
-"""The resource owner: the one component that grants every resource of a run (seed 003).
+"""The resource owner: the one component that grants every resource of a run (docs/design.md §3).
 
 Nothing else changes a budget. Every spend is asked for at the point of spending and is
 granted or refused (`Decision`); a refusal never raises and nothing is ever overrun.

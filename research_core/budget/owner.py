@@ -1,4 +1,5 @@
-"""Deep mode on top of the budget: start, upgrade request, application, checkpoint (seed 003).
+"""Deep mode on top of the budget: start, upgrade request, application, checkpoint
+(docs/design.md §3).
 
 - Explicit `deep` starts with the deep totals when the requester is allowed; otherwise the
   run starts standard (deep state `standard`) and the refusal is logged.

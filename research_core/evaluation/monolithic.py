@@ -1,5 +1,5 @@
-"""The naive baseline (seed 000 §1.1): one strong model decides what to search and reads
-everything, with the whole history in its prompt every turn.
+"""The naive baseline (`--strategy monolithic`): one strong model decides what to search and
+reads everything, with the whole history in its prompt every turn.
 
 It runs over the same search backend and corpus as the goal-tree engine, and every call goes
 through the same `Gateway` (validation, one retry, fallback, ledger, run log), all on the

@@ -1,4 +1,4 @@
-"""Search replay (seed 000): for every query, how many results it returned, how many became
+"""Search replay (docs/design.md §1): for every query, how many results it returned, how many became
 kept evidence and how many of those the report cited. Zero-cited queries are waste to learn
 from. Works on a live run's state and on a stored run alike."""
 

@@ -1,4 +1,4 @@
-"""The claim–evidence double check after the report (seed 000).
+"""The claim–evidence double check after the report (docs/design.md §1).
 
 The claims are the report's own sentences, found in code: every sentence that cites a source
 or states a figure (headings and the run's own questions are not claims). Code checks each:

@@ -1,5 +1,5 @@
 """The REDSearcher loop: greedy goal-tree research with scored evidence, bounded memory,
-periodic reflection, and one report at the end (DESIGN.md §2)."""
+periodic reflection, and one report at the end (docs/design.md §1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Evidence items and their score: 0.6 relevance + 0.2 credibility + 0.2 recency (seed 000)."""
+"""Evidence items and their score: 0.6 relevance + 0.2 credibility + 0.2 recency
+(docs/design.md §1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Follow-up questions in a finished (or stopped) run's thread (DESIGN.md §1).
+"""Follow-up questions in a finished (or stopped) run's thread (docs/design.md §1).
 
 A follow-up is answered from what the run already knows: its sub-question findings and the
 evidence closest to the follow-up. Only when that is not enough, and the run's resource owner

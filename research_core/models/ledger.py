@@ -68,7 +68,7 @@ class Ledger:
         )
 
     def table(self) -> str:
-        """Seed 000 §2.3's per-tier table, plus a total row."""
+        """The per-tier table (calls, tokens, cost), plus a total row."""
         head = (f"{'tier':<10}{'calls':>7}{'prompt':>10}{'completion':>12}"
                 f"{'total':>10}{'cost $':>10}")
         rows = [head]

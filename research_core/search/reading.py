@@ -1,5 +1,6 @@
 """Deep reading: a highly relevant hit's body is split into paragraphs and only the one or
-two most similar to the sub-question enter the context (seed 000: ~5,000 → ~900 tokens)."""
+two most similar to the sub-question enter the context (about 5,000 → 900 tokens a page;
+docs/design.md §1)."""
 
 from __future__ import annotations
 
