@@ -38,7 +38,7 @@ help:
 	@echo "make demo       research the sample question in the terminal (bundled corpus and model)"
 	@echo "make test       all tests (PYTEST_ARGS=... passes options to pytest)"
 	@echo "make test-fast  tests without the bundled GGUF model (-m 'not gguf')"
-	@echo "make bench      the sample run, then its per-tier token table"
+	@echo "make bench      goal tree vs monolithic agent, equal N steps swept (ends: token ratio at N=32)"
 	@echo "make lint       ruff + mypy"
 	@echo "make browser    Debian's chromium for the browser tests (make test does this)"
 	@echo "make clean      remove .venv, caches and .redsearch-data"
@@ -90,9 +90,10 @@ test: $(STAMP) $(BROWSER_STAMP)
 test-fast: $(STAMP) $(BROWSER_STAMP)
 	$(PYTEST) -m "not gguf" $(PYTEST_ARGS)
 
-# The benchmark: the goal-tree engine against the naive monolithic agent, same tasks,
-# corpus and models, side by side (tokens per tier, token ratio, prompt growth, deep reads).
-# BENCH_ARGS passes options, e.g. make bench BENCH_ARGS="--steps 6 --tasks sample".
+# The benchmark: the goal tree against the naive monolithic agent doing equal work (exactly N
+# steps each, N = 4, 8, 16, 32) on a generated corpus with a deterministic tier, then a smoke
+# row on the bundled model; ends with "token ratio at N=32: …". BENCH_ARGS passes options,
+# e.g. make bench BENCH_ARGS="--quick" (N = 2, 4, no smoke row).
 bench: $(STAMP)
 	@mkdir -p "$(RED_DATA_DIR)"
 	$(BIN)/python -m redsearch.bench --json "$(BENCH_JSON)" $(BENCH_ARGS)

@@ -50,6 +50,32 @@ def terms(text: str) -> list[str]:
     return out
 
 
+def ask_apart(a: str, b: str) -> bool:
+    """Each text has a content word the other lacks ("heat pump sales" / "heat pump prices",
+    "… in Germany" / "… in France"): two queries that ask about different things, however
+    close their embeddings (short queries that differ in one key word score 0.85–0.9)."""
+    left, right = set(terms(a)), set(terms(b))
+    return bool(left - right) and bool(right - left)
+
+
+def speaks_to(text: str, question: str, others: list[str]) -> bool:
+    """Whether `text` is about what sets `question` apart from the `others` (its root and its
+    siblings): it names every word of the question that the root lacks or that its siblings
+    do not all share ("Germany" and "sales" in "sales in Germany" beside "prices in Germany"
+    under "sales and prices across Europe"). A plural matches its singular."""
+    own = set(terms(question)) - set(terms(others[0])) if others else set()
+    siblings = [set(terms(o)) for o in others[1:]]
+    if siblings:
+        shared = set(siblings[0]).intersection(*siblings[1:])
+        own |= set(terms(question)) - shared
+    found = {_stem(t) for t in terms(text)}
+    return all(_stem(t) in found for t in own)
+
+
+def _stem(term: str) -> str:
+    return term[:-1] if len(term) > 4 and term.endswith("s") else term
+
+
 def overlap(query: str, text: str) -> float:
     """The share of the query's distinct terms that occur in the text (0..1)."""
     wanted = set(terms(query))

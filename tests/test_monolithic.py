@@ -8,12 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from redsearch.bench import RunMetrics, render
 from research_core.evaluation.monolithic import MonolithicAgent, prompt_chars
 from research_core.evaluation.replay import live_trace, stored_trace
 from research_core.loop.reporter import Report
 from research_core.loop.state import RunState
-from research_core.models.ledger import TierTotals
 from research_core.models.tier_factory import aclose_tiers, build_tiers
 from research_core.store.models import QueryRow, ReportRow
 from research_core.store.sql import SqlStore
@@ -181,18 +179,3 @@ async def test_a_query_that_repeats_the_task_is_refused(
     retry = last_user_text(out.server.requests_for("NextAction")[1])
     assert "repeats the task" in retry
     assert [q.text for q in out.state.queries] == ["heat pump sales prices move 2026"]
-
-
-def test_the_bench_table_shows_the_ratio_and_prompt_growth() -> None:
-    def run(strategy: str, tokens: int, largest: dict[int, int]) -> RunMetrics:
-        tiers = [TierTotals("reporter", 3, tokens - 100, 100, 0.0)]
-        return RunMetrics("sample", strategy, "r", 1.0, max(largest), "step limit", tiers,
-                          largest, largest, 0, [], 0, 1, 2, False)
-
-    hier = run("hierarchical", 1000, {1: 300, 2: 310, 3: 305})
-    mono = run("monolithic", 4000, {s: 200 * s for s in range(1, 11)})
-    table = render([hier, mono], ["sample"])
-    assert "token ratio hierarchical/monolithic: 0.25 (1/4.0)" in table
-    step10 = next(line for line in table.splitlines() if "step 10" in line)
-    assert step10.split()[-2:] == ["n/a", "2,000"]
-    assert "largest prompt per step, monolithic: 200 400 600" in table

@@ -47,6 +47,18 @@ async def test_a_paraphrased_query_is_dropped_and_a_distinct_one_kept(
     assert event.data["duplicate_of"] == "heat pump prices in Europe 2026"
 
 
+async def test_queries_one_key_word_apart_are_both_kept(
+        backend: RecordingBackend, store: SqlStore, similarity: Similarity) -> None:
+    """Their embeddings score 0.89–0.90, above the threshold; their words differ both ways."""
+    log = RunLog()
+    tool = _tool(backend, store, similarity, log)
+    earlier = ["heat pump sales Germany 2026"]
+    kept = await tool.dedupe(["heat pump prices Germany 2026", "heat pump sales France 2026",
+                              "heat pump sales Germany in 2026"], earlier)
+    assert kept == ["heat pump prices Germany 2026", "heat pump sales France 2026"]
+    assert [e.data["duplicate_of"] for e in log.of_kind("dedup")] == earlier
+
+
 async def test_chinese_near_duplicates_are_dropped_but_related_queries_kept(
         backend: RecordingBackend, store: SqlStore, similarity: Similarity) -> None:
     tool = _tool(backend, store, similarity, RunLog())

@@ -89,6 +89,7 @@ class MonolithicAgent:
     backend: SearchBackend
     store: Checkpointer
     context_chars: int | None = None
+    min_turns: int = 0  # equal-work benchmarks: an "answer" before this turn is not taken
 
     async def run(self, state: RunState) -> Report:
         with runlog.bound(state.log):
@@ -122,6 +123,10 @@ class _NaiveRun:
             self.state.step = turn
             self.state.log.step = turn
             action = await self._decide()
+            if action.action == "answer" and turn < self.agent.min_turns:
+                self.state.log.emit("decide", f"turn {turn}: an answer before turn "
+                                    f"{self.agent.min_turns} is not taken; searching on")
+                action = self._fallback_action(searching=True)
             if action.action == "answer":
                 self.history.append(decision_line(turn, action))
                 self.state.log.emit("answer", f"turn {turn}: the model answers ({action.reason})")
@@ -150,9 +155,9 @@ class _NaiveRun:
             return f"query {action.query!r} repeats the task: search for facts the question needs"
         return None
 
-    def _fallback_action(self) -> NextAction:
-        """Search the question's content words once, then answer."""
-        if self.fallback_searched:
+    def _fallback_action(self, searching: bool = False) -> NextAction:
+        """Search the question's content words once, then answer (`searching`: search)."""
+        if self.fallback_searched and not searching:
             return NextAction(action="answer", query="none",
                               reason="fallback: answer with what was read")
         self.fallback_searched = True

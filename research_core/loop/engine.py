@@ -75,16 +75,18 @@ class Engine:
     cache: HitCache
     similarity: Similarity
     publisher: Publisher | None = None
+    exhaustive: bool = False  # every step of the budget: see `_Research.next_node`
 
     @classmethod
     def build(cls, settings: Settings, tiers: Mapping[str, ModelTier], backend: SearchBackend,
               store: StoreAndCache, *, similarity: Similarity | None = None,
-              publisher: Publisher | None = None) -> Engine:
+              publisher: Publisher | None = None, exhaustive: bool = False) -> Engine:
         """The engine as every entry point builds it (CLI, evaluation, workers): the store is
-        also the search cache; the similarity is the configured embedder unless given."""
+        also the search cache; the similarity is the configured embedder unless given.
+        `exhaustive` (equal-work benchmarks) uses every step instead of ending early."""
         return cls(settings, tiers, backend, store, cache=store,
                    similarity=similarity or build_similarity(settings.embedding),
-                   publisher=publisher)
+                   publisher=publisher, exhaustive=exhaustive)
 
     async def run(self, state: RunState) -> Report:
         """Research until no node is open or the step limit is reached, then report."""
@@ -112,6 +114,7 @@ class _Research:
         self.state = state
         self.config = engine.settings.engine
         self.owner = _owner(engine.settings, state)
+        self._nodes_at_last_regrowth = -1
         self.gateway = Gateway(engine.tiers, state.ledger, state.log, self.config.json_max_tokens,
                           permit=lambda: bool(self.owner.spend("model_calls")))
         self.search = SearchTool(engine.backend, engine.cache, self.config, state.log,
@@ -143,12 +146,27 @@ class _Research:
             await self.delivery.progress(
                 f"Planning: splitting the question into sub-questions ({self.owner.mode}, "
                 f"up to {self.owner.total('steps')} steps)", key="start")
-        while (node := self.state.tree.next_open()) is not None and self.may_step():
+        while (node := self.next_node()) is not None and self.may_step():
             await self.step(node)
         self.state.log.emit("finalise", self.owner.final_reason or "no open sub-question left")
         await self.close_working_memory()
         await self.announcer.at_end()
         return await self._report()
+
+    def next_node(self) -> Node | None:
+        """The most valuable open sub-question. An exhaustive run (equal-work benchmarks) does
+        not end when none is open: the root is expanded again, until an expansion adds none."""
+        node = self.state.tree.next_open()
+        if node is not None or not self.engine.exhaustive:
+            return node
+        if len(self.state.tree.nodes) == self._nodes_at_last_regrowth:
+            self.state.log.emit("exhausted", "the tree is exhausted: expanding the root again "
+                                "added no sub-question")
+            return None
+        self._nodes_at_last_regrowth = len(self.state.tree.nodes)
+        root = self.state.tree.nodes[self.state.tree.root_id]
+        root.status = "open"
+        return root
 
     def may_step(self) -> bool:
         self.owner.apply_pending()

@@ -1,5 +1,6 @@
 """Answer parts of finished sub-questions: published when the cadence says they are ready,
-revised in place when later evidence close to their question brings figures they lack."""
+revised in place when later evidence about their own facet (close to their question, and
+naming what sets it apart from the root question) brings figures they lack."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from research_core.loop.state import RunState
 from research_core.models.gateway import Gateway
 from research_core.protocols import Similarity
 from research_core.settings import EngineSettings
+from research_core.terms import speaks_to
 
 
 class Parts:
@@ -39,6 +41,14 @@ class Parts:
             if part.part_key in self.state.tree.nodes:
                 await self._revise(self.state.tree.nodes[part.part_key], part.text)
 
+    def _others(self, node: Node) -> list[str]:
+        """The root question, then the node's siblings' questions."""
+        tree = self.state.tree
+        parent = tree.nodes.get(node.parent_id or "")
+        siblings = [tree.nodes[c].question for c in (parent.children if parent else [])
+                    if c != node.id]
+        return [self.state.question, *siblings]
+
     def _weighed(self, part_key: str) -> set[str]:
         """Evidence already weighed for a published part (kept in the checkpoint)."""
         return set(self.state.extra.part_evidence.get(part_key, []))
@@ -55,7 +65,8 @@ class Parts:
         self._weigh(node.id, [e.id for e in fresh])
         scores = (await self.similarity.matrix([node.question], [e.text for e in fresh]))[0]
         close = [e for e, sc in zip(fresh, scores, strict=True)
-                 if sc >= self.config.revise_similarity]
+                 if sc >= self.config.revise_similarity
+                 and speaks_to(e.text, node.question, self._others(node))]
         news = cadence.revising_evidence(published, close)
         if not news:
             return

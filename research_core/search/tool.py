@@ -19,6 +19,7 @@ from research_core.protocols import (
 )
 from research_core.runlog import RunLog
 from research_core.settings import EngineSettings
+from research_core.terms import ask_apart
 
 
 @runtime_checkable
@@ -77,10 +78,11 @@ class SearchTool:
     permit_read: Callable[[], bool] = lambda: True
 
     async def dedupe(self, queries: list[str], earlier: list[str]) -> list[str]:
-        """Drop each query at `dedup_similarity` or more to an earlier one of the run."""
+        """Drop each query at `dedup_similarity` or more to an earlier one of the run that
+        asks the same thing (one whose words differ both ways asks something else)."""
         kept: list[str] = []
         for query in queries:
-            seen = earlier + kept
+            seen = [s for s in earlier + kept if not ask_apart(query, s)]
             scores = (await self.similarity.matrix([query], seen))[0] if seen else []
             best = max(range(len(scores)), key=lambda i: scores[i], default=None)
             if best is not None and scores[best] >= self.config.dedup_similarity:

@@ -1,0 +1,101 @@
+"""The benchmark's tables: per N the tokens of each side per tier, the ratio, the largest
+prompt per step, the stop reasons and modes, the equal-coverage figure, and the growth
+exponents fitted over the sweep (tokens ∝ N^a)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from redsearch.bench_run import RunMetrics
+from research_core.models.ledger import TierTotals
+from research_core.settings import TIERS
+
+HIER, MONO = "hierarchical", "monolithic"
+PROBE_STEP = 10
+COL = 28
+
+
+def fitted_exponent(points: Sequence[tuple[int, int]]) -> float | None:
+    """The least-squares slope of log(tokens) over log(N); None with fewer than two Ns."""
+    pts = [(math.log(n), math.log(t)) for n, t in points if n > 0 and t > 0]
+    if len({x for x, _ in pts}) < 2:
+        return None
+    mean_x = sum(x for x, _ in pts) / len(pts)
+    mean_y = sum(y for _, y in pts) / len(pts)
+    num = sum((x - mean_x) * (y - mean_y) for x, y in pts)
+    return num / sum((x - mean_x) ** 2 for x, _ in pts)
+
+
+def _row(label: str, cells: Sequence[str]) -> str:
+    return f"{label:<36}" + "".join(f"{c:>{COL}}" for c in cells)
+
+
+def _tiers(totals: list[TierTotals]) -> str:
+    by_name = {t.tier: t.total_tokens for t in totals}
+    return " / ".join(f"{by_name.get(n, 0):,}" for n in TIERS)
+
+
+def flatness(run: RunMetrics) -> str:
+    """The largest research prompt of the last step over that of step 10 (or the first)."""
+    steps = sorted(run.largest_research)
+    if not steps:
+        return "n/a"
+    probe = PROBE_STEP if PROBE_STEP in run.largest_research else steps[0]
+    base = run.largest_research[probe]
+    last = run.largest_research[steps[-1]]
+    return f"{last / base:.2f} (step {steps[-1]} / step {probe})" if base else "n/a"
+
+
+def coverage(hier: RunMetrics, mono: RunMetrics) -> str:
+    turn = mono.first_covering_turn(hier.cited)
+    if not hier.cited:
+        return "n/a (the goal tree cited nothing)"
+    if turn is None:
+        return f"not reached in {mono.steps} turns"
+    return f"{mono.tokens_through(turn):,} tokens by turn {turn}"
+
+
+def ratio(hier: RunMetrics, mono: RunMetrics) -> float | None:
+    return hier.total_tokens / mono.total_tokens if mono.total_tokens else None
+
+
+def n_table(hier: RunMetrics, mono: RunMetrics) -> list[str]:
+    r = ratio(hier, mono)
+    return [
+        f"== N = {hier.n} steps",
+        _row("", [HIER, MONO]),
+        _row("steps (why it stopped)", [f"{m.steps} ({m.stop})" for m in (hier, mono)]),
+        _row("mode applied", [hier.mode, mono.mode]),
+        _row("tokens planner/executor/reporter", [_tiers(m.tiers) for m in (hier, mono)]),
+        _row("total tokens", [f"{m.total_tokens:,}" for m in (hier, mono)]),
+        f"token ratio hierarchical/monolithic: {'n/a' if r is None else f'{r:.3f}'}",
+        _row("largest prompt, first / last step", [
+            f"{m.largest.get(1, 0):,} / {m.largest_research.get(m.steps, 0):,}"
+            for m in (hier, mono)]),
+        _row("last step / step 10 (research)", [flatness(m) for m in (hier, mono)]),
+        f"equal coverage: the baseline reads the goal tree's {len(hier.cited)} cited "
+        f"sources after {coverage(hier, mono)}",
+        *[f"largest prompt per step, {m.strategy}: "
+          + " ".join(f"{m.largest[s]:,}" for s in sorted(m.largest)) for m in (hier, mono)],
+    ]
+
+
+def sweep_table(pairs: list[tuple[RunMetrics, RunMetrics]]) -> list[str]:
+    lines = ["== the sweep", _row("N", ["hierarchical", "monolithic", "ratio"])]
+    for hier, mono in pairs:
+        r = ratio(hier, mono)
+        lines.append(_row(str(hier.n), [f"{hier.total_tokens:,}", f"{mono.total_tokens:,}",
+                                        "n/a" if r is None else f"{r:.3f}"]))
+    for strategy, side in ((HIER, 0), (MONO, 1)):
+        a = fitted_exponent([(p[side].n, p[side].total_tokens) for p in pairs])
+        lines.append(f"growth exponent, {strategy}: tokens ∝ N^"
+                     + ("n/a" if a is None else f"{a:.2f}"))
+    return lines
+
+
+def final_line(pairs: list[tuple[RunMetrics, RunMetrics]]) -> str:
+    hier, mono = max(pairs, key=lambda p: p[0].n)
+    r = ratio(hier, mono)
+    return (f"token ratio at N={hier.n}: {'n/a' if r is None else f'{r:.3f}'} "
+            "(hierarchical/monolithic)")

@@ -1,0 +1,160 @@
+"""One benchmark run and what it measured: tokens per tier, the largest prompt of every step,
+why it stopped, the mode applied, the sources it cited or read by each turn."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from redsearch.terminal import say
+from research_core.loop.reporter import Report
+from research_core.loop.state import RunState
+from research_core.models.ledger import TierTotals
+from research_core.runlog import LogEvent
+
+FINAL_PURPOSES = frozenset({"report", "mono_answer"})
+HEARTBEAT_S = 30.0
+
+
+@dataclass
+class RunMetrics:
+    strategy: str
+    n: int
+    run_id: str
+    wall_s: float
+    steps: int
+    stop: str
+    mode: str
+    tiers: list[TierTotals]
+    largest: dict[int, int]
+    largest_research: dict[int, int]
+    tokens_by_step: dict[int, int]
+    cited: list[str]
+    reads_by_step: dict[int, list[str]]
+    fallback: bool
+    label: str = ""
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(t.total_tokens for t in self.tiers)
+
+    def tokens_through(self, step: int) -> int:
+        return sum(v for s, v in self.tokens_by_step.items() if s <= step)
+
+    def first_covering_turn(self, sources: list[str]) -> int | None:
+        """The first turn by which this run had read every one of `sources`."""
+        seen: set[str] = set()
+        for step in sorted(self.reads_by_step):
+            seen |= set(self.reads_by_step[step])
+            if set(sources) <= seen:
+                return step
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        data = {k: v for k, v in self.__dict__.items() if k != "tiers"}
+        data["tiers"] = [t.__dict__ for t in self.tiers]
+        data["total_tokens"] = self.total_tokens
+        return data
+
+
+def metrics(state: RunState, report: Report, strategy: str, n: int, wall_s: float,
+            label: str = "") -> RunMetrics:
+    return RunMetrics(
+        strategy=strategy, n=n, run_id=state.run_id, wall_s=round(wall_s, 1),
+        steps=state.step, stop=stop_reason(state), mode=mode_applied(state, strategy),
+        tiers=state.ledger.totals(), largest=largest_prompts(state),
+        largest_research=largest_prompts(state, FINAL_PURPOSES),
+        tokens_by_step=tokens_by_step(state), cited=report.cited_source_ids(),
+        reads_by_step=reads_by_step(state), fallback=report.fallback, label=label)
+
+
+def largest_prompts(state: RunState, leave_out: frozenset[str] = frozenset()) -> dict[int, int]:
+    """The largest prompt (tokens) of any call, per step; `leave_out`: purposes not counted."""
+    largest: dict[int, int] = {}
+    for e in state.ledger.entries:
+        if e.purpose not in leave_out:
+            largest[e.step] = max(largest.get(e.step, 0), e.prompt_tokens)
+    return largest
+
+
+def tokens_by_step(state: RunState) -> dict[int, int]:
+    found: dict[int, int] = {}
+    for e in state.ledger.entries:
+        found[e.step] = found.get(e.step, 0) + e.prompt_tokens + e.completion_tokens
+    return found
+
+
+def reads_by_step(state: RunState) -> dict[int, list[str]]:
+    """The sources each step's queries returned (the monolithic agent reads them all)."""
+    found: dict[int, list[str]] = {}
+    for q in state.queries:
+        found.setdefault(q.step, []).extend(q.result_ids)
+    return found
+
+
+def stop_reason(state: RunState) -> str:
+    """Why the run ended, from its own log: the step limit, the model, the context, the tree."""
+    for event in reversed(state.log.events):
+        if event.kind == "context":
+            return "context full"
+        if event.kind == "exhausted":
+            return "tree exhausted"
+        if event.kind == "answer":
+            return "model answered"
+        if event.kind == "limit" or (event.kind == "finalise" and "steps" in event.message):
+            return "step limit"
+        if event.kind == "finalise":
+            return event.message
+    return "unknown"
+
+
+def mode_applied(state: RunState, strategy: str) -> str:
+    if strategy != "hierarchical":
+        return "—"
+    return "deep" if state.extra.budget.get("deep_state") == "deep" else "standard"
+
+
+@dataclass
+class Progress:
+    """One stderr line whenever a run enters a new step, and a heartbeat during long calls."""
+
+    label: str
+    state: RunState
+    started: float = field(default_factory=time.monotonic)
+    shown: int = 0
+    last_said: float = field(default_factory=time.monotonic)
+
+    def __call__(self, event: LogEvent) -> None:
+        if event.kind in ("limit", "context", "answer", "exhausted"):
+            self._say(event.message)
+        if event.step > self.shown:
+            self.shown = event.step
+            self._say(f"step {event.step:>2} · {self._so_far()}")
+
+    async def heartbeat(self, every_s: float = HEARTBEAT_S) -> None:
+        while True:
+            await asyncio.sleep(every_s / 3)
+            if time.monotonic() - self.last_said >= every_s:
+                self._say(f"… still at step {self.shown} · {self._so_far()}")
+
+    def _so_far(self) -> str:
+        calls = len(self.state.ledger.entries)
+        used = sum(t.total_tokens for t in self.state.ledger.totals())
+        return f"{time.monotonic() - self.started:6.1f}s · {calls} calls · {used:,} tokens"
+
+    def _say(self, text: str) -> None:
+        self.last_said = time.monotonic()
+        say(f"[{self.label}] {text}")
+
+
+def scratch_db() -> tempfile.TemporaryDirectory[str]:
+    """A fresh folder for one run's SQLite database (the cache helps only within a run)."""
+    return tempfile.TemporaryDirectory(prefix="redsearch-bench-")
+
+
+def db_url(folder: str) -> str:
+    return f"sqlite+aiosqlite:///{Path(folder) / 'bench.db'}"
