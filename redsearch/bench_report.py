@@ -60,8 +60,18 @@ def ratio(hier: RunMetrics, mono: RunMetrics) -> float | None:
     return hier.total_tokens / mono.total_tokens if mono.total_tokens else None
 
 
+def excluded(hier: RunMetrics, mono: RunMetrics) -> str | None:
+    """Why a pair does not compare equal work (None when both used every step)."""
+    short = [m for m in (hier, mono) if m.steps < m.n]
+    if not short:
+        return None
+    return "; ".join(f"{m.strategy} stopped after {m.steps} of {m.n} steps ({m.stop})"
+                     for m in short)
+
+
 def n_table(hier: RunMetrics, mono: RunMetrics) -> list[str]:
     r = ratio(hier, mono)
+    why = excluded(hier, mono)
     return [
         f"== N = {hier.n} steps",
         _row("", [HIER, MONO]),
@@ -69,7 +79,8 @@ def n_table(hier: RunMetrics, mono: RunMetrics) -> list[str]:
         _row("mode applied", [hier.mode, mono.mode]),
         _row("tokens planner/executor/reporter", [_tiers(m.tiers) for m in (hier, mono)]),
         _row("total tokens", [f"{m.total_tokens:,}" for m in (hier, mono)]),
-        f"token ratio hierarchical/monolithic: {'n/a' if r is None else f'{r:.3f}'}",
+        f"token ratio hierarchical/monolithic: {'n/a' if r is None else f'{r:.3f}'}"
+        + (f" — not equal work, excluded: {why}" if why else ""),
         _row("largest prompt, first / last step", [
             f"{m.largest.get(1, 0):,} / {m.largest_research.get(m.steps, 0):,}"
             for m in (hier, mono)]),
@@ -84,11 +95,15 @@ def n_table(hier: RunMetrics, mono: RunMetrics) -> list[str]:
 def sweep_table(pairs: list[tuple[RunMetrics, RunMetrics]]) -> list[str]:
     lines = ["== the sweep", _row("N", ["hierarchical", "monolithic", "ratio"])]
     for hier, mono in pairs:
+        if excluded(hier, mono):
+            lines.append(f"{hier.n}: excluded ({excluded(hier, mono)})")
+            continue
         r = ratio(hier, mono)
         lines.append(_row(str(hier.n), [f"{hier.total_tokens:,}", f"{mono.total_tokens:,}",
                                         "n/a" if r is None else f"{r:.3f}"]))
+    equal = [p for p in pairs if not excluded(*p)]
     for strategy, side in ((HIER, 0), (MONO, 1)):
-        a = fitted_exponent([(p[side].n, p[side].total_tokens) for p in pairs])
+        a = fitted_exponent([(p[side].n, p[side].total_tokens) for p in equal])
         lines.append(f"growth exponent, {strategy}: tokens ∝ N^"
                      + ("n/a" if a is None else f"{a:.2f}"))
     return lines

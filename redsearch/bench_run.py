@@ -97,19 +97,18 @@ def reads_by_step(state: RunState) -> dict[int, list[str]]:
 
 
 def stop_reason(state: RunState) -> str:
-    """Why the run ended, from its own log: the step limit, the model, the context, the tree."""
-    for event in reversed(state.log.events):
-        if event.kind == "context":
-            return "context full"
-        if event.kind == "exhausted":
-            return "tree exhausted"
-        if event.kind == "answer":
-            return "model answered"
-        if event.kind == "limit" or (event.kind == "finalise" and "steps" in event.message):
-            return "step limit"
-        if event.kind == "finalise":
-            return event.message
-    return "unknown"
+    """Why the run ended, from its own log: the context, the model, an exhausted tree, the
+    step limit, or the resource owner's reason for finalising."""
+    kinds = {e.kind: e for e in state.log.events}
+    named = {"context": "context full", "answer": "model answered",
+             "exhausted": "tree exhausted", "limit": "step limit"}
+    for kind, reason in named.items():
+        if kind in kinds:
+            return reason
+    final = kinds.get("finalise")
+    if final is None:
+        return "unknown"
+    return "step limit" if "steps" in final.message else final.message
 
 
 def mode_applied(state: RunState, strategy: str) -> str:

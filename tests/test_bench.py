@@ -12,6 +12,7 @@ import pytest
 from redsearch.bench import main as bench_main
 from redsearch.bench_corpus import facets, write_corpus
 from redsearch.bench_report import fitted_exponent
+from research_core.models.ledger import TierTotals
 
 
 @pytest.mark.timeout(240)
@@ -46,3 +47,23 @@ def test_the_generated_corpus_is_deterministic_and_large_enough(tmp_path: Path) 
     for doc in first.glob("*.md"):
         assert doc.read_text("utf-8") == (second / doc.name).read_text("utf-8")
     assert len(facets()) * 3 >= 5 * 32  # five documents a step at the largest N
+
+
+def test_a_pair_that_did_not_use_every_step_is_excluded_and_says_why() -> None:
+    from redsearch.bench_report import excluded, sweep_table
+    from redsearch.bench_run import RunMetrics
+
+    def run(strategy: str, n: int, steps: int, stop: str, tokens: int) -> RunMetrics:
+        tiers = [TierTotals("reporter", 1, tokens, 0, 0.0)]
+        return RunMetrics(strategy, n, "r", 1.0, steps, stop, "standard", tiers, {}, {}, {},
+                          [], {}, False)
+
+    short = (run("hierarchical", 8, 5, "tree exhausted", 100), run("monolithic", 8, 8,
+                                                                     "step limit", 900))
+    full = (run("hierarchical", 4, 4, "step limit", 80), run("monolithic", 4, 4,
+                                                             "step limit", 300))
+    assert excluded(*short) == "hierarchical stopped after 5 of 8 steps (tree exhausted)"
+    assert excluded(*full) is None
+    table = "\n".join(sweep_table([full, short]))
+    assert "8: excluded (hierarchical stopped after 5 of 8 steps (tree exhausted))" in table
+    assert "growth exponent, hierarchical: tokens ∝ N^n/a" in table  # one equal pair left
