@@ -27,14 +27,14 @@ def block_texts(blocks: list[dict[str, Any]]) -> str:
     return json.dumps(blocks)
 
 
-async def test_part_posted_in_thread_with_sections_and_sources(fake: FakeSlack) -> None:
+async def test_part_posted_in_thread_as_markdown_with_sources(fake: FakeSlack) -> None:
     pub, thread_ts = publisher(fake)
     ts = await pub.answer_part("r1", "p1", "Copper rose *12%* [1].", ["https://a.example/x"])
     assert ts is not None
     msg = fake.message(CH, ts)
     assert msg is not None and msg.thread_ts == thread_ts
-    assert [b["type"] for b in msg.blocks] == ["section", "context"]
-    assert msg.blocks[0]["text"] == {"type": "mrkdwn", "text": "Copper rose *12%* [1]."}
+    assert [b["type"] for b in msg.blocks] == ["markdown", "context"]
+    assert msg.blocks[0] == {"type": "markdown", "text": "Copper rose *12%* \\[1\\]."}
     assert "https://a.example/x" in block_texts(msg.blocks[1:])
     assert msg.text == "Copper rose *12%* [1]."
 
