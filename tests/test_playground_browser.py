@@ -55,6 +55,10 @@ class ScriptedWorker:
                        text: str) -> bool:
         return True
 
+    async def feedback(self, request: ResearchRequestMsg, message_ts: str, user: str,
+                       part_key: str, verdict: str) -> bool:
+        return True
+
     async def run(self, request: ResearchRequestMsg) -> None:
         publisher = SlackPublisher(make_client(TOKEN, self.api_url), request.channel,
                                    request.thread_ts, progress_interval=0.2)
