@@ -38,9 +38,10 @@ class PlanView:
 
     def folded(self, limit: int) -> PlanView:
         """At most `limit` tasks: finished branches fold into their parent's task first, then
-        the earliest finished tasks into one summary task, then pending ones are cut."""
+        the earliest finished tasks into one summary task, then pending ones are cut. Tasks
+        without a parent (the plan's own first step) are never folded."""
         tasks = list(self.tasks)
-        for parent in [t for t in self.tasks if t.status in FINISHED]:
+        for parent in [t for t in self.tasks if t.status in FINISHED and t.parent_id]:
             if len(tasks) <= limit:
                 break
             tasks = _fold_branch(tasks, parent.task_id)

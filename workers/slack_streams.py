@@ -121,8 +121,8 @@ class SlackPartStream:
             self._stream_failed(exc)
             await self._edit(final=True)
             return
-        self._stream = None
         await self._note_ts()
+        self._stream = None
 
     async def _note_ts(self) -> None:
         if self.ts is None and self._stream is not None and self._stream.ts:

@@ -11,6 +11,8 @@ kinds after which the plan may read differently.
 
 from __future__ import annotations
 
+import re
+
 from research_core.loop.conflicts import Conflict, find_conflicts
 from research_core.loop.evidence import Evidence
 from research_core.loop.figures import figures_in
@@ -28,6 +30,7 @@ DETAILS_SHOWN = 5
 SOURCES_SHOWN = 5
 LINE_CHARS = 300
 ROOT_TITLE = "Split the question into sub-questions"
+_EVIDENCE_TAG = re.compile(r"^E\d+ \[[^\]]*\]\s*")  # "E3 [source; publisher; date] " of a line
 
 
 def plan_view(state: RunState) -> PlanView:
@@ -157,7 +160,7 @@ def _finding(state: RunState, node: Node, kept: list[Evidence]) -> str:
         return _one_line(summary.conclusion)
     lines = (summary.evidence if summary else []) + [
         e.text for e in sorted(kept, key=lambda e: -e.score)]
-    with_figures = [line for line in lines if figures_in(line)]
+    with_figures = [_EVIDENCE_TAG.sub("", line) for line in lines if figures_in(line)]
     if with_figures:
         return _one_line(with_figures[0])
     return _one_line(summary.conclusion) if summary else f"{len(kept)} reliable items found"
