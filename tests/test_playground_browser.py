@@ -34,8 +34,8 @@ pytestmark = [
                               "(apt-get, as root or through sudo)"),
 ]
 QUESTION = "what moved copper foil prices in 2026?"
-FIRST = "Copper foil prices rose *12%* in 2026 as battery demand grew."
-REVISED = "Copper foil prices rose *14%* in 2026 as battery demand grew."
+FIRST = "Copper foil prices rose **12%** in 2026 as battery demand grew."
+REVISED = "Copper foil prices rose **14%** in 2026 as battery demand grew."
 WAIT_MS = 15_000  # generous for a loaded 2-core CI machine; a passing run waits far less
 
 
