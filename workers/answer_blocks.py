@@ -11,6 +11,7 @@ message carries its publication key in its metadata (`workers.slack_outbox`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from contract import markdown
@@ -19,6 +20,7 @@ from contract.mrkdwn import NO_PARSE, clip, escape, link
 from workers.slack_outbox import metadata
 
 Block = dict[str, Any]
+Describe = Callable[[str], "tuple[str, str] | None"]  # source id -> (url, title), if known
 
 SECTION_LIMIT = 3_000
 MARKDOWN_LIMIT = 12_000
@@ -41,14 +43,19 @@ def split_text(text: str, limit: int = SECTION_LIMIT) -> list[str]:
     return chunks
 
 
-def source_label(source: str) -> str:
-    """A source as the context line shows it: a link the bot built when it is a URL it
-    validated, else escaped text."""
+def source_label(source: str, describe: Describe | None = None) -> str:
+    """A source as the context line shows it: a link the bot built when it is (or, through
+    `describe`, names) a URL it validated, else escaped text."""
+    known = describe(source) if describe else None
+    if known is not None:
+        return link(known[0], known[1] or source) or escape(source)
     return link(source) or escape(source)
 
 
-def sources_context(sources: list[str], revised: str | None = None) -> Block:
-    line = "Sources: " + (" · ".join(map(source_label, sources)) if sources else "none")
+def sources_context(sources: list[str], revised: str | None = None,
+                    describe: Describe | None = None) -> Block:
+    labels = [source_label(s, describe) for s in sources]
+    line = "Sources: " + (" · ".join(labels) if labels else "none")
     elements = [{"type": "mrkdwn", "text": clip(line, SECTION_LIMIT)}]
     if revised is not None:
         elements.append({"type": "mrkdwn", "text": f"_revised: {escape(revised or 'updated')}_"})
@@ -56,7 +63,7 @@ def sources_context(sources: list[str], revised: str | None = None) -> Block:
 
 
 def part_blocks(text: str, sources: list[str], revised: str | None = None,
-                room: int = 1) -> list[Block]:
+                room: int = 1, describe: Describe | None = None) -> list[Block]:
     """Sections of the part's text (within Slack's limits, escaped: the text comes from models
     and sources), then its context line(s); `room`: blocks left for what follows them."""
     chunks = split_text(escape(text))
@@ -65,18 +72,21 @@ def part_blocks(text: str, sources: list[str], revised: str | None = None,
         chunks[-1] = clip(chunks[-1], SECTION_LIMIT - 1) + "…"
     blocks: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": c}}
                            for c in chunks]
-    return [*blocks, sources_context(sources, revised)]
+    return [*blocks, sources_context(sources, revised, describe)]
 
 
 def answer_blocks(text: str, sources: list[str], revised: str | None = None,
-                  feedback: tuple[str, str] | None = None) -> list[Block]:
+                  feedback: tuple[str, str] | None = None,
+                  describe: Describe | None = None) -> list[Block]:
     """The part as a `markdown` block when it fits (else mrkdwn sections), its sources and,
     for an AI answer (`feedback` = run id, part key), the feedback buttons."""
     escaped = markdown.escape(text.strip())
     if escaped and len(escaped) <= MARKDOWN_LIMIT:
-        blocks = [{"type": "markdown", "text": escaped}, sources_context(sources, revised)]
+        blocks = [{"type": "markdown", "text": escaped},
+                  sources_context(sources, revised, describe)]
     else:
-        blocks = part_blocks(text, sources, revised, room=2 if feedback else 1)
+        blocks = part_blocks(text, sources, revised, room=2 if feedback else 1,
+                             describe=describe)
     return [*blocks, feedback_row(*feedback)] if feedback else blocks
 
 

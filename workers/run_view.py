@@ -23,6 +23,15 @@ from workers.slack_publisher import SlackPublisher
 log = logging.getLogger(__name__)
 
 
+def name_sources(state: RunState, publisher: SlackPublisher) -> None:
+    """Answer parts name their sources by id; the context line links each to its page."""
+    def describe(source_id: str) -> tuple[str, str] | None:
+        found = next((e for e in state.evidence if e.source_id == source_id and e.url), None)
+        return (found.url, found.title or found.publisher) if found else None
+
+    publisher.describe = describe
+
+
 def follow_plan(state: RunState, publisher: SlackPublisher) -> None:
     """Show the run's goal tree as the thread's plan, redrawn after every event that can
     change it (the publisher holds redraws to its write interval)."""

@@ -33,6 +33,7 @@ from workers.answer_blocks import (
     MAX_BLOCKS,
     SECTION_LIMIT,
     TEXT_LIMIT,
+    Describe,
     answer_blocks,
     fallback_text,
     part_blocks,
@@ -84,6 +85,7 @@ class SlackPublisher:
         self.recipient = recipient
         self.streamed = dict(streamed or {})
         self.on_stream_ts = on_stream_ts
+        self.describe: Describe | None = None  # source id -> (url, title) for the links
         self._streams: dict[str, SlackPartStream] = {}
         self._plan: Callable[[], PlanView] | None = None
         self._notes: list[str] = []
@@ -104,7 +106,8 @@ class SlackPublisher:
                           replaces: str | None = None, reason: str = "",
                           key: str = "") -> str | None:
         feedback = (run_id, part_key) if rated(part_key) else None
-        blocks = answer_blocks(text, sources, reason if replaces else None, feedback)
+        blocks = answer_blocks(text, sources, reason if replaces else None, feedback,
+                               self.describe)
         into = replaces if replaces and _TS.match(replaces) else await self._streamed_ts(key)
         if into is not None:
             edited = await self._edit_part(into, text, blocks, key)

@@ -21,7 +21,7 @@ from research_core.errors import RunNotFound
 from research_core.loop.state import RunState
 from research_core.store.restore import load_state
 from workers import thread_messages as msgs
-from workers.run_view import follow_plan, thread_link, update_home
+from workers.run_view import follow_plan, name_sources, thread_link, update_home
 from workers.services import Services
 from workers.slack_publisher import SlackPublisher
 
@@ -64,6 +64,7 @@ class ThreadWork:
         link = await thread_link(self.services.slack, request)
         publisher = await self.publisher(request)
         follow_plan(state, publisher)
+        name_sources(state, publisher)
         try:
             report = await self.services.engine(publisher).run(state)
         finally:
@@ -92,6 +93,7 @@ class ThreadWork:
         before = await self.status_before(request)
         await self.status(request, RUNNING)
         publisher = await self.publisher(request)
+        name_sources(state, publisher)
         try:
             done = await self.services.engine(publisher).follow_up(
                 state, self.payload.followup_text, f"followup-{self.payload.followup_ts}")
