@@ -30,7 +30,7 @@ async def test_a_finished_run_reads_as_a_plan_with_findings_sources_and_conflict
     backend = RecordingBackend(CorpusBackend.from_folder(corpus_dir))
     out = await run_engine(serve, Script(), backend, store, mode="standard")
     view = plan_view(out.state)
-    assert view.title == f"Research finished — {out.state.step} steps, standard"
+    assert view.title == f"Done — {out.state.step} steps, standard"
     root, *tasks = view.tasks
     assert (root.task_id, root.status, root.output) == ("N0", "complete", "2 sub-questions")
     assert [t.title for t in tasks] == [q for q, _ in Script().subquestions]

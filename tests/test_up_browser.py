@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 from sqlalchemy import select
 
 from contract.redis_server import free_port
+from playground.fake_slack import Change
 from redsearch.up import UpStack, start_up
 from research_core.evaluation.replay import render_feedback, stored_feedback
 from research_core.settings import WorkerSettings
@@ -23,11 +25,12 @@ from research_core.store.models import RunRow
 from research_core.store.sql import SqlStore
 from tests.conftest import AS_OF, RecordingBackend, scripted_settings
 from tests.engine_run import Serve, default_similarity
-from tests.fakes.openai_server import Handler
+from tests.fakes.openai_server import Handler, Reply
 from tests.playground_stack import ALICE, BOB
+from tests.scripted import Script
 from tests.test_playground_browser import browser, open_page, save_screenshot, say, switch_user
 from tests.test_playground_browser import pytestmark as browser_marks
-from tests.test_slack_flow import QUESTION, Slow, correction_script, late_correction
+from tests.test_slack_flow import QUESTION, correction_script, late_correction
 from workers.worker import run_worker
 
 __all__ = ["browser"]
@@ -149,11 +152,33 @@ async def restart_worker(stack: UpStack, backend: RecordingBackend) -> None:
         stack.settings, stack.redis_url, backend=backend, similarity=default_similarity()))
 
 
+class Gated(Script):
+    """Scripted tiers that hang (the worker is busy) from the moment the first answer part is
+    posted until `stall` is cleared: the plan stops with one sub-question answered."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stall = False
+        self.gated = False
+
+    def __call__(self, body: dict[str, Any]) -> str | Reply:
+        if self.stall:
+            return Reply(content="{}", delay_s=10)
+        return super().__call__(body)
+
+    def on_change(self, change: Change) -> None:
+        if not self.gated and change.kind == "posted" and "Sources:" in json.dumps(
+                change.data.get("blocks")):
+            self.stall = self.gated = True
+
+
 @pytest.mark.timeout(180)
 async def test_a_plan_fills_in_task_by_task_across_a_worker_restart_then_feedback_and_home(
         start: StartUp, backend: RecordingBackend, browser: Browser, tmp_path: Path) -> None:
-    stack = await start(Slow(0.25))
+    tiers = Gated()
+    stack = await start(tiers)
     assert stack.playground is not None
+    stack.playground.fake.add_listener(tiers.on_change)
     page = await open_page(browser, stack.playground)
     await say(page, "#composer-text", f"/research standard {QUESTION}")
     await page.get_by_role("button", name="1 reply").click()
@@ -166,8 +191,9 @@ async def test_a_plan_fills_in_task_by_task_across_a_worker_restart_then_feedbac
     await expect(thread.locator(".plan-title")).to_contain_text("Researching — step")
 
     await restart_worker(stack, backend)
+    tiers.stall = False
     await expect(page.locator("#notice")).to_contain_text("worker 1 restarted")
-    await expect(thread.locator(".plan-title")).to_contain_text("Research finished",
+    await expect(thread.locator(".plan-title")).to_contain_text("Done —",
                                                                 timeout=90_000)
     await expect(thread.locator(".block-plan")).to_have_count(1)  # the same plan, edited
     assert await done.count() > before

@@ -90,7 +90,7 @@ async def test_a_killed_worker_is_resumed_by_another_without_double_posts(
         thread = stack.thread(mention)
         plans = [m for m in thread if m.blocks and m.blocks[0]["type"] == "plan"]
         assert len(plans) == 1, "the resumed run posted a second plan"
-        assert plans[0].blocks[0]["title"].startswith("Research finished")  # the same plan
+        assert plans[0].blocks[0]["title"].startswith("Done —")  # the same plan
         parts_after = {m.ts: m.text for m in stack.parts(mention)}
         assert set(parts_before) <= set(parts_after)
         texts = stack.posted_texts()

@@ -47,9 +47,9 @@ def _title(state: RunState) -> str:
     mode, total = _mode(state), _total_steps(state)
     of = f" of {total}" if total else ""
     if state.status == "finished":
-        return f"Research finished — {state.step} steps, {mode}"
+        return f"Done — {state.step} steps, {mode}"
     if state.status in ("stopped", "failed"):
-        return f"Research {state.status} after {state.step} steps"
+        return f"{state.status.capitalize()} after {state.step} steps"
     if state.log.of_kind("finalise"):
         return f"Writing the report — after {state.step} steps, {mode}"
     if state.step == 0:
