@@ -179,11 +179,14 @@ class ThreadWork:
     async def final_plan(self, request: ResearchRequestMsg, state: RunState) -> None:
         """The plan redrawn once more for a run that ended without finishing (stopped or
         failed), and the run's line on the Home tab."""
-        publisher = await self.publisher(request)
-        if publisher.progress_ts is not None:
-            follow_plan(state, publisher)
-            await publisher.close()
-        await self.home(request, state)
+        try:
+            publisher = await self.publisher(request)
+            if publisher.progress_ts is not None:
+                follow_plan(state, publisher)
+                await publisher.close()
+            await self.home(request, state)
+        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:  # best effort
+            log.warning("final plan of %s not drawn: %s", request.key, exc)
 
     async def _failed_plan(self, request: ResearchRequestMsg) -> None:
         try:
