@@ -67,7 +67,8 @@ def test_a_running_plan_shows_the_step_and_the_task_in_progress() -> None:
     from research_core.loop.state import RunState
     from research_core.settings import Settings
     from tests.conftest import AS_OF
-    state = RunState.new("How did heat pump sales move?", AS_OF, Settings(), mode="standard")
+    state = RunState.new("How did heat pump sales move?", AS_OF, Settings())  # as resumed:
+    # a checkpoint does not keep the mode; the run log's start event does
     state.log.emit("budget", "standard mode, deep state standard", event="start",
                    totals={"steps": 36})
     assert plan_view(state).title == ("Planning — splitting the question (standard, up to 36 "

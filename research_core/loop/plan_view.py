@@ -62,6 +62,8 @@ def _mode(state: RunState) -> str:
     mode = state.mode
     for event in state.log.of_kind("budget"):
         what = event.data.get("event")
+        if what == "start":  # "standard mode, deep state standard" (a resumed run's mode too)
+            mode = event.message.split(" mode", 1)[0]
         if what == "deep-applied" or (what == "start" and "deep state deep" in event.message):
             mode = "deep"
         elif what == "deep-refused":
