@@ -2,12 +2,15 @@
 
 The bot only acks, validates, stores and enqueues:
 - a mention is answered in its thread with a depth picker (Auto / Standard / Deep); empty or
-  oversized questions get a friendly reply and nothing is stored;
+  oversized questions get a friendly reply and nothing is stored; so is a person's message in
+  the app's assistant container (a DM), whose thread also gets the question as its title;
 - the requester's click queues one job and turns the picker into "Depth: Deep — queued" with
   a Stop button; anyone else's click gets an ephemeral refusal, a second click changes
   nothing, and Deep for someone not on the allow-list is refused with the picker kept;
 - Stop (the requester's) asks the worker to stop; what was published stays;
-- a person's message in a request's thread (no mention needed) is a follow-up job.
+- a person's message in a request's thread (no mention needed) is a follow-up job;
+- `/research`, the "Research this" message shortcut, feedback buttons, the assistant thread's
+  suggested prompts and the Home tab are in `bot.commands` and `bot.surfaces`.
 Retried deliveries are dropped by `event_id`; bots' messages, the bot's own included, ignored.
 Questions are stored as plain text (`contract.mrkdwn.from_slack`) and shown escaped.
 """
@@ -16,67 +19,43 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any, Protocol
+from typing import Any
 
 import redis.asyncio as aioredis
 from aiohttp import web
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot import commands, surfaces
 from bot.slack_fields import (
     UserMessage,
     channel_of,
     clicker_of,
     event_id_usable,
     message_ts,
+    slack_id,
 )
 from bot.slack_http import bolt_logger, events_app
+from bot.start import DEEP_REFUSED, Queue, Starter, deep_permitted, strip_mention
 from contract.blocks import (
     DEPTH_ACTIONS,
     STOP_ACTION,
     STOPPABLE,
-    picker_blocks,
-    picker_text,
     status_blocks,
     status_text,
 )
-from contract.keys import KEEP_S, REQUEST_KEY, chosen_key, request_key
+from contract.keys import REQUEST_KEY, request_key
 from contract.mrkdwn import NO_PARSE, from_slack
-from contract.requests import CHOOSING, ENDED, QUEUED, Requests, ResearchRequestMsg
+from contract.requests import CHOOSING, ENDED, QUEUED, ResearchRequestMsg
 from contract.slack_client import make_client
-from research_core.question import is_blank
 from research_core.settings import BudgetSettings
 
 JSON = dict[str, Any]
 
 EVENTS_PATH = "/slack/events"
 log = logging.getLogger("bot.app")
-EMPTY_REPLY = ("Please ask a question after mentioning me, for example: "
-               "`@RED what moved copper foil prices this year?`")
-_ANY_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
 _IGNORED_SUBTYPES = {"bot_message", "message_changed", "message_deleted", "channel_join",
                      "channel_leave", "thread_broadcast_changed"}
-
-
-class Queue(Protocol):
-    """Where chosen requests and follow-ups go (the ARQ queue); True when newly queued."""
-
-    async def research(self, request: ResearchRequestMsg) -> bool: ...
-
-    async def followup(self, request: ResearchRequestMsg, ts: str, user: str,
-                       text: str) -> bool: ...
-
-
-def strip_mention(text: str, bot_user_id: str | None) -> str:
-    """The question without the bot's mention (any leading mention when the bot id is unknown)."""
-    if bot_user_id:
-        return re.sub(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>", " ", text).strip()
-    return _ANY_MENTION.sub(" ", text, count=1).strip()
-
-
-def too_long(question: str, limit: int) -> str:
-    return (f"That question is {len(question):,} characters long; please keep it under "
-            f"{limit:,} characters and ask again.")
 
 
 def _is_from_bot(event: JSON, bot_user_id: str | None) -> bool:
@@ -84,18 +63,12 @@ def _is_from_bot(event: JSON, bot_user_id: str | None) -> bool:
                 or (bot_user_id and event.get("user") == bot_user_id))
 
 
-def deep_permitted(user: str, allowed: tuple[str, ...]) -> bool:
-    return "*" in allowed or user in allowed
-
-
 class _Handlers:
-    def __init__(self, redis: aioredis.Redis, queue: Queue | None, max_question_chars: int,
-                 deep_allowed: tuple[str, ...], max_steps: int) -> None:
-        self.requests = Requests(redis)
-        self.queue = queue
-        self.max_question_chars = max_question_chars
-        self.deep_allowed = deep_allowed
-        self.max_steps = max_steps
+    def __init__(self, starter: Starter) -> None:
+        self.starter = starter
+        self.requests = starter.requests
+        self.queue = starter.queue
+        self.deep_allowed = starter.deep_allowed
 
     async def _fresh(self, body: JSON) -> bool:
         event_id = str(body.get("event_id") or "")
@@ -128,25 +101,23 @@ class _Handlers:
         if existing is not None:
             await self._followup(client, existing, msg, question)
             return
-        if await self._refused(client, channel, thread_ts, question):
+        if await self.starter.refused(client, channel, thread_ts, question):
             return
-        request = ResearchRequestMsg(
-            key=request_key(channel, ts), user=msg.user, channel=channel,
-            thread_ts=thread_ts, ts=ts, question=question, status=CHOOSING)
-        await self.requests.save(request)
-        await self.requests.link_thread(request)
-        posted = await client.chat_postMessage(channel=channel, thread_ts=thread_ts,
-                                               blocks=picker_blocks(request, self.max_steps),
-                                               text=picker_text(), **NO_PARSE)
-        await self._remember_picker(request.key, posted.get("ts"))
+        await self.starter.in_thread(client, user=msg.user, channel=channel, ts=ts,
+                                     thread_ts=thread_ts, question=question,
+                                     team=_team(body))
 
     async def on_message(self, ack: AsyncAck, body: JSON, event: JSON,
                          client: AsyncWebClient, context: AsyncBoltContext) -> None:
-        """A person's message in a request's thread is a follow-up (mentions go to on_mention)."""
+        """A person's message in a request's thread is a follow-up (mentions go to on_mention);
+        in the assistant container (a DM with the app) any other message is a question."""
         await ack()
-        if (not event.get("thread_ts") or event.get("thread_ts") == event.get("ts")
-                or event.get("subtype") in _IGNORED_SUBTYPES
-                or _is_from_bot(event, context.bot_user_id)):
+        if event.get("subtype") in _IGNORED_SUBTYPES or _is_from_bot(event, context.bot_user_id):
+            return
+        if event.get("channel_type") == "im":
+            await self._direct(body, event, client)
+            return
+        if not event.get("thread_ts") or event.get("thread_ts") == event.get("ts"):
             return
         msg = self._usable(body, event)
         if msg is None or msg.thread_ts is None:
@@ -159,6 +130,24 @@ class _Handlers:
         if request is not None:
             await self._followup(client, request, msg, from_slack(msg.text).strip())
 
+    async def _direct(self, body: JSON, event: JSON, client: AsyncWebClient) -> None:
+        """A person's message to the app (its assistant container): a follow-up in a thread
+        that has a request, else a question, whose thread is titled with it."""
+        msg = self._usable(body, event)
+        if msg is None or not await self._fresh(body):
+            return
+        thread_ts = msg.thread_ts or msg.ts
+        text = from_slack(msg.text).strip()
+        request = await self.requests.for_thread(msg.channel, thread_ts)
+        if request is not None:
+            await self._followup(client, request, msg, text)
+            return
+        if await self.starter.refused(client, msg.channel, thread_ts, text):
+            return
+        await surfaces.set_title(client, msg.channel, thread_ts, text)
+        await self.starter.in_thread(client, user=msg.user, channel=msg.channel, ts=msg.ts,
+                                     thread_ts=thread_ts, question=text, team=_team(body))
+
     async def _followup(self, client: AsyncWebClient, request: ResearchRequestMsg,
                         msg: UserMessage, text: str) -> None:
         if request.status == CHOOSING:
@@ -166,29 +155,12 @@ class _Handlers:
                 channel=request.channel, thread_ts=request.thread_ts,
                 text="Pick a depth above first; follow-ups are answered after the research.")
             return
-        if await self._refused(client, request.channel, request.thread_ts, text):
+        if await self.starter.refused(client, request.channel, request.thread_ts, text):
             return
         if request.status in ENDED:  # a Stop meant for a research still going stays
             await self.requests.clear_stop(request.key)
         if self.queue is not None:
             await self.queue.followup(request, msg.ts, msg.user, text)
-
-    async def _refused(self, client: AsyncWebClient, channel: str, thread_ts: str,
-                       question: str) -> bool:
-        """Empty or oversized questions are answered kindly and go no further."""
-        if is_blank(question):
-            reply = EMPTY_REPLY
-        elif len(question) > self.max_question_chars:
-            reply = too_long(question, self.max_question_chars)
-        else:
-            return False
-        await client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=reply)
-        return True
-
-    async def _remember_picker(self, key: str, picker_ts: object) -> None:
-        if picker_ts:
-            await self.requests.update(key, lambda r: None if r.picker_ts else r.with_(
-                picker_ts=str(picker_ts)))
 
     async def on_depth(self, ack: AsyncAck, body: JSON, action: JSON,
                        client: AsyncWebClient) -> None:
@@ -205,29 +177,9 @@ class _Handlers:
                              f"Only <@{request.user}> can choose the depth for this request.")
             return
         if depth == "deep" and not deep_permitted(clicker, self.deep_allowed):
-            await _ephemeral(client, channel, clicker, request,
-                             "Deep research is not enabled for you here; choose Auto or "
-                             "Standard (an admin can allow Deep with RED_DEEP_ALLOWED).")
+            await _ephemeral(client, channel, clicker, request, DEEP_REFUSED)
             return
-        # One winner even when two clicks race: the first to take the choice lock.
-        if not await self.requests.redis.set(chosen_key(request.key), depth, nx=True,
-                                             ex=KEEP_S):
-            return
-        queued = await self.requests.update(request.key, lambda r: r.with_(
-            status=QUEUED, depth=depth, picker_ts=r.picker_ts or message_ts(body)))
-        if queued is None:
-            return  # expired meanwhile
-        try:
-            if self.queue is not None:
-                await self.queue.research(queued)
-        except BaseException:  # not queued: the requester can choose again
-            await self.requests.update(request.key, lambda r: r.with_(status=CHOOSING))
-            await self.requests.redis.delete(chosen_key(request.key))
-            raise
-        if queued.picker_ts:
-            await client.chat_update(channel=channel, ts=queued.picker_ts,
-                                     text=status_text(depth, QUEUED),
-                                     blocks=status_blocks(queued, QUEUED), **NO_PARSE)
+        await self.starter.choose(client, request, depth, channel, message_ts(body))
 
     async def on_stop(self, ack: AsyncAck, body: JSON, action: JSON,
                       client: AsyncWebClient) -> None:
@@ -256,6 +208,12 @@ class _Handlers:
         return await self.requests.load(key)
 
 
+def _team(body: JSON) -> str | None:
+    """The workspace an event or interaction comes from."""
+    team = body.get("team_id") or body.get("team")
+    return slack_id(team.get("id") if isinstance(team, dict) else team)
+
+
 def _clicker(body: JSON, request: ResearchRequestMsg) -> tuple[str, str]:
     """Who clicked ("" when the payload does not say) and in which channel."""
     return clicker_of(body) or "", channel_of(body) or request.channel
@@ -270,10 +228,13 @@ async def _ephemeral(client: AsyncWebClient, channel: str, user: str,
 def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aioredis.Redis,
               queue: Queue | None = None, max_question_chars: int = 4000,
               deep_allowed: tuple[str, ...] = ("*",), max_steps: int = BudgetSettings().steps,
+              budget: BudgetSettings | None = None,
               process_before_response: bool = False) -> AsyncApp:
     """The bot: signature verification on, the Web API at `api_url` (a trailing slash is added).
 
-    `max_steps` is the workers' step budget (RED_BUDGET_STEPS), shown on the depth picker.
+    `max_steps` is the workers' step budget (RED_BUDGET_STEPS), shown on the depth picker;
+    `budget` the workers' budget settings, shown on the Home tab (default: `max_steps` and
+    the other defaults).
     `process_before_response=True` answers Slack only after the handler finished (for FaaS and
     deterministic tests); by default the handlers ack first and keep running after the answer.
     """
@@ -281,11 +242,14 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
     client = make_client(bot_token, base_url)  # 429s wait for Retry-After, as in the worker
     app = AsyncApp(client=client, signing_secret=signing_secret, name="red-searcher",
                    process_before_response=process_before_response, logger=bolt_logger())
-    handlers = _Handlers(redis, queue, max_question_chars, deep_allowed, max_steps)
+    starter = Starter(redis, queue, max_question_chars, deep_allowed, max_steps)
+    handlers = _Handlers(starter)
     app.event("app_mention")(handlers.on_mention)
     app.event("message")(handlers.on_message)
     app.block_action(re.compile(r"^depth_(auto|standard|deep)$"))(handlers.on_depth)
     app.block_action(STOP_ACTION)(handlers.on_stop)
+    commands.register(app, starter)
+    surfaces.register(app, starter, budget or BudgetSettings(steps=max_steps))
     return app
 
 

@@ -45,7 +45,7 @@ async def start_bot(settings: Settings, redis_url: str, host: str = "0.0.0.0",
                     api_url=settings.slack.api_url, redis=pool, queue=JobQueue(pool),
                     max_question_chars=settings.engine.max_question_chars,
                     deep_allowed=settings.budget.deep_allowed,
-                    max_steps=settings.budget.steps)
+                    max_steps=settings.budget.steps, budget=settings.budget)
     web_application = web_app(app, settings.slack.signing_secret)
     web_application.router.add_get("/healthz", _health)
     runner = web.AppRunner(web_application)

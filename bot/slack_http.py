@@ -16,7 +16,7 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -99,7 +99,7 @@ def parse_payload(body: bytes, content_type: str) -> dict[str, Any]:
     if content_type == "application/json" or text.startswith("{"):
         return _json_object(text, "body")
     form = parse_qs(text, keep_blank_values=True)
-    if "payload" in text:
+    if "payload" in form:
         payload = form.get("payload") or []
         if len(payload) != 1:
             raise Refused(400, "form without exactly one payload field")
@@ -132,13 +132,37 @@ async def _checked_body(request: web.Request, signing_secret: str) -> bytes:
     return body
 
 
+def bolt_form(body: bytes, content_type: str) -> bytes | None:
+    """The body to hand bolt in place of a form that mentions "payload" without being an
+    interaction: bolt reads any form whose text contains that word as a `payload` field (and
+    so a slash command asking about payloads as nothing at all). The word is percent-encoded,
+    which decodes to the same form. None when the body needs no change."""
+    text = body.decode("utf-8")
+    if content_type == "application/json" or text.startswith("{") or "payload" not in text:
+        return None
+    if "payload" in parse_qs(text, keep_blank_values=True):
+        return None
+    return text.replace("payload", "%70ayload").encode("utf-8")
+
+
+def _signed_again(headers: dict[str, str | Sequence[str]], body: bytes,
+                  secret: str) -> dict[str, str | Sequence[str]]:
+    """Headers for a verified body rewritten by `bolt_form` (bolt checks the signature too)."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    timestamp = str(lower.get("x-slack-request-timestamp", ""))
+    base = b"v0:" + timestamp.encode("ascii") + b":" + body
+    digest = hmac.new(secret.encode("utf-8"), base, hashlib.sha256).hexdigest()
+    kept = {k: v for k, v in headers.items() if k.lower() != "x-slack-signature"}
+    return {**kept, "X-Slack-Signature": "v0=" + digest}
+
+
 def endpoint(app: AsyncApp, signing_secret: str) -> Handler:
     """The aiohttp handler: verify, parse, check, then let bolt dispatch."""
 
     async def handle(request: web.Request) -> web.StreamResponse:
         try:
             body = await _checked_body(request, signing_secret)
-            bolt_request = _bolt_request(request, body)
+            bolt_request = _bolt_request(request, body, signing_secret)
         except Refused as refused:
             log.warning("refused a request from %s: %s (HTTP %d)", request.remote,
                         refused.reason, refused.status)
@@ -149,12 +173,16 @@ def endpoint(app: AsyncApp, signing_secret: str) -> Handler:
     return handle
 
 
-def _bolt_request(request: web.Request, body: bytes) -> AsyncBoltRequest:
+def _bolt_request(request: web.Request, body: bytes, secret: str) -> AsyncBoltRequest:
     """Bolt's request of a verified body; bolt reads ids from the payload while building it,
     so a signed payload of a shape it cannot read is refused here, not answered with a 500."""
+    headers: dict[str, str | Sequence[str]] = dict(request.headers)
+    rewritten = bolt_form(body, request.content_type)
+    if rewritten is not None:
+        body, headers = rewritten, _signed_again(headers, rewritten, secret)
     try:
         return AsyncBoltRequest(body=body.decode("utf-8"), query=request.query_string,
-                                headers=dict(request.headers))
+                                headers=headers)
     except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
         raise Refused(400, f"payload bolt cannot read ({type(exc).__name__})") from exc
 

@@ -7,6 +7,7 @@ while the research may still be stopped.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from contract.mrkdwn import escape, mention, one_line
@@ -95,3 +96,29 @@ def final_blocks(title: str, sections: list[tuple[str, str]]) -> list[Block]:
     for heading, body in sections:
         blocks += [{"type": "divider"}, _mrkdwn(f"*{heading}*\n{body}")]
     return blocks
+
+
+FEEDBACK_ACTION = "answer_feedback"
+VERDICTS = ("positive", "negative")
+_FEEDBACK_VALUE = re.compile(r"(positive|negative):(s[0-9a-f]{11}):([A-Za-z0-9._-]{1,80})")
+
+
+def feedback_row(run_id: str, part_key: str) -> Block:
+    """Thumbs up / down under an AI answer (the report, a follow-up answer): each button's
+    value names the verdict, the run and the answer part."""
+    def button(verdict: str, label: str, hint: str) -> Block:
+        return {"text": {"type": "plain_text", "text": label}, "accessibility_label": hint,
+                "value": f"{verdict}:{run_id}:{part_key}"}
+
+    return {"type": "context_actions", "elements": [{
+        "type": "feedback_buttons", "action_id": FEEDBACK_ACTION,
+        "positive_button": button("positive", "Good answer", "Mark this answer as good"),
+        "negative_button": button("negative", "Bad answer", "Mark this answer as bad")}]}
+
+
+def parse_feedback(value: object) -> tuple[str, str, str] | None:
+    """(verdict, run id, part key) of a feedback button's value; None for anything else."""
+    if not isinstance(value, str):
+        return None
+    found = _FEEDBACK_VALUE.fullmatch(value)
+    return (found.group(1), found.group(2), found.group(3)) if found else None

@@ -87,6 +87,23 @@ def progress_key(job_id: str) -> str:
     return f"red:progress:{job_id}"
 
 
+def stream_key(job_id: str) -> str:
+    """Hash: publication key -> ts of the message an answer was streamed into, so that the
+    part (and a resumed job) edits that message instead of posting another."""
+    return f"red:stream:{job_id}"
+
+
+# the Home tab (bot and workers)
+def user_runs_key(user: str) -> str:
+    """Sorted set: a person's request keys, scored by when they asked."""
+    return f"red:user-runs:{user}"
+
+
+def stats_key(request: str) -> str:
+    """JSON: a request's run as the Home tab shows it (steps, tokens, cost, thread link)."""
+    return f"{request}:stats"
+
+
 def before_key(job_id: str) -> str:
     """The request's status before a follow-up job set it to running (restored after)."""
     return f"red:before:{job_id}"

@@ -9,6 +9,7 @@ so it resumes from its checkpoint within lease + reconcile interval, not ARQ's j
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ from contract.requests import ResearchRequestMsg, followup_job_id, run_id_for
 JOB_FUNCTION = "run_job"
 RESEARCH = "research"
 FOLLOWUP = "followup"
+FEEDBACK = "feedback"  # a person's verdict on an answer, stored with the run by a worker
 
 
 
@@ -58,6 +60,10 @@ class JobPayload:
     followup_ts: str = ""
     followup_user: str = ""
     followup_text: str = ""
+    message_ts: str = ""  # feedback: the answer's message, who judged it, the part, the verdict
+    voter: str = ""
+    part_key: str = ""
+    verdict: str = ""
 
     @property
     def run_id(self) -> str:
@@ -77,6 +83,13 @@ class JobPayload:
     @classmethod
     def followup(cls, request: ResearchRequestMsg, ts: str, user: str, text: str) -> JobPayload:
         return cls(FOLLOWUP, followup_job_id(request.channel, ts), request.key, ts, user, text)
+
+    @classmethod
+    def feedback(cls, request: ResearchRequestMsg, message_ts: str, user: str, part_key: str,
+                 verdict: str) -> JobPayload:
+        job = f"feedback:{request.channel}:{message_ts}:{user}:{time.time():.6f}"
+        return cls(FEEDBACK, job, request.key, message_ts=message_ts, voter=user,
+                   part_key=part_key, verdict=verdict)
 
 
 class JobQueue:
@@ -101,6 +114,13 @@ class JobQueue:
     async def followup(self, request: ResearchRequestMsg, ts: str, user: str,
                        text: str) -> bool:
         return await self.submit(JobPayload.followup(request, ts, user, text))
+
+    async def feedback(self, request: ResearchRequestMsg, message_ts: str, user: str,
+                       part_key: str, verdict: str) -> bool:
+        """Queue a verdict to be stored; not tracked as active (it holds no run's lease, and
+        storing it twice keeps one row per person and message)."""
+        payload = JobPayload.feedback(request, message_ts, user, part_key, verdict)
+        return await self.resubmit(payload, payload.job_id)
 
     async def active(self) -> list[JobPayload]:
         raw = await awaited(self.pool.hgetall(ACTIVE_KEY))

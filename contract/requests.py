@@ -63,6 +63,7 @@ class ResearchRequestMsg:
     status: str
     depth: str | None = None
     picker_ts: str | None = None
+    team: str | None = None  # the workspace it was asked in (a stream names its recipient)
 
     @property
     def job_id(self) -> str:

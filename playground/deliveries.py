@@ -52,13 +52,14 @@ class Attempt:
 class Delivery:
     """One event or interaction and what became of it."""
 
-    kind: str  # "event" or "interaction"
-    key: str  # the event_id, or the action_id for a click
+    kind: str  # "event", "interaction" or "command"
+    key: str  # the event_id, the action_id for a click, the command
     body: str
     content_type: str
     attempts: list[Attempt] = field(default_factory=list)
     done: bool = False
     delivered: bool = False
+    reply: str = ""  # the app's answer to a delivered request (a command's ack text)
 
     @property
     def retrying(self) -> str | None:
@@ -115,6 +116,11 @@ class Deliverer:
                             body, "application/x-www-form-urlencoded")
         return self._start(delivery)
 
+    def send_command(self, form: dict[str, str]) -> Delivery:
+        delivery = Delivery("command", form.get("command", ""), urllib.parse.urlencode(form),
+                            "application/x-www-form-urlencoded")
+        return self._start(delivery)
+
     def _start(self, delivery: Delivery) -> Delivery:
         if len(self.deliveries) >= DELIVERIES_KEPT:
             self.deliveries = [d for d in self.deliveries if not d.done][-DELIVERIES_KEPT:]
@@ -161,8 +167,10 @@ class Deliverer:
         try:
             async with self._client().post(self.url, data=delivery.body.encode(),
                                            headers=headers, timeout=timeout) as resp:
-                await resp.read()
+                reply = await resp.text()
                 ok = 200 <= resp.status < 300
+                if ok:
+                    delivery.reply = reply
                 return Attempt(number, resp.status, None if ok else HTTP_ERROR)
         except TimeoutError:
             return Attempt(number, None, TIMEOUT)

@@ -1,11 +1,13 @@
 """A local fake of the Slack Web API over aiohttp, for the tests and the browser playground.
 
 It serves `/api/<method>` like Slack: form-encoded or JSON bodies, a bearer token, HTTP 200 with
-`ok`/`error`, `ts` values that strictly increase, and HTTP 429 with `Retry-After` when
-`chat.postMessage` is driven faster than once a second per channel. Messages keep Slack's
-message `metadata` ({event_type, event_payload}), which `conversations.replies` returns only
-with `include_all_metadata=true`, in pages (`limit`, `cursor`). Every call is recorded and
-every message change is announced to listeners (the playground streams them).
+`ok`/`error`, `ts` values that strictly increase, and HTTP 429 with `Retry-After` when a channel
+is posted to (`chat.postMessage`, `chat.startStream`) faster than once a second. Every call is
+recorded and every change is announced to listeners (the playground streams them).
+
+The methods live by concern: messages and threads (`fake_slack_chat`), text streaming
+(`fake_slack_streams`), the assistant container and the Home tab (`fake_slack_surfaces`); blocks
+are checked against Slack's limits (`fake_slack_blocks`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
+from playground.fake_slack_chat import FakeChat
 from playground.fake_slack_messages import (
     BOT_ID,
     BOT_USER_ID,
@@ -28,22 +31,27 @@ from playground.fake_slack_messages import (
     Change,
     Message,
     SlackError,
-    flag,
-    parse_blocks,
-    parse_metadata,
 )
+from playground.fake_slack_streams import FakeStreams
+from playground.fake_slack_surfaces import FakeSurfaces
 
 Listener = Callable[[Change], None]
+PACED = ("chat.postMessage", "chat.startStream")  # each posts a message to a channel
+
 
 class FakeSlack:
-    """The fake workspace and its Web API server; `start()` it, point clients at `base_url`."""
+    """The fake workspace and its Web API server; `start()` it, point clients at `base_url`.
 
-    def __init__(self, token: str = "xoxb-fake-token", post_interval: float = 1.0) -> None:
+    `stream_idle_s` / `stream_lifetime_s`: a streamed message expires when appends pause that
+    long, or that long after it started (Slack ends streams after about five minutes)."""
+
+    def __init__(self, token: str = "xoxb-fake-token", post_interval: float = 1.0,
+                 stream_idle_s: float = 60.0, stream_lifetime_s: float = 300.0) -> None:
         self.token = token
         self.post_interval = post_interval
+        self.permalink_base = "https://fake.slack.test"
         self._messages: dict[tuple[str, str], Message] = {}
         self._ephemeral: dict[str, Message] = {}
-        self._statuses: dict[tuple[str, str], str] = {}
         self._calls: list[Call] = []
         self._last_post: dict[str, float] = {}
         self._forced: list[tuple[str | None, int, int]] = []
@@ -52,13 +60,11 @@ class FakeSlack:
         self._last_ts = 0
         self._runner: web.AppRunner | None = None
         self._port = 0
-        self._handlers: dict[str, Callable[[JSON], JSON]] = {
-            "auth.test": self._auth_test, "chat.postMessage": self._post_message,
-            "chat.update": self._update, "chat.postEphemeral": self._post_ephemeral,
-            "chat.delete": self._delete, "assistant.threads.setStatus": self._set_status,
-            "conversations.replies": self._replies,
-        }
+        self._handlers: dict[str, Callable[[JSON], JSON]] = {"auth.test": self._auth_test}
         self._method_tokens: dict[str, str] = {}
+        self.chat = FakeChat(self)
+        self.streams = FakeStreams(self, stream_idle_s, stream_lifetime_s)
+        self.surfaces = FakeSurfaces(self)
 
     # -- server lifecycle ---------------------------------------------------------------
 
@@ -122,10 +128,10 @@ class FakeSlack:
 
     def statuses(self, channel: str) -> dict[str, str]:
         """The assistant status of every thread of the channel that has one set."""
-        return {ts: s for (ch, ts), s in self._statuses.items() if ch == channel and s}
+        return self.surfaces.statuses(channel)
 
     def status(self, channel: str, thread_ts: str) -> str:
-        return self._statuses.get((channel, thread_ts), "")
+        return self.surfaces.status(channel, thread_ts)
 
     def calls(self, method: str | None = None) -> list[Call]:
         return [c for c in self._calls if method is None or c.method == method]
@@ -156,16 +162,57 @@ class FakeSlack:
                           thread_ts: str | None = None,
                           blocks: list[JSON] | None = None) -> Message:
         """A person writes in the channel (the playground's message box)."""
-        msg = Message(channel, self._next_ts(), text, blocks or [], thread_ts, user=user,
+        msg = Message(channel, self.next_ts(), text, blocks or [], thread_ts, user=user,
                       bot_id=None)
-        self._messages[(channel, msg.ts)] = msg
-        self._emit("posted", msg)
+        self.store(msg)
         return msg
 
     def call(self, method: str, **params: Any) -> JSON:
         """Run a Web API method as the bot, in-process and without pacing (a response_url does
         this); raises SlackError on `ok: false`."""
         return self._dispatch(method, params, self.token)
+
+    # -- the workspace, for the method modules ------------------------------------------------
+
+    def store(self, msg: Message, kind: str = "posted") -> None:
+        """Keep a new message (or an ephemeral one) and announce it."""
+        if msg.ephemeral_for is not None:
+            self._ephemeral[msg.ts] = msg
+        else:
+            self._messages[(msg.channel, msg.ts)] = msg
+        self.emit(kind, msg)
+
+    def forget(self, channel: str, ts: str) -> Message | None:
+        msg = self._messages.pop((channel, ts), None)
+        if msg is not None:
+            self.emit("deleted", msg)
+        return msg
+
+    def thread_root(self, channel: str, thread_ts: str | None) -> str | None:
+        """The ts of the thread a reply to `thread_ts` goes in (a reply's own thread)."""
+        if thread_ts is None:
+            return None
+        parent = self._messages.get((channel, thread_ts))
+        if parent is None:
+            raise SlackError("thread_not_found")
+        return parent.thread_ts or thread_ts
+
+    def posted_to(self, channel: str) -> None:
+        self._last_post[channel] = time.monotonic()
+
+    def next_ts(self) -> str:
+        micros = max(int(time.time() * 1_000_000), self._last_ts + 1)
+        self._last_ts = micros
+        return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
+
+    def emit(self, kind: str, msg: Message) -> None:
+        change = Change(kind, msg.channel, msg.ts, msg.thread_ts, msg.to_dict(),
+                        msg.ephemeral_for, streaming=self.streams.live(msg))
+        self.announce(change)
+
+    def announce(self, change: Change) -> None:
+        for listener in list(self._listeners):
+            listener(change)
 
     # -- request handling ---------------------------------------------------------------------
 
@@ -184,7 +231,7 @@ class FakeSlack:
             body = self._dispatch(method, params, token)
         except SlackError as exc:
             call.error = exc.error
-            body = {"ok": False, "error": exc.error}
+            body = exc.body()
         return web.json_response(body)
 
     @staticmethod
@@ -212,7 +259,7 @@ class FakeSlack:
                 self._forced[i] = (only, count - 1, retry_after)
                 self._forced = [f for f in self._forced if f[1] > 0]
                 return retry_after
-        if method != "chat.postMessage" or self.post_interval <= 0:
+        if method not in PACED or self.post_interval <= 0:
             return None
         last = self._last_post.get(str(params.get("channel", "")))
         wait = 0.0 if last is None else last + self.post_interval - time.monotonic()
@@ -230,119 +277,9 @@ class FakeSlack:
             raise SlackError(self._failures[method])
         return {"ok": True, **handler(params)}
 
-    # -- methods -------------------------------------------------------------------------------
-
     def _auth_test(self, params: JSON) -> JSON:
-        return {"url": "https://fake.slack.test/", "team": "Fake", "user": "red",
+        return {"url": f"{self.permalink_base}/", "team": "Fake", "user": "red",
                 "team_id": TEAM_ID, "user_id": BOT_USER_ID, "bot_id": BOT_ID}
-
-    def _post_message(self, params: JSON) -> JSON:
-        channel, text, blocks = self._content(params)
-        thread_ts = str(params["thread_ts"]) if params.get("thread_ts") else None
-        if thread_ts is not None:
-            parent = self._messages.get((channel, thread_ts))
-            if parent is None:
-                raise SlackError("thread_not_found")
-            thread_ts = parent.thread_ts or thread_ts
-        msg = Message(channel, self._next_ts(), text, blocks, thread_ts,
-                      metadata=parse_metadata(params.get("metadata")))
-        self._messages[(channel, msg.ts)] = msg
-        self._last_post[channel] = time.monotonic()
-        self._emit("posted", msg)
-        return {"channel": channel, "ts": msg.ts, "message": msg.to_dict()}
-
-    def _update(self, params: JSON) -> JSON:
-        channel, text, blocks = self._content(params)
-        msg = self._messages.get((channel, str(params.get("ts", ""))))
-        if msg is None:
-            raise SlackError("message_not_found")
-        msg.history.append({"text": msg.text, "blocks": msg.blocks,
-                            "ts": msg.edited_ts or msg.ts})
-        msg.text, msg.blocks, msg.edited_ts = text, blocks, self._next_ts()
-        msg.metadata = parse_metadata(params.get("metadata")) or msg.metadata
-        self._emit("updated", msg)
-        return {"channel": channel, "ts": msg.ts, "text": text, "message": msg.to_dict()}
-
-    def _post_ephemeral(self, params: JSON) -> JSON:
-        channel, text, blocks = self._content(params)
-        user = str(params.get("user", ""))
-        if not user:
-            raise SlackError("user_not_in_channel")
-        thread_ts = str(params["thread_ts"]) if params.get("thread_ts") else None
-        msg = Message(channel, self._next_ts(), text, blocks, thread_ts, ephemeral_for=user)
-        self._ephemeral[msg.ts] = msg
-        self._emit("ephemeral", msg)
-        return {"message_ts": msg.ts}
-
-    def _delete(self, params: JSON) -> JSON:
-        channel, ts = str(params.get("channel", "")), str(params.get("ts", ""))
-        msg = self._messages.pop((channel, ts), None)
-        if msg is None:
-            raise SlackError("message_not_found")
-        self._emit("deleted", msg)
-        return {"channel": channel, "ts": ts}
-
-    def _set_status(self, params: JSON) -> JSON:
-        channel, thread_ts = str(params.get("channel_id", "")), str(params.get("thread_ts", ""))
-        if not channel or not thread_ts:
-            raise SlackError("invalid_arguments")
-        status = str(params.get("status", ""))
-        self._statuses[(channel, thread_ts)] = status
-        for listener in list(self._listeners):
-            listener(Change("status", channel, thread_ts, thread_ts, {"status": status}))
-        return {}
-
-    def _replies(self, params: JSON) -> JSON:
-        """A thread, parent first, a page of `limit` at a time (`cursor` from the previous
-        page's response_metadata.next_cursor); metadata only with include_all_metadata."""
-        channel, ts = str(params.get("channel", "")), str(params.get("ts", ""))
-        found = self._messages.get((channel, ts))
-        if found is None:
-            raise SlackError("thread_not_found")
-        ts = found.thread_ts or ts  # a reply's ts gives its whole thread, as in Slack
-        thread = self.messages(channel, ts)
-        dicts = [m.to_dict(flag(params.get("include_all_metadata"))) for m in thread]
-        if len(thread) > 1:
-            dicts[0].update(thread_ts=ts, reply_count=len(thread) - 1)
-        start, limit = self._page(params)
-        more = start + limit < len(dicts)
-        return {"messages": dicts[start:start + limit], "has_more": more,
-                "response_metadata": {"next_cursor": f"offset:{start + limit}" if more else ""}}
-
-    @staticmethod
-    def _page(params: JSON) -> tuple[int, int]:
-        cursor = str(params.get("cursor") or "")
-        try:
-            limit = max(1, min(int(params.get("limit") or 1000), 1000))
-            start = int(cursor.removeprefix("offset:")) if cursor else 0
-        except ValueError as exc:
-            raise SlackError("invalid_cursor") from exc
-        return start, limit
-
-    # -- internals --------------------------------------------------------------------------
-
-    @staticmethod
-    def _content(params: JSON) -> tuple[str, str, list[JSON]]:
-        channel = str(params.get("channel", ""))
-        if not channel:
-            raise SlackError("channel_not_found")
-        text, blocks = str(params.get("text") or ""), parse_blocks(params.get("blocks"))
-        if not text and not blocks:
-            raise SlackError("no_text")
-        if len(blocks) > 50:
-            raise SlackError("invalid_blocks")
-        return channel, text[:40_000], blocks
-
-    def _next_ts(self) -> str:
-        micros = max(int(time.time() * 1_000_000), self._last_ts + 1)
-        self._last_ts = micros
-        return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
-
-    def _emit(self, kind: str, msg: Message) -> None:
-        change = Change(kind, msg.channel, msg.ts, msg.thread_ts, msg.to_dict(),
-                        msg.ephemeral_for)
-        for listener in list(self._listeners):
-            listener(change)
 
 
 __all__ = ["BOT_ID", "BOT_USER_ID", "TEAM_ID", "Call", "Change", "FakeSlack", "Message",

@@ -16,11 +16,31 @@ TEAM_ID = "T0FAKE"
 
 
 class SlackError(Exception):
-    """A Slack `ok: false` answer with its error code."""
+    """A Slack `ok: false` answer with its error code (and, like Slack's, a line saying what
+    was wrong in `response_metadata.messages`)."""
 
-    def __init__(self, error: str) -> None:
+    def __init__(self, error: str, detail: str = "") -> None:
         super().__init__(error)
         self.error = error
+        self.detail = detail
+
+    def body(self) -> JSON:
+        body: JSON = {"ok": False, "error": self.error}
+        if self.detail:
+            body["response_metadata"] = {"messages": [f"[ERROR] {self.detail}"]}
+        return body
+
+
+@dataclass
+class Stream:
+    """A message being streamed (chat.startStream): it takes appends until it is stopped, or
+    until it expires (appends paused for `idle_s`, or `lifetime_s` after it started)."""
+
+    started: float
+    last_append: float
+    recipient_user: str
+    stopped: bool = False
+    markdown: str = ""
 
 
 @dataclass
@@ -49,6 +69,7 @@ class Message:
     history: list[JSON] = field(default_factory=list)
     ephemeral_for: str | None = None
     metadata: JSON | None = None  # Slack's message metadata: {event_type, event_payload}
+    stream: Stream | None = None  # set while (and after) the message was streamed
 
     def to_dict(self, with_metadata: bool = False) -> JSON:
         out: JSON = {"type": "message", "user": self.user, "text": self.text, "ts": self.ts,
@@ -66,7 +87,8 @@ class Message:
 
 @dataclass
 class Change:
-    """A change in the workspace: kind is posted, updated, deleted, ephemeral or status."""
+    """A change in the workspace: kind is posted, updated, deleted, ephemeral, status, view
+    (a Home tab published) or assistant (suggested prompts or a title set)."""
 
     kind: str
     channel: str
@@ -74,6 +96,7 @@ class Change:
     thread_ts: str | None
     data: JSON
     ephemeral_for: str | None = None  # the only user who sees an ephemeral message
+    streaming: bool = False  # a message still being streamed (the page shows a cursor)
 
 
 def parse_metadata(value: Any) -> JSON | None:

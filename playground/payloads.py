@@ -1,6 +1,8 @@
 """The request bodies Slack sends to an app, built the way Slack builds them: the Events API
-`event_callback` envelope (with `message` and `app_mention` events) and the interactivity
-`block_actions` payload. The playground delivers these to the bot's `/slack/events`."""
+`event_callback` envelope (with `message`, `app_mention` and `app_home_opened` events), the
+interactivity `block_actions` payload (buttons, and feedback buttons in `context_actions`),
+a message shortcut's `message_action` payload and a slash command's form. The playground
+delivers these to the bot's `/slack/events`."""
 
 from __future__ import annotations
 
@@ -85,11 +87,14 @@ def block_id_of(msg_ts: str, index: int, block: JSON) -> str:
     return hashlib.sha1(f"{msg_ts}:{index}".encode()).hexdigest()[:5]
 
 
-def find_action(msg: Message, action_id: str, block_id: str) -> tuple[str, JSON] | None:
+def find_action(msg: Message, action_id: str, block_id: str,
+                value: str = "") -> tuple[str, JSON] | None:
     """The interactive element `action_id` in block `block_id` of `msg` (any block when
-    `block_id` is empty), with the block's id."""
+    `block_id` is empty), with the block's id; a feedback button (one of the two of a
+    `feedback_buttons` element) is found by its `value`."""
     for index, block in enumerate(msg.blocks):
-        elements = list(block.get("elements") or []) if block.get("type") == "actions" else []
+        interactive = block.get("type") in ("actions", "context_actions")
+        elements = list(block.get("elements") or []) if interactive else []
         if block.get("accessory"):
             elements.append(block["accessory"])
         bid = block_id_of(msg.ts, index, block)
@@ -97,7 +102,21 @@ def find_action(msg: Message, action_id: str, block_id: str) -> tuple[str, JSON]
             continue
         for element in elements:
             if isinstance(element, dict) and element.get("action_id") == action_id:
-                return bid, element
+                found = _feedback_button(element, value)
+                if found is not None:
+                    return bid, found
+    return None
+
+
+def _feedback_button(element: JSON, value: str) -> JSON | None:
+    """The element clicked: itself, or for feedback buttons the one whose value is `value`."""
+    if element.get("type") != "feedback_buttons":
+        return element
+    for side in ("positive_button", "negative_button"):
+        button = element.get(side) or {}
+        if button.get("value") == value:
+            return {"type": "feedback_buttons", "action_id": element["action_id"],
+                    "value": value, "text": button.get("text")}
     return None
 
 
@@ -132,6 +151,41 @@ def block_actions_payload(msg: Message, element: JSON, block_id: str, user: str,
     return payload
 
 
+def command_form(command: str, text: str, user: str, user_name: str, channel: str,
+                 channel_name: str, response_url: str) -> dict[str, str]:
+    """The form Slack posts for a slash command."""
+    return {"token": VERIFICATION_TOKEN, "team_id": TEAM_ID, "team_domain": "playground",
+            "channel_id": channel, "channel_name": channel_name, "user_id": user,
+            "user_name": user_name.lower(), "command": command, "text": text,
+            "api_app_id": APP_ID, "is_enterprise_install": "false",
+            "response_url": response_url, "trigger_id": _trigger_id()}
+
+
+def message_action_payload(msg: Message, callback_id: str, user: str, user_name: str,
+                           channel_name: str, response_url: str) -> JSON:
+    """The `message_action` payload of a message shortcut used on `msg`."""
+    message = msg.to_dict()
+    message.pop("channel", None)
+    return {"type": "message_action", "callback_id": callback_id, "trigger_id": _trigger_id(),
+            "token": VERIFICATION_TOKEN, "action_ts": f"{time.time():.6f}",
+            "team": {"id": TEAM_ID, "domain": "playground"},
+            "user": {"id": user, "username": user_name.lower(), "team_id": TEAM_ID},
+            "channel": {"id": msg.channel, "name": channel_name}, "is_enterprise_install": False,
+            "enterprise": None, "message_ts": msg.ts, "message": message,
+            "response_url": response_url}
+
+
+def home_opened_event(user: str, dm_channel: str) -> JSON:
+    """The `app_home_opened` event of a person opening the app's Home tab."""
+    return {"type": "app_home_opened", "user": user, "channel": dm_channel, "tab": "home",
+            "event_ts": f"{time.time():.6f}"}
+
+
+def _trigger_id() -> str:
+    return f"{int(time.time())}.{secrets.randbelow(10**12)}.{secrets.token_hex(16)}"
+
+
 __all__ = ["APP_ID", "VERIFICATION_TOKEN", "block_actions_payload", "block_id_of",
-           "event_envelope", "find_action", "mentions_bot", "new_event_id",
-           "rich_text_blocks", "unescape", "user_event"]
+           "command_form", "event_envelope", "find_action", "home_opened_event",
+           "mentions_bot", "message_action_payload", "new_event_id", "rich_text_blocks",
+           "unescape", "user_event"]

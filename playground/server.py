@@ -3,8 +3,10 @@
 One aiohttp server holds the fake Slack workspace (`FakeSlack`, whose Web API the bot calls at
 `<url>/api/`) and the page. A message typed on the page is stored as a person's message and
 delivered to the bot as a signed Events API callback (`message`, plus `app_mention` when it
-mentions the bot); a button click is delivered as a signed `block_actions` interaction. Changes
-reach every open tab through server-sent events; `/ui/state` restores a page after a reload.
+mentions the bot); a button click (feedback buttons included) is delivered as a signed
+`block_actions` interaction; slash commands, the message shortcut and the Home tab are in
+`playground.agent_ui`. Changes reach every open tab through server-sent events (a Home tab
+only its person's); `/ui/state` restores a page after a reload.
 
     playground = Playground(bot_url="http://127.0.0.1:3000/slack/events",
                             signing_secret=secret, token=bot_token)
@@ -16,16 +18,14 @@ reach every open tab through server-sent events; `/ui/state` restores a page aft
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import secrets
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from aiohttp import web
 
+from playground.agent_ui import AgentUI
 from playground.deliveries import CONNECTION_FAILED, TIMEOUT, Deliverer, Delivery
 from playground.fake_slack import BOT_USER_ID, Change, FakeSlack, Message, SlackError
 from playground.payloads import (
@@ -36,8 +36,16 @@ from playground.payloads import (
     rich_text_blocks,
     user_event,
 )
-
-JSON = dict[str, Any]
+from playground.ui_http import (
+    JSON,
+    PlaygroundError,
+    Responder,
+    Update,
+    ephemeral_dict,
+    error,
+    json_body,
+    response_call,
+)
 
 STATIC_DIR = Path(__file__).parent / "static"
 BOT_NAME = "RED Searcher"
@@ -45,27 +53,6 @@ DEFAULT_USERS = {"U0ALICE": "Alice", "U0BOB": "Bob", "U0CAROL": "Carol"}
 TEXT_LIMIT = 40_000
 RESPONSE_URLS_KEPT = 1000  # response_urls of the newest clicks; older ones answer expired_url
 NOTICES_KEPT = 20
-
-
-class PlaygroundError(Exception):
-    """A bad request from the page: HTTP status and Slack-style error code."""
-
-    def __init__(self, status: int, error: str) -> None:
-        super().__init__(error)
-        self.status = status
-        self.error = error
-
-
-@dataclass(frozen=True)
-class Update:
-    """One numbered change as the page receives it."""
-
-    seq: int
-    data: JSON
-    ephemeral_for: str | None = None
-
-    def visible_to(self, user: str | None) -> bool:
-        return self.ephemeral_for is None or self.ephemeral_for == user
 
 
 class Playground:
@@ -85,7 +72,8 @@ class Playground:
                                    down_retry_s=down_retry_s, notify=self._on_delivery)
         self._seq = 0
         self._streams: set[asyncio.Queue[Update | None]] = set()
-        self._responses: dict[str, tuple[Message, str]] = {}
+        self._responses: dict[str, Responder] = {}
+        self.agent_ui = AgentUI(self)
         self._notices: list[JSON] = []
         self._unlisten = self.fake.add_listener(self._on_change)
         self._host = "127.0.0.1"
@@ -102,10 +90,12 @@ class Playground:
         app.router.add_post("/ui/message", self._message)
         app.router.add_post("/ui/action", self._action)
         app.router.add_post("/ui/respond/{token}", self._respond)
+        self.agent_ui.routes(app)
         app.on_shutdown.append(self._end_streams)
         await self.fake.start(host, port, app=app)
         self._host = "127.0.0.1" if host in ("0.0.0.0", "") else host
         self._port = self.fake.port
+        self.fake.permalink_base = self.url  # a thread's link opens it on the page
 
     async def stop(self) -> None:
         """End the streams, cancel pending deliveries, close the server."""
@@ -136,7 +126,7 @@ class Playground:
                                                                             list[Delivery]]:
         """`user` writes `text` (in the thread `thread_ts`); Slack delivers a `message` event
         and, when the text mentions the bot, an `app_mention` event."""
-        self._check_user(user)
+        self.check_user(user)
         text = text.strip()
         if not text:
             raise PlaygroundError(400, "no_text")
@@ -158,23 +148,29 @@ class Playground:
         return msg, sent
 
     def click(self, user: str, message_ts: str, action_id: str,
-              block_id: str = "") -> Delivery:
-        """`user` clicks the element `action_id` of message `message_ts`; Slack delivers a
-        `block_actions` interaction built from the stored message."""
-        self._check_user(user)
+              block_id: str = "", value: str = "") -> Delivery:
+        """`user` clicks the element `action_id` of message `message_ts` (a feedback button:
+        the one with `value`); Slack delivers a `block_actions` interaction built from the
+        stored message."""
+        self.check_user(user)
         msg = self.fake.message(self.channel, message_ts) or self.fake.ephemeral(message_ts)
         if msg is None or (msg.ephemeral_for not in (None, user)):
             raise PlaygroundError(404, "message_not_found")
-        found = find_action(msg, action_id, block_id)
+        found = find_action(msg, action_id, block_id, value)
         if found is None:
             raise PlaygroundError(404, "action_not_found")
+        url = self.response_url(Responder.of(msg, user))
+        payload = block_actions_payload(msg, found[1], found[0], user, self.users[user],
+                                        self.channel_name, url)
+        return self.deliverer.send_interaction(payload)
+
+    def response_url(self, responder: Responder) -> str:
+        """A fresh `response_url` answering to `responder` (the newest ones are kept)."""
         token = secrets.token_urlsafe(16)
-        self._responses[token] = (msg, user)
+        self._responses[token] = responder
         while len(self._responses) > RESPONSE_URLS_KEPT:
             del self._responses[next(iter(self._responses))]
-        payload = block_actions_payload(msg, found[1], found[0], user, self.users[user],
-                                        self.channel_name, f"{self.url}/ui/respond/{token}")
-        return self.deliverer.send_interaction(payload)
+        return f"{self.url}/ui/respond/{token}"
 
     def notice(self, text: str) -> None:
         """A line about the service itself (a worker restarted), shown above the channel."""
@@ -183,15 +179,18 @@ class Playground:
         self._publish({"kind": "notice", **entry}, None)
 
     def state(self, user: str | None) -> JSON:
-        """Everything the page shows to `user`: messages, their ephemerals, statuses."""
-        messages = [m.to_dict() for m in self.fake.messages(self.channel)]
-        ephemerals = [_ephemeral_dict(m) for m in self.fake.ephemerals(self.channel, user)
+        """Everything the page shows to `user`: messages (those still streaming marked so),
+        their ephemerals, statuses and their Home tab."""
+        messages = [{**m.to_dict(), "streaming": self.fake.streams.live(m)}
+                    for m in self.fake.messages(self.channel)]
+        ephemerals = [ephemeral_dict(m) for m in self.fake.ephemerals(self.channel, user)
                       ] if user else []
         return {"seq": self._seq, "channel": {"id": self.channel, "name": self.channel_name},
                 "bot": {"user_id": BOT_USER_ID, "name": BOT_NAME}, "users": self.users,
                 "messages": messages, "ephemerals": ephemerals,
                 "statuses": self.fake.statuses(self.channel), "delivery": self._delivery(),
-                "notices": list(self._notices)}
+                "notices": list(self._notices),
+                "home": self.fake.surfaces.view(user) if user else None}
 
     # -- HTTP handlers -----------------------------------------------------------------------------
 
@@ -203,23 +202,24 @@ class Playground:
 
     async def _message(self, request: web.Request) -> web.Response:
         try:
-            body = await _json_body(request)
-            self._check_channel(body)
+            body = await json_body(request)
+            self.check_channel(body)
             msg, sent = self.say(str(body.get("user") or ""), str(body.get("text") or ""),
                                  str(body.get("thread_ts") or "") or None)
         except PlaygroundError as exc:
-            return _error(exc)
+            return error(exc)
         return web.json_response({"ok": True, "ts": msg.ts,
                                   "event_ids": [d.key for d in sent]})
 
     async def _action(self, request: web.Request) -> web.Response:
         try:
-            body = await _json_body(request)
-            self._check_channel(body)
+            body = await json_body(request)
+            self.check_channel(body)
             self.click(str(body.get("user") or ""), str(body.get("message_ts") or ""),
-                       str(body.get("action_id") or ""), str(body.get("block_id") or ""))
+                       str(body.get("action_id") or ""), str(body.get("block_id") or ""),
+                       str(body.get("value") or ""))
         except PlaygroundError as exc:
-            return _error(exc)
+            return error(exc)
         return web.json_response({"ok": True})
 
     async def _respond(self, request: web.Request) -> web.Response:
@@ -227,12 +227,11 @@ class Playground:
         found = self._responses.get(request.match_info["token"])
         if found is None:
             return web.json_response({"ok": False, "error": "expired_url"}, status=404)
-        msg, user = found
         try:
-            method, params = _response_call(await _json_body(request), msg, user)
+            method, params = response_call(await json_body(request), found)
             self.fake.call(method, **params)
         except PlaygroundError as exc:
-            return _error(exc)
+            return error(exc)
         except SlackError as exc:
             return web.json_response({"ok": False, "error": exc.error}, status=400)
         return web.json_response({"ok": True})
@@ -276,18 +275,22 @@ class Playground:
     # -- change feed -----------------------------------------------------------------------------
 
     def _on_change(self, change: Change) -> None:
-        if change.channel != self.channel:
+        if change.kind == "view":  # a Home tab: only its person sees it
+            self._publish({"kind": "view", "view": change.data}, change.ephemeral_for)
+            return
+        if change.channel != self.channel or change.kind == "assistant":
             return
         data: JSON = {"kind": change.kind, "ts": change.ts, "thread_ts": change.thread_ts}
         if change.kind == "status":
             data["status"] = change.data.get("status", "")
         else:
-            data["message"] = change.data
+            data["message"] = {**change.data, "streaming": change.streaming}
             if change.ephemeral_for:
-                data["message"] = {**change.data, "ephemeral_for": change.ephemeral_for}
+                data["message"]["ephemeral_for"] = change.ephemeral_for
         self._publish(data, change.ephemeral_for)
 
     def _on_delivery(self, delivery: Delivery) -> None:
+        self.agent_ui.on_delivery(delivery)
         self._publish({"kind": "delivery", **self._delivery()}, None)
 
     def _publish(self, data: JSON, ephemeral_for: str | None) -> None:
@@ -305,47 +308,13 @@ class Playground:
 
     # -- checks ---------------------------------------------------------------------------------
 
-    def _check_user(self, user: str) -> None:
+    def check_user(self, user: str) -> None:
         if user not in self.users:
             raise PlaygroundError(400, "user_not_found")
 
-    def _check_channel(self, body: JSON) -> None:
+    def check_channel(self, body: JSON) -> None:
         if str(body.get("channel") or self.channel) != self.channel:
             raise PlaygroundError(404, "channel_not_found")
-
-
-def _ephemeral_dict(msg: Message) -> JSON:
-    return {**msg.to_dict(), "ephemeral_for": msg.ephemeral_for}
-
-
-def _response_call(body: JSON, msg: Message, user: str) -> tuple[str, JSON]:
-    """The Web API call a `response_url` request amounts to."""
-    content: JSON = {k: body[k] for k in ("text", "blocks") if k in body}
-    where = {"channel": msg.channel, "thread_ts": msg.thread_ts} if msg.thread_ts else {
-        "channel": msg.channel}
-    if body.get("delete_original"):
-        return "chat.delete", {"channel": msg.channel, "ts": msg.ts}
-    if body.get("replace_original") and msg.ephemeral_for is None:
-        return "chat.update", {"channel": msg.channel, "ts": msg.ts, **content}
-    if body.get("response_type") == "in_channel":
-        return "chat.postMessage", {**where, **content}
-    return "chat.postEphemeral", {**where, "user": user, **content}
-
-
-async def _json_body(request: web.Request) -> JSON:
-    """The JSON object posted; only `application/json` is taken, so that another web site
-    cannot post to the playground from a browser without a CORS preflight it never gets."""
-    if request.content_type != "application/json":
-        raise PlaygroundError(415, "invalid_content_type")
-    with contextlib.suppress(ValueError, RecursionError):  # RecursionError: absurd nesting
-        body = await request.json()
-        if isinstance(body, dict):
-            return body
-    return {}
-
-
-def _error(exc: PlaygroundError) -> web.Response:
-    return web.json_response({"ok": False, "error": exc.error}, status=exc.status)
 
 
 __all__ = ["BOT_NAME", "DEFAULT_USERS", "Playground", "PlaygroundError"]

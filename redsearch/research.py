@@ -16,7 +16,13 @@ from redsearch.terminal import say
 from research_core.delivery.publishers import TerminalPublisher
 from research_core.errors import RunError
 from research_core.evaluation.monolithic import MonolithicAgent
-from research_core.evaluation.replay import QueryTrace, live_trace, stored_trace
+from research_core.evaluation.replay import (
+    QueryTrace,
+    live_trace,
+    render_feedback,
+    stored_feedback,
+    stored_trace,
+)
 from research_core.evaluation.replay import render as render_replay
 from research_core.loop.engine import Engine, validate_question
 from research_core.loop.reporter import Report
@@ -162,10 +168,12 @@ async def run_replay(run_id: str, settings: Settings | None = None) -> int:
     store = await SqlStore.open(settings.db_url)
     try:
         rows = await stored_trace(store, run_id)
+        feedback = await stored_feedback(store, run_id)
     finally:
         await store.close()
     print(f"Search replay of run {run_id}")
     print(render_replay(rows))
+    print(render_feedback(feedback))
     return 0
 
 

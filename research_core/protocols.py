@@ -6,8 +6,9 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 Role = Literal["system", "user", "assistant"]
 TierName = Literal["planner", "executor", "reporter"]
@@ -111,6 +112,43 @@ class Publisher(Protocol):
         self, run_id: str, part_key: str, text: str, sources: list[str],
         replaces: str | None = None, reason: str = "", key: str = "",
     ) -> str | None: ...
+
+
+class PartStream(Protocol):
+    """An answer part shown while a model writes it. `write` adds text as the model writes it;
+    `end` says the model stopped; `discard` says the text written is not the answer (a retry,
+    a fallback or a second attempt may write again). The part itself is published afterwards
+    through `Publisher.answer_part` with the publication key the stream was opened for, and
+    replaces what was streamed."""
+
+    async def write(self, text: str) -> None: ...
+
+    async def end(self) -> None: ...
+
+    async def discard(self) -> None: ...
+
+
+@runtime_checkable
+class StreamsParts(Protocol):
+    """A publisher that can show an answer part while it is written (`key`: the publication
+    key its message will carry)."""
+
+    def stream_part(self, run_id: str, part_key: str, key: str) -> PartStream: ...
+
+
+@runtime_checkable
+class StreamingTier(Protocol):
+    """A model tier that can hand its text over as it is generated (`on_text` per piece)."""
+
+    async def stream(
+        self,
+        messages: list[Message],
+        *,
+        schema: dict[str, Any] | None,
+        schema_name: str,
+        max_tokens: int,
+        on_text: Callable[[str], Awaitable[None]],
+    ) -> Completion: ...
 
 
 class Similarity(Protocol):

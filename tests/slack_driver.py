@@ -45,6 +45,7 @@ class RecordingQueue:
 
     research_requests: list[ResearchRequestMsg] = field(default_factory=list)
     followups: list[tuple[str, str, str]] = field(default_factory=list)
+    verdicts: list[tuple[str, str, str, str]] = field(default_factory=list)
 
     async def research(self, request: ResearchRequestMsg) -> bool:
         self.research_requests.append(request)
@@ -53,6 +54,11 @@ class RecordingQueue:
     async def followup(self, request: ResearchRequestMsg, ts: str, user: str,
                        text: str) -> bool:
         self.followups.append((ts, user, text))
+        return True
+
+    async def feedback(self, request: ResearchRequestMsg, message_ts: str, user: str,
+                       part_key: str, verdict: str) -> bool:
+        self.verdicts.append((message_ts, user, part_key, verdict))
         return True
 
 

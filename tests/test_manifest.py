@@ -1,24 +1,45 @@
-"""The Slack app manifest matches what the bot serves and handles."""
+"""The Slack app manifest matches what the bot serves and handles: exactly the scopes, events,
+command and shortcut it uses, each pointed at the bot's endpoint."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import yaml
 
 from bot.app import EVENTS_PATH
+from bot.commands import COMMAND, SHORTCUT
 
 MANIFEST = Path(__file__).resolve().parent.parent / "manifest.yml"
+EVENTS = {"app_mention", "message.channels", "message.groups", "message.im",
+          "assistant_thread_started", "app_home_opened"}
+SCOPES = {"app_mentions:read", "chat:write", "channels:history", "groups:history",
+          "im:history", "assistant:write", "commands"}
+
+
+def load() -> dict[str, Any]:
+    manifest: dict[str, Any] = yaml.safe_load(MANIFEST.read_text("utf-8"))
+    return manifest
 
 
 def test_the_manifest_points_events_and_clicks_at_the_bots_endpoint() -> None:
-    manifest = yaml.safe_load(MANIFEST.read_text("utf-8"))
-    settings = manifest["settings"]
+    settings = load()["settings"]
     assert urlparse(settings["event_subscriptions"]["request_url"]).path == EVENTS_PATH
     assert urlparse(settings["interactivity"]["request_url"]).path == EVENTS_PATH
     assert settings["interactivity"]["is_enabled"] is True
-    events = set(settings["event_subscriptions"]["bot_events"])
-    assert events == {"app_mention", "message.channels", "message.groups"}
-    scopes = set(manifest["oauth_config"]["scopes"]["bot"])
-    assert scopes == {"app_mentions:read", "chat:write", "channels:history", "groups:history"}
+    assert set(settings["event_subscriptions"]["bot_events"]) == EVENTS
+    assert set(load()["oauth_config"]["scopes"]["bot"]) == SCOPES
+
+
+def test_the_command_shortcut_home_and_assistant_are_declared() -> None:
+    features = load()["features"]
+    [command] = features["slash_commands"]
+    assert command["command"] == COMMAND and urlparse(command["url"]).path == EVENTS_PATH
+    assert command["should_escape"] is True  # the text arrives as message text does
+    [shortcut] = features["shortcuts"]
+    assert (shortcut["type"], shortcut["callback_id"]) == ("message", SHORTCUT)
+    assert features["app_home"]["home_tab_enabled"] is True
+    assert features["app_home"]["messages_tab_enabled"] is True
+    assert features["assistant_view"]["assistant_description"]

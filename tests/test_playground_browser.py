@@ -34,8 +34,8 @@ pytestmark = [
                               "(apt-get, as root or through sudo)"),
 ]
 QUESTION = "what moved copper foil prices in 2026?"
-FIRST = "Copper foil prices rose *12%* in 2026 as battery demand grew."
-REVISED = "Copper foil prices rose *14%* in 2026 as battery demand grew."
+FIRST = "Copper foil prices rose **12%** in 2026 as battery demand grew."
+REVISED = "Copper foil prices rose **14%** in 2026 as battery demand grew."
 WAIT_MS = 15_000  # generous for a loaded 2-core CI machine; a passing run waits far less
 
 
@@ -53,6 +53,10 @@ class ScriptedWorker:
 
     async def followup(self, request: ResearchRequestMsg, ts: str, user: str,
                        text: str) -> bool:
+        return True
+
+    async def feedback(self, request: ResearchRequestMsg, message_ts: str, user: str,
+                       part_key: str, verdict: str) -> bool:
         return True
 
     async def run(self, request: ResearchRequestMsg) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 from contract.keys import request_key, resumes_key
 from contract.queue import JobQueue
 from contract.requests import job_id
-from playground.fake_slack import BOT_USER_ID, Change
+from playground.fake_slack import BOT_USER_ID, Change, Message
 from tests.conftest import RecordingBackend, write_doc
 from tests.fakes.openai_server import Reply, last_user_text
 from tests.scripted import Script, data_block, field_of
@@ -93,8 +94,7 @@ async def test_mention_to_final_message_with_revision_followups_and_a_429(
 
     await wait_for(lambda: bool(stack.finals(mention)), 90, "the final message")
     thread = stack.thread(mention)
-    progress = [m for m in thread if any(c.startswith("• ") for c in contexts(m))]
-    assert progress and any("Checking:" in c for c in contexts(progress[0]))
+    check_plan(thread)
     parts = stack.parts(mention)
     assert (len(parts) >= 3 and parts[-1].text.startswith("Report")) or parts
     revised = [m for m in parts if any(c.startswith("_revised:") for c in contexts(m))]
@@ -128,6 +128,20 @@ async def test_mention_to_final_message_with_revision_followups_and_a_429(
     assert any("exports" in r.query for r in backend.requests[searched:])  # researched
     texts = stack.posted_texts()
     assert len(texts) == len(set(texts))
+
+
+def check_plan(thread: list[Message]) -> None:
+    """The progress message is the goal tree as a Slack plan, edited in place to the end."""
+    [message] = [m for m in thread if m.blocks and m.blocks[0]["type"] == "plan"]
+    plan = message.blocks[0]
+    assert plan["title"].startswith("Done —") and plan["title"].endswith("deep")
+    assert message.history and "Planning" in message.history[0]["blocks"][0]["title"]
+    tasks = plan["tasks"]
+    assert tasks[0]["task_id"] == "N0" and tasks[0]["status"] == "complete"
+    done = [t for t in tasks[1:] if t["status"] == "complete"]
+    assert done and all(t["sources"][0]["url"].startswith("https://") for t in done)
+    assert all(re.search(r"\d", json.dumps(t["output"])) for t in done)  # figures kept
+    assert any("published" in json.dumps(t.get("details", "")) for t in done)
 
 
 async def _request(stack: Any, ts: str) -> Any:
@@ -210,8 +224,8 @@ async def test_the_first_progress_note_comes_before_any_model_call(
     await stack.driver.click(ALICE, "depth_standard", picker)
     await wait_for(lambda: tiers.at_first_call is not None, 30, "the first model call")
     assert tiers.at_first_call is not None
-    assert any(t.startswith("• Planning: splitting the question") for t in tiers.at_first_call)
-    assert "(standard, up to 36 steps)" in " ".join(tiers.at_first_call)
+    assert any(t.startswith("Planning — splitting the question (standard, up to 36 steps)")
+               for t in tiers.at_first_call), tiers.at_first_call  # the plan, before any call
     await wait_for(lambda: bool(stack.finals(mention)), 60, "the final message")
 
 

@@ -27,14 +27,14 @@ def block_texts(blocks: list[dict[str, Any]]) -> str:
     return json.dumps(blocks)
 
 
-async def test_part_posted_in_thread_with_sections_and_sources(fake: FakeSlack) -> None:
+async def test_part_posted_in_thread_as_markdown_with_sources(fake: FakeSlack) -> None:
     pub, thread_ts = publisher(fake)
     ts = await pub.answer_part("r1", "p1", "Copper rose *12%* [1].", ["https://a.example/x"])
     assert ts is not None
     msg = fake.message(CH, ts)
     assert msg is not None and msg.thread_ts == thread_ts
-    assert [b["type"] for b in msg.blocks] == ["section", "context"]
-    assert msg.blocks[0]["text"] == {"type": "mrkdwn", "text": "Copper rose *12%* [1]."}
+    assert [b["type"] for b in msg.blocks] == ["markdown", "context"]
+    assert msg.blocks[0] == {"type": "markdown", "text": "Copper rose *12%* \\[1\\]."}
     assert "https://a.example/x" in block_texts(msg.blocks[1:])
     assert msg.text == "Copper rose *12%* [1]."
 
@@ -162,3 +162,39 @@ async def test_failed_progress_write_is_not_raised(fake: FakeSlack) -> None:
     await pub.close()
     msg = fake.message(CH, pub.progress_ts or "")
     assert msg is not None and "kept" in msg.text
+
+
+async def test_a_part_streamed_before_a_crash_is_edited_not_posted_again(
+        fake: FakeSlack) -> None:
+    pub, thread_ts = publisher(fake)
+    pub.recipient = ("T0FAKE", "U1")
+    stream = pub.stream_part("r1", "report", "r1/report/v1")
+    await stream.write("The report, as far as it was written before the worker died")
+    await stream.write(" — long enough to have been appended to the stream twice over. " * 2)
+    [streamed] = [m for m in fake.messages(CH, thread_ts) if m.stream is not None]
+    assert fake.streams.live(streamed)  # the worker died with its stream open
+    resumed = SlackPublisher(make_client(TOKEN, fake.base_url), CH, thread_ts,
+                             progress_interval=0.0, streamed=dict(pub.streamed))
+    ts = await resumed.answer_part("r1", "report", "The report [1].", ["s1"],
+                                   key="r1/report/v1")
+    assert ts == streamed.ts and len(fake.calls("chat.postMessage")) == 0
+    assert [c.error for c in fake.calls("chat.update")] == ["streaming_state_conflict", None]
+    assert len(fake.calls("chat.stopStream")) == 1  # stopped, then edited
+    assert streamed.text == "The report [1]." and streamed.blocks[-1]["type"] == \
+        "context_actions"
+
+
+async def test_a_stream_that_expires_carries_on_as_edits_of_its_message() -> None:
+    async with FakeSlack(token=TOKEN, post_interval=0.0, stream_idle_s=0.3) as fake:
+        pub, thread_ts = publisher(fake)
+        pub.recipient = ("T0FAKE", "U1")
+        stream = pub.stream_part("r1", "followup-1.2", "r1/followup-1.2/v1")
+        await stream.write("A first paragraph of the answer, long enough to be sent. " * 3)
+        await asyncio.sleep(0.4)  # the model thinks; the stream expires
+        await stream.write("And the rest of it, " * 8)
+        await stream.end()
+    [message] = [m for m in fake.messages(CH, thread_ts) if m.stream is not None]
+    assert [c.error for c in fake.calls("chat.appendStream")][-1] == \
+        "message_not_in_streaming_state"
+    assert "And the rest of it" in message.text and message.history  # edited instead
+    assert len(fake.calls("chat.postMessage")) == 0

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from contract import markdown
 from contract.blocks import picker_blocks, status_blocks
 from contract.mrkdwn import escape, from_slack, link, mention
 from contract.requests import ResearchRequestMsg
@@ -22,6 +23,7 @@ from tests.engine_run import Serve, run_engine
 from tests.fakes.web_server import Doc, FakeWeb, article
 from tests.scripted import Script
 from tests.test_web_engine import SALES, web_backend
+from workers.answer_blocks import answer_blocks
 from workers.slack_publisher import SlackPublisher, part_blocks
 
 CH = "C0SAFE"
@@ -63,6 +65,32 @@ def mrkdwn_texts(blocks: list[dict[str, Any]]) -> list[str]:
     return found
 
 
+def markdown_texts(blocks: list[dict[str, Any]]) -> list[str]:
+    return [str(b.get("text", "")) for b in blocks if b.get("type") == "markdown"]
+
+
+def live_markdown(text: str) -> list[str]:
+    """What CommonMark would read as the start of a link, image, autolink, HTML, entity or
+    mention in a markdown block: `<`, `[`, `&` or `@` not escaped by a backslash."""
+    found, i = [], 0
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] in "<[&@":
+            found.append(text[i:i + 12])
+        i += 1
+    return found
+
+
+def posted_markdown(fake: FakeSlack) -> list[str]:
+    texts = []
+    for call in fake.calls("chat.postMessage") + fake.calls("chat.update"):
+        blocks = call.params.get("blocks") or []
+        texts += markdown_texts(json.loads(blocks) if isinstance(blocks, str) else blocks)
+    return texts
+
+
 def posted_texts(fake: FakeSlack) -> list[str]:
     """The text and mrkdwn of every chat.postMessage / chat.update the bot made."""
     texts = []
@@ -92,6 +120,9 @@ async def test_a_hostile_page_pings_nobody_and_disguises_no_link(
     assert "&lt;!channel&gt;" in shown and "&lt;@U123&gt;" in shown  # it did reach Slack
     assert "&lt;https://evil.example/login|your bank&gt;" in shown
     assert not [t for t in texts if LIVE.search(t)]
+    markdown = posted_markdown(fake)
+    assert any("\\<!channel\\>" in t or "\\<!here\\>" in t for t in markdown)  # as text
+    assert not [live for t in markdown for live in live_markdown(t)]
     for call in fake.calls("chat.postMessage") + fake.calls("chat.update"):
         assert call.params["parse"] == "none" and call.params["link_names"] is False
 
@@ -109,6 +140,24 @@ def test_blocks_escape_everything_but_the_bots_own_links() -> None:
     assert mention("U123ABC") == "<@U123ABC>" and mention("U1> <!channel") == \
         "U1&gt; &lt;!channel"
     assert escape("a&lt;b") == "a&amp;lt;b"
+
+
+def test_markdown_escapes_links_mentions_and_html_but_keeps_emphasis() -> None:
+    hostile = ("**Prices** fell [your bank](https://evil.example) ![x](https://evil.example/i) "
+               "<https://evil.example> <@U123> <!channel> &lt;b&gt; @here `code` \\[1]")
+    escaped = markdown.escape(hostile)
+    assert live_markdown(escaped) == []
+    assert escaped.startswith("**Prices** fell \\[your bank\\](https://evil.example)")
+    assert markdown.escape("a") + markdown.escape("<b") == markdown.escape("a<b")  # piecewise
+    assert markdown.link("https://ok.example/a_(b)", "Report [1]") == \
+        "[Report \\[1\\]](https://ok.example/a_%28b%29)"
+    assert markdown.link("javascript:alert(1)", "x") is None
+    assert markdown.clip("ab\\<", 3) == "ab"  # never ends inside an escape
+    blocks = answer_blocks("Costs <!here> & [more](https://evil.example)", [
+        "https://ok.example/a"], feedback=("s0123456789a", "report"))
+    assert [b["type"] for b in blocks] == ["markdown", "context", "context_actions"]
+    assert live_markdown(markdown_texts(blocks)[0]) == []
+    assert mrkdwn_texts(blocks)[0] == "Sources: <https://ok.example/a>"
 
 
 def test_a_question_comes_in_as_plain_text_and_goes_out_escaped_on_one_line() -> None:

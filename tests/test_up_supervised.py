@@ -90,8 +90,8 @@ async def test_a_crashing_worker_costs_one_step_never_the_service(
     assert any("worker 1 exited (signal SIGSEGV)" in n and "restart 1" in n for n in notices)
     texts = [text_of(m) for m in replies]
     assert len(texts) == len(set(texts)), "a message was posted twice"
-    progress = [t for t in texts if t.startswith("• ")]
-    assert len(progress) == 1 and "Planning:" in progress[0]
+    plans = [m for m in replies if (m.get("blocks") or [{}])[0].get("type") == "plan"]
+    assert len(plans) == 1 and plans[0]["blocks"][0]["title"].startswith("Done —")
     assert sum("Research finished" in t for t in texts) == 1
 
     # A follow-up that takes its worker down every time: given up, then the next one runs.

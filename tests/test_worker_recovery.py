@@ -20,7 +20,7 @@ from tests.conftest import SLACK_TOKEN, RecordingBackend, cli_env
 from tests.fakes.openai_server import Reply
 from tests.scripted import Script
 from tests.slack_driver import ALICE
-from tests.slack_stack import CHANNEL, Stack, StartStack, contexts, wait_for
+from tests.slack_stack import CHANNEL, Stack, StartStack, wait_for
 
 QUESTION = "How did heat pump sales, prices and exports move in 2026?"
 THREE = [("What were heat pump sales figures?", 0.9), ("What were heat pump prices?", 0.8),
@@ -88,8 +88,9 @@ async def test_a_killed_worker_is_resumed_by_another_without_double_posts(
         second = await spawn_worker(env, log)
         await wait_for(lambda: bool(stack.finals(mention)), 90, "the resumed run's end")
         thread = stack.thread(mention)
-        progress = [m for m in thread if any(c.startswith("• ") for c in contexts(m))]
-        assert len(progress) == 1, "the resumed run posted a second progress message"
+        plans = [m for m in thread if m.blocks and m.blocks[0]["type"] == "plan"]
+        assert len(plans) == 1, "the resumed run posted a second plan"
+        assert plans[0].blocks[0]["title"].startswith("Done —")  # the same plan
         parts_after = {m.ts: m.text for m in stack.parts(mention)}
         assert set(parts_before) <= set(parts_after)
         texts = stack.posted_texts()

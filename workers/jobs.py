@@ -24,7 +24,7 @@ from arq import Retry
 from redis.exceptions import RedisError
 
 from contract.keys import KEEP_S, claim_key, crashes_key, doing_key, handover_key, started_key
-from contract.queue import FOLLOWUP, JobPayload
+from contract.queue import FEEDBACK, FOLLOWUP, JobPayload
 from contract.requests import ResearchRequestMsg
 from research_core.errors import RunError
 from workers.lease import Lease
@@ -43,7 +43,17 @@ class LeaseLost(Exception):
 
 async def run_job(ctx: dict[str, Any], data: dict[str, Any]) -> str:
     """ARQ entry point; returns a one-line outcome that ARQ stores as the job result."""
-    return await JobRunner(ctx["services"], JobPayload.from_dict(data)).run()
+    payload = JobPayload.from_dict(data)
+    if payload.kind == FEEDBACK:
+        return await record_feedback(ctx["services"], payload)
+    return await JobRunner(ctx["services"], payload).run()
+
+
+async def record_feedback(services: Services, payload: JobPayload) -> str:
+    """A person's verdict on an answer, stored with the run (their latest click counts)."""
+    await services.store.record_feedback(payload.run_id, payload.message_ts, payload.voter,
+                                         payload.part_key, payload.verdict)
+    return f"{payload.verdict} feedback on {payload.part_key} recorded"
 
 
 class JobRunner:

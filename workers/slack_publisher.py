@@ -1,14 +1,17 @@
 """The engine's Publisher for one Slack thread, through slack_sdk's AsyncWebClient.
 
-Answer parts are thread messages in Block Kit (sections of mrkdwn, then a context line with the
-sources); a revision edits the same message (`chat.update`) and says "revised: <reason>".
-Everything the text holds comes from models and sources, so it is escaped (`contract.mrkdwn`) and
-posted with `parse: none`; every message carries its publication key in its metadata, so
-`posted(key)` can find it after a crash (`workers.slack_outbox`).
-Progress notes are coalesced into one message edited in place, written at most once per
-`progress_interval` seconds (the newest text is held and flushed), and mirrored to the assistant
-loading status where the workspace supports it (cleared when the job closes the publisher). 429s
-are retried after their `Retry-After`.
+Answer parts are thread messages (`workers.answer_blocks`: a markdown block, the sources, and
+feedback buttons under AI answers); a revision edits the same message (`chat.update`) and says
+"revised: <reason>". A part a model writes can be streamed into its message first
+(`stream_part`, `workers.slack_streams`); the part then edits that message. Every message
+carries its publication key in its metadata, so `posted(key)` can find it after a crash
+(`workers.slack_outbox`).
+
+Progress is one message edited in place, written at most once per `progress_interval` seconds
+(the newest state is held and flushed): the run's goal tree as a Slack plan when one is shown
+(`show_plan`, redrawn after `plan_changed`), else the latest progress notes. The notes are
+mirrored to the assistant loading status where the workspace supports it (cleared when the job
+closes the publisher). 429s are retried after their `Retry-After`.
 """
 
 from __future__ import annotations
@@ -23,80 +26,54 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from contract.mrkdwn import NO_PARSE, clip, escape, link
+from contract.mrkdwn import clip, escape
 from contract.slack_client import make_client
-from workers.slack_outbox import find_posted, metadata
+from research_core.plan import PlanView
+from workers.answer_blocks import (
+    MAX_BLOCKS,
+    SECTION_LIMIT,
+    TEXT_LIMIT,
+    Describe,
+    answer_blocks,
+    fallback_text,
+    part_blocks,
+    post_options,
+    rated,
+    split_text,
+)
+from workers.plan_blocks import plan_blocks, plan_text
+from workers.slack_outbox import find_posted
+from workers.slack_streams import SlackPartStream, Where
 
 log = logging.getLogger(__name__)
 
 Block = dict[str, Any]
+OnStreamTs = Callable[[str, str], Awaitable[None]]
 
-SECTION_LIMIT = 3_000
-MAX_BLOCKS = 50
-TEXT_LIMIT = 40_000
 STATUS_LIMIT = 150
 PROGRESS_LINES = 8
 _STATUS_UNSUPPORTED = {"missing_scope", "unknown_method", "not_allowed_token_type",
                        "method_deprecated", "not_in_channel"}
 _TS = re.compile(r"^\d+\.\d+$")
 
-
-def split_text(text: str, limit: int = SECTION_LIMIT) -> list[str]:
-    """Chunks of at most `limit` chars, cut at a paragraph, line or space where possible."""
-    chunks: list[str] = []
-    rest = text.strip()
-    while len(rest) > limit:
-        window = rest[:limit]
-        cut = max(window.rfind("\n\n"), window.rfind("\n"), window.rfind(" "))
-        cut = cut if cut > limit // 2 else len(clip(rest, limit))
-        chunks.append(rest[:cut].rstrip())
-        rest = rest[cut:].lstrip()
-    if rest or not chunks:
-        chunks.append(rest or " ")
-    return chunks
-
-
-def source_label(source: str) -> str:
-    """A source as the context line shows it: a link the bot built when it is a URL it
-    validated, else escaped text."""
-    return link(source) or escape(source)
-
-
-def part_blocks(text: str, sources: list[str], revised: str | None = None) -> list[Block]:
-    """Sections of the part's text (within Slack's limits, escaped: the text comes from models
-    and sources), then its context line(s)."""
-    chunks = split_text(escape(text))
-    if len(chunks) > MAX_BLOCKS - 1:
-        chunks = chunks[:MAX_BLOCKS - 1]
-        chunks[-1] = chunks[-1][:SECTION_LIMIT - 1] + "…"
-    blocks: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": c}}
-                           for c in chunks]
-    line = "Sources: " + (" · ".join(map(source_label, sources)) if sources else "none")
-    elements = [{"type": "mrkdwn", "text": line[:SECTION_LIMIT]}]
-    if revised is not None:
-        elements.append({"type": "mrkdwn", "text": f"_revised: {escape(revised or 'updated')}_"})
-    blocks.append({"type": "context", "elements": elements})
-    return blocks
-
-
-def fallback_text(text: str) -> str:
-    """The message's `text` (notifications, clients without blocks), escaped like the blocks."""
-    return clip(escape(text), TEXT_LIMIT)
-
-
-def post_options(key: str = "") -> dict[str, Any]:
-    """No parsing of names or links; the publication key in the message metadata."""
-    return {**NO_PARSE, **({"metadata": metadata(key)} if key else {})}
+__all__ = ["MAX_BLOCKS", "SECTION_LIMIT", "TEXT_LIMIT", "SlackPublisher", "answer_blocks",
+           "fallback_text", "part_blocks", "post_options", "split_text"]
 
 
 class SlackPublisher:
-    """Publisher for one thread (channel, thread_ts). Call `close()` when the run is done."""
+    """Publisher for one thread (channel, thread_ts). Call `close()` when the run is done.
+
+    `recipient` (team, user): whom a streamed answer is for (Slack requires it outside DMs);
+    `streamed`: publication key -> ts of messages streamed before (a resumed job), and
+    `on_stream_ts` saves a new one the moment it exists."""
 
     def __init__(self, client: AsyncWebClient, channel: str, thread_ts: str,
                  progress_interval: float = 1.0, progress_lines: int = PROGRESS_LINES,
                  progress_ts: str | None = None,
                  on_progress_ts: Callable[[str], Awaitable[None]] | None = None,
-                 progress_key: str = "") -> None:
+                 progress_key: str = "", recipient: tuple[str | None, str | None] = (None, None),
+                 streamed: dict[str, str] | None = None,
+                 on_stream_ts: OnStreamTs | None = None) -> None:
         self.client = client
         self.channel = channel
         self.thread_ts = thread_ts
@@ -105,6 +82,12 @@ class SlackPublisher:
         self.progress_ts = progress_ts  # a resumed run keeps editing its progress message
         self.on_progress_ts = on_progress_ts  # saves the ts the moment the message exists
         self.progress_key = progress_key  # the progress message's key in its metadata
+        self.recipient = recipient
+        self.streamed = dict(streamed or {})
+        self.on_stream_ts = on_stream_ts
+        self.describe: Describe | None = None  # source id -> (url, title) for the links
+        self._streams: dict[str, SlackPartStream] = {}
+        self._plan: Callable[[], PlanView] | None = None
         self._notes: list[str] = []
         self._dirty = False
         self._last_write = 0.0
@@ -122,34 +105,77 @@ class SlackPublisher:
     async def answer_part(self, run_id: str, part_key: str, text: str, sources: list[str],
                           replaces: str | None = None, reason: str = "",
                           key: str = "") -> str | None:
-        if replaces and _TS.match(replaces):
-            revised = await self._revise(replaces, text, sources, reason, key)
-            if revised is not None:
-                return revised
-        blocks = part_blocks(text, sources, reason if replaces else None)
+        feedback = (run_id, part_key) if rated(part_key) else None
+        blocks = answer_blocks(text, sources, reason if replaces else None, feedback,
+                               self.describe)
+        into = replaces if replaces and _TS.match(replaces) else await self._streamed_ts(key)
+        if into is not None:
+            edited = await self._edit_part(into, text, blocks, key)
+            if edited is not None:
+                return edited
         resp = await self.client.chat_postMessage(
             channel=self.channel, thread_ts=self.thread_ts, text=fallback_text(text),
             blocks=blocks, **post_options(key))
         return str(resp["ts"])
 
+    def stream_part(self, run_id: str, part_key: str, key: str) -> SlackPartStream:
+        """A stream that shows the part in its own message while a model writes it."""
+        where = Where(self.client, self.channel, self.thread_ts, *self.recipient,
+                      interval_s=self.progress_interval)
+        stream = SlackPartStream(where, key, self.streamed.get(key), self._remember_stream)
+        self._streams[key] = stream
+        return stream
+
     async def posted(self, key: str) -> str | None:
         """The ts of the thread message that carries `key`, if one reached Slack."""
         return await find_posted(self.client, self.channel, self.thread_ts, key)
 
-    async def _revise(self, ts: str, text: str, sources: list[str], reason: str,
-                      key: str) -> str | None:
-        try:
-            await self.client.chat_update(channel=self.channel, ts=ts, text=fallback_text(text),
-                                          blocks=part_blocks(text, sources, reason),
-                                          **post_options(key))
-        except SlackApiError as exc:
-            if exc.response.get("error") != "message_not_found":
-                raise
-            log.warning("revision of %s: message gone, posting it anew", ts)
-            return None
-        return ts
+    async def _remember_stream(self, key: str, ts: str) -> None:
+        self.streamed[key] = ts
+        if self.on_stream_ts is not None:
+            await self.on_stream_ts(key, ts)
+
+    async def _streamed_ts(self, key: str) -> str | None:
+        """The message a part was streamed into (the stream stopped first, if it still runs)."""
+        stream = self._streams.pop(key, None)
+        if stream is not None:
+            await stream.end()
+        return self.streamed.get(key) if key else None
+
+    async def _edit_part(self, ts: str, text: str, blocks: list[Block],
+                         key: str) -> str | None:
+        """Edit the part's message; None when it is gone. A message still streaming (its
+        stream left open by a worker that died) is stopped first."""
+        for attempt in (1, 2):
+            try:
+                await self.client.chat_update(channel=self.channel, ts=ts,
+                                              text=fallback_text(text), blocks=blocks,
+                                              **post_options(key))
+                return ts
+            except SlackApiError as exc:
+                error = exc.response.get("error")
+                if error == "streaming_state_conflict" and attempt == 1:
+                    await self.client.chat_stopStream(channel=self.channel, ts=ts)
+                    continue
+                if error != "message_not_found":
+                    raise
+                break
+        log.warning("part message %s is gone; posting it anew", ts)
+        return None
 
     # -- progress -----------------------------------------------------------------------------
+
+    def show_plan(self, read: Callable[[], PlanView]) -> None:
+        """Show the run's plan (read with `read` when it is drawn) as the progress message."""
+        self._plan = read
+        self.plan_changed()
+
+    def plan_changed(self) -> None:
+        """The plan may read differently: it is redrawn within the write interval."""
+        self._dirty = True
+        if self._pending is None or self._pending.done():
+            wait = max(self._last_write + self.progress_interval - time.monotonic(), 0.0)
+            self._pending = asyncio.get_running_loop().create_task(self._flush_later(wait))
 
     async def progress(self, run_id: str, text: str) -> None:
         self._notes = [*self._notes, text.strip()][-self.progress_lines:]
@@ -163,18 +189,27 @@ class SlackPublisher:
             self._pending = asyncio.create_task(self._flush_later(wait))
 
     async def flush(self) -> None:
-        """Write the newest progress text now, if there is one not yet written."""
+        """Write the newest progress (the plan, or the notes) now, if not yet written."""
         async with self._lock:
             if not self._dirty:
                 return
             self._dirty = False
             self._last_write = time.monotonic()
-            await self._write_progress("\n".join(f"• {escape(n)}" for n in self._notes))
+            if self._plan is not None:
+                view = self._plan()
+                await self._write_progress(plan_text(view, self._notes), plan_blocks(view))
+            else:
+                body = clip("\n".join(f"• {escape(n)}" for n in self._notes), SECTION_LIMIT)
+                await self._write_progress(body, [
+                    {"type": "context", "elements": [{"type": "mrkdwn", "text": body}]}])
             await self._set_status(self._notes[-1] if self._notes else "")
 
     async def close(self) -> None:
-        """Wait for the held progress write, flush what is left, then clear the loading
-        status: the job is over, whether it finished, stopped or failed (best effort)."""
+        """End any stream still open, wait for the held progress write, flush what is left,
+        then clear the loading status: the job is over, whether it finished, stopped or
+        failed (best effort)."""
+        for stream in list(self._streams.values()):
+            await stream.end()
         if self._pending is not None:
             await asyncio.gather(self._pending, return_exceptions=True)
             self._pending = None
@@ -194,11 +229,9 @@ class SlackPublisher:
         try:
             await self.flush()
         except SlackApiError as exc:
-            log.warning("progress note not written: %s", exc.response.get("error"))
+            log.warning("progress not written: %s", exc.response.get("error"))
 
-    async def _write_progress(self, body: str) -> None:
-        text = clip(body, SECTION_LIMIT)
-        blocks = [{"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}]
+    async def _write_progress(self, text: str, blocks: list[Block]) -> None:
         options = post_options(self.progress_key)
         if self.progress_ts is None and self.progress_key:
             self.progress_ts = await self.posted(self.progress_key)  # posted before a crash

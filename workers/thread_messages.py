@@ -17,8 +17,8 @@ from contract.requests import ResearchRequestMsg
 from research_core.delivery.publications import Outbox, Publication
 from research_core.loop.reporter import Report
 from research_core.loop.state import RunState
+from workers.answer_blocks import post_options
 from workers.slack_outbox import find_posted
-from workers.slack_publisher import post_options
 
 log = logging.getLogger(__name__)
 

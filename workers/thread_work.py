@@ -9,24 +9,23 @@ import datetime as dt
 import logging
 from typing import Any
 
+import aiohttp
 from redis.exceptions import RedisError
+from slack_sdk.errors import SlackApiError
 
-from contract.keys import KEEP_S, before_key, doing_key, progress_key
+from contract.keys import KEEP_S, before_key, doing_key, progress_key, stream_key
 from contract.queue import FOLLOWUP, JobPayload
+from contract.redis_server import awaited
 from contract.requests import ENDED, FAILED, FINISHED, RUNNING, STOPPED, ResearchRequestMsg
 from research_core.errors import RunNotFound
 from research_core.loop.state import RunState
 from research_core.store.restore import load_state
 from workers import thread_messages as msgs
+from workers.run_view import follow_plan, name_sources, thread_link, update_home
 from workers.services import Services
 from workers.slack_publisher import SlackPublisher
 
 log = logging.getLogger(__name__)
-
-
-
-
-
 
 
 class ThreadWork:
@@ -62,7 +61,10 @@ class ThreadWork:
     async def research(self, request: ResearchRequestMsg) -> str:
         await self.status(request, RUNNING)
         state = self.record_doing(await self.state(request))
+        link = await thread_link(self.services.slack, request)
         publisher = await self.publisher(request)
+        follow_plan(state, publisher)
+        name_sources(state, publisher)
         try:
             report = await self.services.engine(publisher).run(state)
         finally:
@@ -70,7 +72,14 @@ class ThreadWork:
         note, blocks = msgs.finished_message(state, report)
         await msgs.post_once(self.services.slack, self.services.store, request, note, blocks)
         await self.status(request, FINISHED)
+        await self.home(request, state, link)
         return f"finished run {state.run_id} in {state.step} steps"
+
+    async def home(self, request: ResearchRequestMsg, state: RunState, link: str = "") -> None:
+        """The run's line on its requester's Home tab, with what it cost."""
+        link = link or await thread_link(self.services.slack, request)
+        await update_home(self.services.slack, self.services.redis, self.services.settings,
+                          request, state, link)
 
     async def followup(self, request: ResearchRequestMsg) -> str:
         try:
@@ -84,6 +93,7 @@ class ThreadWork:
         before = await self.status_before(request)
         await self.status(request, RUNNING)
         publisher = await self.publisher(request)
+        name_sources(state, publisher)
         try:
             done = await self.services.engine(publisher).follow_up(
                 state, self.payload.followup_text, f"followup-{self.payload.followup_ts}")
@@ -114,23 +124,42 @@ class ThreadWork:
         return state
 
     async def publisher(self, request: ResearchRequestMsg) -> SlackPublisher:
-        key = progress_key(self.payload.job_id)
-        raw = await self.services.redis.get(key)
+        redis = self.services.redis
+        key, streams = progress_key(self.payload.job_id), stream_key(self.payload.job_id)
+        raw = await redis.get(key)
+        streamed = {_text(k): _text(v)
+                    for k, v in (await awaited(redis.hgetall(streams))).items()}
 
         async def remember(ts: str) -> None:
-            await self.services.redis.set(key, ts, ex=KEEP_S)
+            await redis.set(key, ts, ex=KEEP_S)
 
+        async def remember_stream(publication: str, ts: str) -> None:
+            await awaited(redis.hset(streams, publication, ts))
+            await redis.expire(streams, KEEP_S)
+
+        asker = self.payload.followup_user if self.payload.kind == FOLLOWUP else request.user
         return SlackPublisher(self.services.slack, request.channel, request.thread_ts,
                               progress_interval=self.services.settings.slack.progress_interval_s,
                               progress_ts=raw.decode() if raw else None,
                               on_progress_ts=remember,
-                              progress_key=f"{self.payload.run_id}/progress/{self.payload.job_id}")
+                              progress_key=f"{self.payload.run_id}/progress/{self.payload.job_id}",
+                              recipient=(request.team or await self.team(), asker or None),
+                              streamed=streamed, on_stream_ts=remember_stream)
+
+    async def team(self) -> str | None:
+        """The workspace's team id (auth.test), for requests stored without one."""
+        try:
+            return str((await self.services.slack.auth_test()).get("team_id") or "") or None
+        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+            log.info("auth.test failed (%s): answers are posted, not streamed", exc)
+            return None
 
     async def stopped(self, request: ResearchRequestMsg) -> str:
         state = await self.state(request)
         if self.payload.kind != FOLLOWUP:
             state.status = "stopped"
             await self.services.store.save_checkpoint(state)
+            await self.final_plan(request, state)
         note, blocks = msgs.stopped_message(state, request, self.payload.job_id)
         await msgs.post_once(self.services.slack, self.services.store, request, note, blocks)
         after = STOPPED if self.payload.kind != FOLLOWUP else await self.status_before(request)
@@ -143,8 +172,35 @@ class ThreadWork:
         followup = self.payload.kind == FOLLOWUP
         note, blocks = msgs.failed_message(self.payload.run_id, self.payload.job_id, why, followup)
         await msgs.post_once(self.services.slack, self.services.store, request, note, blocks)
+        if not followup:
+            await self._failed_plan(request)
         await self.status(request, await self.status_before(request) if followup else FAILED)
+
+    async def final_plan(self, request: ResearchRequestMsg, state: RunState) -> None:
+        """The plan redrawn once more for a run that ended without finishing (stopped or
+        failed), and the run's line on the Home tab."""
+        try:
+            publisher = await self.publisher(request)
+            if publisher.progress_ts is not None:
+                follow_plan(state, publisher)
+                await publisher.close()
+            await self.home(request, state)
+        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:  # best effort
+            log.warning("final plan of %s not drawn: %s", request.key, exc)
+
+    async def _failed_plan(self, request: ResearchRequestMsg) -> None:
+        try:
+            state = await load_state(self.services.store, self.payload.run_id,
+                                     self.services.settings)
+        except RunNotFound:
+            return
+        state.status = "failed"
+        await self.final_plan(request, state)
 
     async def status(self, request: ResearchRequestMsg, status: str) -> None:
         updated = await self.services.requests.set_status(request.key, status)
         await msgs.show_status(self.services.slack, updated or request, status)
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode() if isinstance(value, bytes) else value

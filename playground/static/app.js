@@ -1,207 +1,28 @@
-// The playground page: a Slack channel rendered from /ui/state, kept live by /ui/stream (SSE).
-// Message text is untrusted: everything is HTML-escaped before any markup is added.
-"use strict";
+// The playground page: a Slack channel rendered from /ui/state, kept live by /ui/stream (SSE),
+// and the app's Home tab. Message text is untrusted: render.js escapes it before any markup.
+import { el, escapeHtml, mrkdwn, renderBlock } from "./render.js";
 
 const $ = (id) => document.getElementById(id);
 const store = {
   seq: 0, me: null, users: {}, bot: { user_id: "", name: "RED Searcher" },
   channel: { id: "", name: "" }, messages: new Map(), ephemerals: new Map(),
-  statuses: {}, delivery: { retrying: 0, reason: null }, notices: [],
+  statuses: {}, delivery: { retrying: 0, reason: null }, notices: [], home: null,
+  feedback: new Map(), // message ts + action id -> the value this person chose
 };
 let source = null;
 let buffered = null; // stream updates held while /ui/state loads
 
-// -- text ---------------------------------------------------------------------------------
-
-const HTML_ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-function escapeHtml(s) { return String(s).replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]); }
-function unescapeSlack(s) {
-  return String(s).replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
-}
 function userName(id) {
   if (id === store.bot.user_id) return store.bot.name;
   return store.users[id] || id;
 }
-function safeUrl(url) { return /^(https?:|mailto:)/i.test(url) ? url : null; }
-function link(url, label) {
-  const safe = safeUrl(url);
-  if (!safe) return escapeHtml(label);
-  return `<a href="${escapeHtml(safe)}" target="_blank" rel="noopener noreferrer">` +
-    `${escapeHtml(label)}</a>`;
-}
-function mention(text) { return `<span class="mention">${escapeHtml(text)}</span>`; }
 
-// A control sequence <…>: links, user and channel mentions, special mentions, dates.
-function controlSequence(inner) {
-  const bar = inner.indexOf("|");
-  const target = bar < 0 ? inner : inner.slice(0, bar);
-  const label = bar < 0 ? "" : unescapeSlack(inner.slice(bar + 1));
-  if (target.startsWith("@")) return mention("@" + (label || userName(target.slice(1))));
-  if (target.startsWith("#")) {
-    const id = target.slice(1);
-    return mention("#" + (label || (id === store.channel.id ? store.channel.name : id)));
-  }
-  if (target.startsWith("!")) {
-    const cmd = target.slice(1);
-    if (cmd.startsWith("date^")) return escapeHtml(label || cmd);
-    if (cmd.startsWith("subteam^")) return mention(label || "@group");
-    return mention("@" + cmd);
-  }
-  const url = unescapeSlack(target);
-  if (safeUrl(url)) return link(url, label || url);
-  return escapeHtml("<" + unescapeSlack(inner) + ">");
-}
-
-function inline(s) {
-  return s
-    .replace(/(^|[^\w*])\*(?!\s)([^*\n]*?[^\s*])\*(?!\w)/g, "$1<b>$2</b>")
-    .replace(/(^|[^\w_])_(?!\s)([^_\n]*?[^\s_])_(?!\w)/g, "$1<i>$2</i>")
-    .replace(/(^|[^\w~])~(?!\s)([^~\n]*?[^\s~])~(?!\w)/g, "$1<s>$2</s>");
-}
-
-// Quote and list lines become <blockquote> / <ul> / <ol>; other lines are joined with <br>.
-function blockLines(s) {
-  const out = [];
-  let group = null;
-  const close = () => {
-    if (!group) return;
-    const tag = group.tag;
-    const items = group.items;
-    out.push(tag === "blockquote" ? `<blockquote>${items.join("<br>")}</blockquote>`
-      : `<${tag}>${items.map((i) => `<li>${i}</li>`).join("")}</${tag}>`);
-    group = null;
-  };
-  const add = (tag, item) => {
-    if (!group || group.tag !== tag) { close(); group = { tag, items: [] }; }
-    group.items.push(item);
-  };
-  let plain = [];
-  const flushPlain = () => { if (plain.length) out.push(plain.join("<br>")); plain = []; };
-  for (const line of s.split("\n")) {
-    let m;
-    if ((m = line.match(/^&gt;\s?(.*)$/))) { flushPlain(); add("blockquote", inline(m[1])); }
-    else if ((m = line.match(/^\s*(?:•|◦|▪|-|\*)\s+(.*)$/))) { flushPlain(); add("ul", inline(m[1])); }
-    else if ((m = line.match(/^\s*\d+[.)]\s+(.*)$/))) { flushPlain(); add("ol", inline(m[1])); }
-    else { close(); plain.push(inline(line)); }
-  }
-  close();
-  flushPlain();
-  return out.join("");
-}
-
-function mrkdwn(text) {
-  const holes = [];
-  const hold = (html) => { holes.push(html); return `\u0000${holes.length - 1}\u0000`; };
-  let s = String(text || "").replace(/\u0000/g, "");
-  s = s.replace(/```([\s\S]*?)```\n?/g,
-    (_, code) => hold(`<pre>${escapeHtml(unescapeSlack(code.replace(/^\n/, "")))}</pre>`));
-  s = s.replace(/`([^`\n]+)`/g, (_, code) => hold(`<code>${escapeHtml(unescapeSlack(code))}</code>`));
-  s = s.replace(/<([^<>\n]+)>/g, (_, inner) => hold(controlSequence(inner)));
-  s = blockLines(escapeHtml(unescapeSlack(s)));
-  return s.replace(/\u0000(\d+)\u0000/g, (_, i) => holes[Number(i)]);
-}
-
-function plainText(text) { return escapeHtml(text || "").replace(/\n/g, "<br>"); }
-function textObject(obj) {
-  if (!obj) return "";
-  return obj.type === "mrkdwn" ? mrkdwn(obj.text) : plainText(obj.text);
-}
-
-// -- Block Kit ----------------------------------------------------------------------------
-
-function el(tag, cls, html) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (html !== undefined) node.innerHTML = html;
-  return node;
-}
-
-function button(element, block, msg) {
-  const node = el("button", "btn" + (element.style ? " " + element.style : ""));
-  node.type = "button";
-  node.textContent = (element.text && element.text.text) || element.action_id;
-  node.dataset.actionId = element.action_id || "";
-  node.addEventListener("click", () => clickAction(node, msg, block, element));
-  return node;
-}
-
-function interactive(element, block, msg) {
-  if (element.type === "button") return button(element, block, msg);
-  return el("span", "unsupported", escapeHtml(`[${element.type}]`));
-}
-
-function richInline(e) {
-  const styled = (html) => {
-    const st = e.style || {};
-    if (st.code) html = `<code>${html}</code>`;
-    if (st.bold) html = `<b>${html}</b>`;
-    if (st.italic) html = `<i>${html}</i>`;
-    if (st.strike) html = `<s>${html}</s>`;
-    return html;
-  };
-  switch (e.type) {
-    case "text": return styled(plainText(e.text));
-    case "link": return link(e.url || "", e.text || e.url || "");
-    case "user": return mention("@" + userName(e.user_id));
-    case "channel": return mention("#" + (e.channel_id === store.channel.id ? store.channel.name : e.channel_id));
-    case "broadcast": return mention("@" + (e.range || "here"));
-    case "emoji": return e.unicode ? escapeHtml(String.fromCodePoint(
-      ...e.unicode.split("-").map((h) => parseInt(h, 16)))) : escapeHtml(`:${e.name}:`);
-    default: return "";
-  }
-}
-
-function richSection(section) {
-  const inner = (section.elements || []).map(richInline).join("");
-  switch (section.type) {
-    case "rich_text_section": return inner;
-    case "rich_text_preformatted": return `<pre>${inner}</pre>`;
-    case "rich_text_quote": return `<blockquote>${inner}</blockquote>`;
-    case "rich_text_list": {
-      const tag = section.style === "ordered" ? "ol" : "ul";
-      const items = (section.elements || []).map((s) => `<li>${richSection(s)}</li>`).join("");
-      return `<${tag}>${items}</${tag}>`;
-    }
-    default: return "";
-  }
-}
-
-function renderBlock(block, msg) {
-  switch (block.type) {
-    case "header": return el("div", "block block-header", plainText(block.text && block.text.text));
-    case "divider": return el("hr", "block block-divider");
-    case "context": {
-      const node = el("div", "block block-context");
-      for (const e of block.elements || []) {
-        node.append(el("span", "mrkdwn", e.type === "image"
-          ? escapeHtml(`[${e.alt_text || "image"}]`) : textObject(e)));
-      }
-      return node;
-    }
-    case "actions": {
-      const node = el("div", "block block-actions");
-      for (const e of block.elements || []) node.append(interactive(e, block, msg));
-      return node;
-    }
-    case "section": {
-      const node = el("div", "block block-section" + (block.accessory ? " with-accessory" : ""));
-      const main = el("div", "");
-      if (block.text) main.append(el("div", "mrkdwn", textObject(block.text)));
-      if (block.fields) {
-        const fields = el("div", "fields");
-        for (const f of block.fields) fields.append(el("div", "mrkdwn", textObject(f)));
-        main.append(fields);
-      }
-      node.append(main);
-      if (block.accessory) node.append(interactive(block.accessory, block, msg));
-      return node;
-    }
-    case "rich_text":
-      return el("div", "block mrkdwn", (block.elements || []).map(richSection).join(""));
-    case "image": return el("div", "block unsupported", escapeHtml(`[image: ${block.alt_text || ""}]`));
-    default: return el("div", "block unsupported", escapeHtml(`[${block.type} block]`));
-  }
-}
+const ctx = {
+  userName,
+  get channel() { return store.channel; },
+  onAction: clickAction,
+  chosen: (msg, actionId) => store.feedback.get(`${msg.ts}/${actionId}`),
+};
 
 // -- messages -----------------------------------------------------------------------------
 
@@ -218,7 +39,8 @@ function replyCount(ts) {
 function renderMessage(msg, inChannel) {
   const isBot = Boolean(msg.bot_id) || msg.user === store.bot.user_id;
   const name = isBot ? store.bot.name : userName(msg.user);
-  const row = el("div", "message" + (msg.ephemeral_for ? " ephemeral" : ""));
+  const row = el("div", "message" + (msg.ephemeral_for ? " ephemeral" : "")
+    + (msg.streaming ? " streaming" : ""));
   row.dataset.ts = msg.ts;
   const avatar = el("div", "avatar" + (isBot ? " bot" : ""));
   avatar.textContent = name.slice(0, 1).toUpperCase();
@@ -229,11 +51,13 @@ function renderMessage(msg, inChannel) {
   if (isBot) meta.append(el("span", "app-tag", "APP"));
   meta.append(el("span", "time", escapeHtml(clock(msg.ts))));
   if (msg.edited) meta.append(el("span", "edited", "(edited)"));
+  if (!msg.ephemeral_for) meta.append(shortcutButton(msg));
   body.append(meta);
   if (msg.ephemeral_for) body.append(el("span", "only-you", "Only visible to you"));
   const content = el("div", "content");
-  if (msg.blocks && msg.blocks.length) for (const b of msg.blocks) content.append(renderBlock(b, msg));
-  else content.append(el("div", "mrkdwn", mrkdwn(msg.text)));
+  if (msg.blocks && msg.blocks.length) for (const b of msg.blocks) content.append(renderBlock(b, msg, ctx));
+  else content.append(el("div", "mrkdwn", mrkdwn(msg.text, ctx)));
+  if (msg.streaming) content.append(el("span", "cursor", "▍"));
   body.append(content);
   const replies = inChannel ? replyCount(msg.ts) : 0;
   if (replies) {
@@ -245,6 +69,16 @@ function renderMessage(msg, inChannel) {
   }
   row.append(avatar, body);
   return row;
+}
+
+// The "Research this" message shortcut, as Slack's message menu offers it.
+function shortcutButton(msg) {
+  const node = el("button", "shortcut");
+  node.type = "button";
+  node.textContent = "Research this";
+  node.title = "Message shortcut: research this message's text in its thread";
+  node.addEventListener("click", () => post("/ui/shortcut", { message_ts: msg.ts, callback_id: "research_this" }));
+  return node;
 }
 
 function byTs(a, b) { return parseFloat(a.ts) - parseFloat(b.ts); }
@@ -260,10 +94,18 @@ function threadTs() {
   const m = location.hash.match(/thread=([\d.]+)/);
   return m ? m[1] : null;
 }
+function homeOpen() { return location.hash === "#home"; }
+
+function renderHome() {
+  const view = store.home;
+  const blocks = view ? view.blocks || [] : [];
+  $("home-content").replaceChildren(...(blocks.length ? blocks.map((b) => renderBlock(b, {}, ctx))
+    : [el("p", "topic", "Loading…")]));
+}
 
 function render() {
   $("channel-name").textContent = "# " + store.channel.name;
-  $("composer-text").placeholder = "Message #" + store.channel.name;
+  $("composer-text").placeholder = "Message #" + store.channel.name + " (or /research …)";
   const banner = $("banner");
   banner.hidden = !store.delivery.retrying;
   banner.textContent = store.delivery.retrying
@@ -272,10 +114,15 @@ function render() {
   $("notice").hidden = !latest;
   $("notice").textContent = latest
     ? `${new Date(latest.at * 1000).toLocaleTimeString()} · ${latest.text}` : "";
+  $("home").hidden = !homeOpen();
+  $("channel").hidden = homeOpen();
+  $("channel-link").classList.toggle("active", !homeOpen());
+  $("app-link").classList.toggle("active", homeOpen());
+  if (homeOpen()) renderHome();
   renderList($("messages"), all().filter((m) => !m.thread_ts || m.thread_ts === m.ts), true);
   const ts = threadTs();
   const root = ts && store.messages.get(ts);
-  $("thread").hidden = !root;
+  $("thread").hidden = !root || homeOpen();
   if (!root) return;
   $("thread-channel").textContent = "# " + store.channel.name;
   renderList($("thread-messages"), all().filter((m) => m.ts === ts || m.thread_ts === ts), false);
@@ -288,6 +135,11 @@ function render() {
 function lowerFirst(s) { return /^[A-Z][a-z]/.test(s) ? s[0].toLowerCase() + s.slice(1) : s; }
 
 function openThread(ts) { location.hash = "thread=" + ts; render(); }
+function openHome() {
+  location.hash = "home";
+  post("/ui/home", {}); // Slack sends app_home_opened; the bot publishes the tab
+  render();
+}
 
 // -- talking to the server ----------------------------------------------------------------
 
@@ -304,12 +156,15 @@ async function post(path, body) {
   return data;
 }
 
-function clickAction(node, msg, block, element) {
+function clickAction(node, msg, block, element, value) {
   node.classList.add("pending");
   setTimeout(() => node.classList.remove("pending"), 1500);
+  if (element.type === "feedback_buttons") {
+    store.feedback.set(`${msg.ts}/${element.action_id}`, value);
+    render();
+  }
   post("/ui/action", {
-    message_ts: msg.ts, action_id: element.action_id, value: element.value || "",
-    block_id: block.block_id || "",
+    message_ts: msg.ts, action_id: element.action_id, value, block_id: block.block_id || "",
   });
 }
 
@@ -331,7 +186,8 @@ function composer(form, textarea, thread) {
     const text = textarea.value.trim();
     if (!text) return;
     textarea.value = "";
-    await post("/ui/message", { text: encodeMessage(text), thread_ts: thread() || undefined });
+    if (text.startsWith("/")) await post("/ui/command", { text: encodeMessage(text) });
+    else await post("/ui/message", { text: encodeMessage(text), thread_ts: thread() || undefined });
   };
   form.addEventListener("submit", (e) => { e.preventDefault(); send(); });
   textarea.addEventListener("keydown", (e) => {
@@ -344,6 +200,7 @@ function apply(u) {
     case "posted": case "updated": store.messages.set(u.ts, u.message); break;
     case "ephemeral": store.ephemerals.set(u.ts, u.message); break;
     case "deleted": store.messages.delete(u.ts); break;
+    case "view": store.home = u.view; break;
     case "status":
       if (u.status) store.statuses[u.thread_ts] = u.status; else delete store.statuses[u.thread_ts];
       break;
@@ -360,13 +217,14 @@ async function loadState() {
     seq: state.seq, users: state.users, bot: state.bot, channel: state.channel,
     statuses: { ...state.statuses }, delivery: state.delivery, notices: state.notices || [],
     messages: new Map(state.messages.map((m) => [m.ts, m])),
-    ephemerals: new Map(state.ephemerals.map((m) => [m.ts, m])),
+    ephemerals: new Map(state.ephemerals.map((m) => [m.ts, m])), home: state.home,
   });
   const held = buffered || [];
   buffered = null;
   for (const u of held) if (u.seq > state.seq) apply(u);
   fillUsers();
   render();
+  if (homeOpen() && !store.home) post("/ui/home", {});
   document.body.dataset.ready = "1";
 }
 
@@ -400,9 +258,14 @@ function init() {
     store.me = e.target.value;
     localStorage.setItem("playground.me", store.me);
     document.body.dataset.ready = "";
+    store.home = null;
+    store.feedback.clear();
     connect();
+    if (homeOpen()) post("/ui/home", {});
   });
   $("thread-close").addEventListener("click", () => { location.hash = ""; render(); });
+  $("channel-link").addEventListener("click", () => { location.hash = ""; render(); });
+  $("app-link").addEventListener("click", openHome);
   window.addEventListener("hashchange", render);
   composer($("composer"), $("composer-text"), () => null);
   composer($("thread-composer"), $("thread-text"), threadTs);

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from research_core.budget.axes import Budget
-from research_core.protocols import Publisher
+from research_core.protocols import PartStream, Publisher, StreamsParts
 from research_core.runlog import RunLog
 
 
@@ -79,6 +79,14 @@ class Delivery:
         after a crash finds its note in the outbox instead of posting it again."""
         note = Publication(self.run_id, f"progress-{key}", 1, "progress", text)
         return await self._emit(note, revision=False)
+
+    def stream(self, part_key: str) -> PartStream | None:
+        """A stream that shows a new part while a model writes it, when the publisher can
+        stream; the part is then published as usual and replaces what was streamed."""
+        if not isinstance(self.publisher, StreamsParts) or self.latest(part_key) is not None:
+            return None
+        key = Publication(self.run_id, part_key, 1, "part", "").key
+        return self.publisher.stream_part(self.run_id, part_key, key)
 
     async def part(self, part_key: str, text: str, sources: list[str],
                    reason: str = "") -> Publication | None:

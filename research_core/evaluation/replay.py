@@ -1,6 +1,7 @@
 """Search replay (docs/design.md §1): for every query, how many results it returned, how many became
 kept evidence and how many of those the report cited. Zero-cited queries are waste to learn
-from. Works on a live run's state and on a stored run alike."""
+from. Works on a live run's state and on a stored run alike. A stored run's replay also counts
+the feedback people gave its answers (thumbs up / down on the report and follow-up answers)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 from research_core.errors import RunNotFound
 from research_core.loop.reporter import Report
 from research_core.loop.state import RunState
-from research_core.store.models import EvidenceRow, QueryRow, ReportRow
+from research_core.store.models import EvidenceRow, FeedbackRow, QueryRow, ReportRow
 from research_core.store.sql import SqlStore
 
 
@@ -81,3 +82,28 @@ async def stored_trace(store: SqlStore, run_id: str) -> list[QueryTrace]:
 
 def _cited_sources(report: ReportRow) -> set[str]:
     return {s["source_id"] for s in report.sources if s["number"] in set(report.cited)}
+
+
+@dataclass(frozen=True)
+class FeedbackCount:
+    """The verdicts on one answer part (each person's latest click on each message)."""
+
+    part_key: str
+    positive: int
+    negative: int
+
+
+async def stored_feedback(store: SqlStore, run_id: str) -> list[FeedbackCount]:
+    rows: list[FeedbackRow] = await store.rows(FeedbackRow, run_id)
+    counts: dict[str, list[int]] = {}
+    for row in sorted(rows, key=lambda r: r.at):
+        tally = counts.setdefault(row.part_key, [0, 0])
+        tally[0 if row.verdict == "positive" else 1] += 1
+    return [FeedbackCount(k, up, down) for k, (up, down) in counts.items()]
+
+
+def render_feedback(counts: list[FeedbackCount]) -> str:
+    up, down = sum(c.positive for c in counts), sum(c.negative for c in counts)
+    lines = [f"Feedback: {up} positive, {down} negative"]
+    lines += [f"  {c.part_key}: {c.positive} positive, {c.negative} negative" for c in counts]
+    return "\n".join(lines)

@@ -13,6 +13,7 @@ from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery, Outbox
 from research_core.errors import InvalidQuestion
 from research_core.loop import claims, executor, followup, judgement, planner, reporter
+from research_core.loop.answer_stream import AnswerStream
 from research_core.loop.evidence import Evidence, combined_score, credibility, recency
 from research_core.loop.goal_tree import Node
 from research_core.loop.parts import Parts
@@ -99,6 +100,8 @@ class Engine:
         """Answer a follow-up in the run's thread: from memory, researching only if needed."""
         research = _Research(self, state)
         asked = validate_question(question, self.settings.engine.max_question_chars)
+        stream = research.delivery.stream(key)
+        research.gateway.stream_to("followup", AnswerStream(stream) if stream else None)
         with runlog.bound(state.log):
             done = await followup.answer(research, asked, key,
                                          self.settings.engine.followup_steps)
@@ -396,6 +399,7 @@ class _Research:
 
     async def _write_report(self) -> Report:
         kept = self.state.kept()
+        self.gateway.stream_to("report", self.delivery.stream("report"))
         report = await reporter.write_report(
             self.gateway, self.state.question, self.state.as_of,
             list(self.state.summaries.values()), kept,

@@ -2,14 +2,16 @@
 
 A model mistake (unparseable or invalid output) goes back to the model once with the error;
 if the second answer is still unusable, the caller's fallback keeps the run going. Each call
-is written to the token ledger and the run log.
+is written to the token ledger and the run log. Text written for a purpose that has a stream
+(`stream_to`: the report, a follow-up's answer) is shown as the tier writes it when the tier
+can stream; an attempt whose text is not used is discarded from the stream.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -18,7 +20,7 @@ from research_core.models.ledger import Ledger
 from research_core.models.prompts import max_tokens as prompt_max_tokens
 from research_core.models.prompts import retry_message
 from research_core.models.schemas import is_prompt_schema, json_schema
-from research_core.protocols import Completion, Message, ModelTier
+from research_core.protocols import Completion, Message, ModelTier, PartStream, StreamingTier
 from research_core.runlog import RunLog
 
 T = TypeVar("T", bound=BaseModel)
@@ -37,6 +39,15 @@ class Gateway:
     log: RunLog
     json_max_tokens: int = 384
     permit: Callable[[], bool] = lambda: True
+    streams: dict[str, PartStream] = field(default_factory=dict)
+
+    def stream_to(self, purpose: str, stream: PartStream | None) -> None:
+        """Show the text of `purpose`'s calls through `stream` while it is written (None:
+        stop showing it)."""
+        if stream is None:
+            self.streams.pop(purpose, None)
+        else:
+            self.streams[purpose] = stream
 
     async def structured(
         self, tier: str, purpose: str, messages: list[Message], model: type[T],
@@ -95,6 +106,7 @@ class Gateway:
                 return parse(done.text)
             except UnusableOutput as exc:
                 error = str(exc)
+                await self._discard(purpose)
             self.ledger.mark_last(f"invalid-{attempt}")
             self.log.emit("model-err", f"{tier}/{purpose} attempt {attempt}: {error[:160]}",
                           tier=tier, purpose=purpose, error=error)
@@ -108,10 +120,17 @@ class Gateway:
         schema: dict[str, object] | None, schema_name: str, max_tokens: int | None,
     ) -> Completion:
         self.log.doing(f"{tier}/{purpose}")
-        done = await self.tiers[tier].complete(
-            messages, schema=schema, schema_name=schema_name,
-            max_tokens=max_tokens or self.json_max_tokens,
-        )
+        model, stream = self.tiers[tier], self.streams.get(purpose)
+        limit = max_tokens or self.json_max_tokens
+        if stream is not None and isinstance(model, StreamingTier):
+            try:
+                done = await model.stream(messages, schema=schema, schema_name=schema_name,
+                                          max_tokens=limit, on_text=stream.write)
+            finally:
+                await stream.end()
+        else:
+            done = await model.complete(messages, schema=schema, schema_name=schema_name,
+                                        max_tokens=limit)
         entry = self.ledger.record(tier, done.model, purpose, self.log.step,
                                    (done.prompt_tokens, done.completion_tokens))
         self.log.emit("model", f"{tier}/{purpose} {entry.prompt_tokens}+"
@@ -120,6 +139,10 @@ class Gateway:
                       completion_tokens=entry.completion_tokens)
         return done
 
+    async def _discard(self, purpose: str) -> None:
+        stream = self.streams.get(purpose)
+        if stream is not None:
+            await stream.discard()
 
 
 def _parse_model(text: str, model: type[T]) -> T:

@@ -2,22 +2,30 @@
 
 The client itself retries 408/409/429/5xx and connection errors (honouring Retry-After)
 up to `max_retries` times; what is still failing after that becomes `ModelUnavailable`.
+`stream` asks for server-sent chunks (`stream=True`, usage in the last chunk) and hands each
+piece of text on as it arrives; an endpoint that refuses streaming (HTTP 400/404/422) is asked
+again without it, once per tier.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 import openai
-from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
+from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessageParam
 from openai.types.chat.completion_create_params import ResponseFormat
 
 from research_core.errors import ModelUnavailable
 from research_core.protocols import Completion, Message
 from research_core.settings import TierSettings
 
+log = logging.getLogger(__name__)
+
 UNUSED_KEY = "unused"
+_NO_STREAMING = (400, 404, 422)  # the endpoint does not take stream=True
 
 # Failures the caller cannot fix by retrying the same request with other content.
 _UNAVAILABLE: tuple[type[openai.OpenAIError], ...] = (
@@ -51,6 +59,7 @@ class OpenAITier:
         self._model = settings.model
         self._host = endpoint_host(settings.base_url)
         self._key = str(settings.api_key)
+        self._streams = True
         self._client = openai.AsyncOpenAI(
             base_url=settings.base_url,
             api_key=self._key or UNUSED_KEY,
@@ -85,6 +94,60 @@ class OpenAITier:
         except _UNAVAILABLE as exc:
             raise ModelUnavailable(self._unavailable_message(exc)) from exc
         return self._to_completion(response)
+
+    async def stream(
+        self,
+        messages: list[Message],
+        *,
+        schema: dict[str, Any] | None,
+        schema_name: str,
+        max_tokens: int,
+        on_text: Callable[[str], Awaitable[None]],
+    ) -> Completion:
+        """The completion, its text handed to `on_text` piece by piece as it is generated."""
+        if not self._streams:
+            return await self.complete(messages, schema=schema, schema_name=schema_name,
+                                       max_tokens=max_tokens)
+        try:
+            return await self._streamed(messages, schema, schema_name, max_tokens, on_text)
+        except openai.APIStatusError as exc:
+            if exc.status_code not in _NO_STREAMING:
+                raise ModelUnavailable(self._unavailable_message(exc)) from exc
+            log.warning("%s: the endpoint refused streaming (HTTP %d); asking without it from "
+                        "now on", self, exc.status_code)
+            self._streams = False
+        except _UNAVAILABLE as exc:
+            raise ModelUnavailable(self._unavailable_message(exc)) from exc
+        return await self.complete(messages, schema=schema, schema_name=schema_name,
+                                   max_tokens=max_tokens)
+
+    async def _streamed(
+        self,
+        messages: list[Message],
+        schema: dict[str, Any] | None,
+        schema_name: str,
+        max_tokens: int,
+        on_text: Callable[[str], Awaitable[None]],
+    ) -> Completion:
+        options: dict[str, Any] = {} if schema is None else {
+            "response_format": _json_schema_format(schema, schema_name)}
+        chunks = await self._client.chat.completions.create(
+            model=self._model, messages=[_message_param(m) for m in messages],
+            max_tokens=max_tokens, temperature=0, stream=True,
+            stream_options={"include_usage": True}, **options)
+        pieces: list[str] = []
+        last: ChatCompletionChunk | None = None
+        async for chunk in chunks:
+            last = chunk if chunk.usage is not None or last is None else last
+            text = "".join(c.delta.content or "" for c in chunk.choices)
+            if text:
+                pieces.append(text)
+                await on_text(text)
+        usage = last.usage if last is not None else None
+        return Completion(text="".join(pieces),
+                          prompt_tokens=usage.prompt_tokens if usage else 0,
+                          completion_tokens=usage.completion_tokens if usage else 0,
+                          model=(last.model if last is not None else "") or self._model)
 
     async def _create(
         self,

@@ -165,3 +165,15 @@ class PublicationRow(Base):
     replaces: Mapped[str | None] = mapped_column(String(120))
     channel_id: Mapped[str | None] = mapped_column(String(120))
     sent_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class FeedbackRow(Base):
+    """A person's verdict on one answer message of a run (the latest click counts)."""
+
+    __tablename__ = "feedback"
+    run_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    message_ts: Mapped[str] = mapped_column(String(40), primary_key=True)
+    user: Mapped[str] = mapped_column(String(40), primary_key=True)
+    part_key: Mapped[str] = mapped_column(String(120))
+    verdict: Mapped[str] = mapped_column(String(10))
+    at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))

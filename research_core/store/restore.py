@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from research_core.budget.axes import parse_mode
 from research_core.errors import RunNotFound
 from research_core.loop.evidence import Evidence
 from research_core.loop.goal_tree import GoalTree, Node
@@ -47,6 +48,7 @@ async def load_state(store: SqlStore, run_id: str, settings: Settings) -> RunSta
         extra=RunExtras.from_dict(dict(run.working.get("extra", {}))),
         publications=await store.publications(run_id),
     )
+    state.mode = parse_mode(str(state.extra.budget.get("mode") or "auto"))
     return state
 
 

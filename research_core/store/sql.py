@@ -37,6 +37,7 @@ from research_core.store.models import (
     ClaimRow,
     EventRow,
     EvidenceRow,
+    FeedbackRow,
     LedgerRow,
     NodeRow,
     PublicationIntentRow,
@@ -184,6 +185,13 @@ class SqlStore:
             rows = list(result.scalars().all())
         return [r.run_id for r in rows
                 if r.working.get("extra", {}).get("strategy", "hierarchical") == "hierarchical"]
+
+    async def record_feedback(self, run_id: str, message_ts: str, user: str, part_key: str,
+                              verdict: str) -> None:
+        """A person's verdict on an answer message; a later click of theirs replaces it."""
+        async with self.sessions.begin() as session:
+            await session.merge(FeedbackRow(run_id=run_id, message_ts=message_ts, user=user,
+                                            part_key=part_key, verdict=verdict, at=_now()))
 
     async def run_row(self, run_id: str) -> RunRow | None:
         async with self.sessions() as session:

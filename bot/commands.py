@@ -1,0 +1,112 @@
+"""`/research [auto|standard|deep] question` and the "Research this" message shortcut.
+
+The command has no thread of its own: its picker (or, with a depth, its status message) is
+posted in the channel and starts one. The shortcut researches a message's text in that
+message's thread, for the person who used it. Problems are answered to that person only
+(the command's ack, or the interaction's `response_url`), one line each.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncRespond
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.slack_fields import channel_of, clicker_of, object_of, slack_id, text_of
+from bot.start import DEEP_REFUSED, Starter, deep_permitted, strip_mention
+from contract.keys import request_key
+from contract.mrkdwn import from_slack
+
+log = logging.getLogger("bot.commands")
+
+JSON = dict[str, Any]
+COMMAND = "/research"
+SHORTCUT = "research_this"
+USAGE = ("Usage: `/research [auto|standard|deep] your question`, for example "
+         "`/research deep how did heat pump prices move in 2026?`")
+NO_TEXT = "That message has no text to research."
+TAKEN = ("This thread already has a research request; ask a follow-up in the thread "
+         "instead.")
+_DEPTH = re.compile(r"^\s*(auto|standard|deep)\b[\s:,-]*", re.IGNORECASE)
+
+
+def parse_command(text: str) -> tuple[str | None, str]:
+    """(depth or None, question) of the command's text."""
+    found = _DEPTH.match(text)
+    if found is None:
+        return None, text.strip()
+    return found.group(1).lower(), text[found.end():].strip()
+
+
+def cannot_post(exc: SlackApiError) -> str:
+    return (f"I cannot post here ({exc.response.get('error')}): invite me to the channel "
+            "with `/invite @RED`, or ask in a channel I am in.")
+
+
+def register(app: AsyncApp, starter: Starter) -> None:
+    commands = _Commands(starter)
+    app.command(COMMAND)(commands.on_command)
+    app.shortcut(SHORTCUT)(commands.on_shortcut)
+
+
+class _Commands:
+    def __init__(self, starter: Starter) -> None:
+        self.starter = starter
+
+    async def on_command(self, ack: AsyncAck, command: JSON, client: AsyncWebClient,
+                         respond: AsyncRespond) -> None:
+        user, channel = slack_id(command.get("user_id")), slack_id(command.get("channel_id"))
+        if user is None or channel is None:
+            await ack()
+            log.warning("ignored a %s command without a usable user or channel", COMMAND)
+            return
+        depth, question = parse_command(from_slack(text_of(command.get("text"))))
+        reply = self.starter.refusal(question, USAGE)
+        if reply is not None:
+            await ack(text=reply)
+            return
+        note = None
+        if depth == "deep" and not deep_permitted(user, self.starter.deep_allowed):
+            depth, note = None, DEEP_REFUSED
+        await ack()
+        try:
+            await self.starter.in_channel(client, user=user, channel=channel,
+                                          question=question, team=slack_id(
+                                              command.get("team_id")), depth=depth)
+        except SlackApiError as exc:
+            await respond(cannot_post(exc))
+            return
+        if note is not None:
+            await respond(note)
+
+    async def on_shortcut(self, ack: AsyncAck, body: JSON, client: AsyncWebClient,
+                          respond: AsyncRespond, context: AsyncBoltContext) -> None:
+        await ack()
+        message = object_of(body, "message")
+        user, channel, ts = clicker_of(body), channel_of(body), slack_id(message.get("ts"))
+        if user is None or channel is None or ts is None:
+            log.warning("ignored a %s shortcut without a usable user, channel or message",
+                        SHORTCUT)
+            return
+        thread_ts = slack_id(message.get("thread_ts")) or ts
+        question = from_slack(strip_mention(text_of(message.get("text")),
+                                            context.bot_user_id))
+        reply = self.starter.refusal(question, NO_TEXT)
+        requests = self.starter.requests
+        if reply is None and (await requests.for_thread(channel, thread_ts) is not None
+                              or await requests.load(request_key(channel, ts)) is not None):
+            reply = TAKEN
+        if reply is not None:
+            await respond(reply)
+            return
+        team = object_of(body, "team").get("id")
+        try:
+            await self.starter.in_thread(client, user=user, channel=channel, ts=ts,
+                                         thread_ts=thread_ts, question=question,
+                                         team=slack_id(team))
+        except SlackApiError as exc:
+            await respond(cannot_post(exc))

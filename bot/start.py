@@ -1,0 +1,160 @@
+"""Opening a research request, however it was asked: a mention, a message in the assistant
+container, the "Research this" message shortcut (a thread of its own: the picker goes in it), or
+`/research` (no thread yet: the picker, or the status message when a depth was given, starts
+one in the channel). Every request is noted for its requester's Home tab.
+
+Choosing the depth is one place too (`choose`): the first choice wins even when two race,
+deep is refused for someone not allowed it, and the picker becomes the status message.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from typing import Protocol
+
+import redis.asyncio as aioredis
+from slack_sdk.web.async_client import AsyncWebClient
+
+from contract.blocks import picker_blocks, picker_text, status_blocks, status_text
+from contract.home import remember
+from contract.keys import KEEP_S, chosen_key, request_key
+from contract.mrkdwn import NO_PARSE
+from contract.requests import CHOOSING, QUEUED, Requests, ResearchRequestMsg
+from research_core.question import is_blank
+
+log = logging.getLogger("bot.start")
+
+EMPTY_REPLY = ("Please ask a question after mentioning me, for example: "
+               "`@RED what moved copper foil prices this year?`")
+_ANY_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
+DEEP_REFUSED = ("Deep research is not enabled for you here; choose Auto or Standard (an "
+                "admin can allow Deep with RED_DEEP_ALLOWED).")
+
+
+class Queue(Protocol):
+    """Where chosen requests, follow-ups and feedback go (the ARQ queue); True when newly
+    queued."""
+
+    async def research(self, request: ResearchRequestMsg) -> bool: ...
+
+    async def followup(self, request: ResearchRequestMsg, ts: str, user: str,
+                       text: str) -> bool: ...
+
+    async def feedback(self, request: ResearchRequestMsg, message_ts: str, user: str,
+                       part_key: str, verdict: str) -> bool: ...
+
+
+def strip_mention(text: str, bot_user_id: str | None) -> str:
+    """The question without the bot's mention (any leading mention when the bot id is unknown)."""
+    if bot_user_id:
+        return re.sub(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>", " ", text).strip()
+    return _ANY_MENTION.sub(" ", text, count=1).strip()
+
+
+def too_long(question: str, limit: int) -> str:
+    return (f"That question is {len(question):,} characters long; please keep it under "
+            f"{limit:,} characters and ask again.")
+
+
+def deep_permitted(user: str, allowed: tuple[str, ...]) -> bool:
+    return "*" in allowed or user in allowed
+
+
+class Starter:
+    def __init__(self, redis: aioredis.Redis, queue: Queue | None, max_question_chars: int,
+                 deep_allowed: tuple[str, ...], max_steps: int) -> None:
+        self.requests = Requests(redis)
+        self.queue = queue
+        self.max_question_chars = max_question_chars
+        self.deep_allowed = deep_allowed
+        self.max_steps = max_steps
+
+    def refusal(self, question: str, empty: str = EMPTY_REPLY) -> str | None:
+        """Why a question is not taken (empty, oversized), or None."""
+        if is_blank(question):
+            return empty
+        if len(question) > self.max_question_chars:
+            return too_long(question, self.max_question_chars)
+        return None
+
+    async def refused(self, client: AsyncWebClient, channel: str, thread_ts: str,
+                      question: str) -> bool:
+        """Empty or oversized questions are answered kindly in the thread, and go no further."""
+        reply = self.refusal(question)
+        if reply is not None:
+            await client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=reply)
+        return reply is not None
+
+    async def in_thread(self, client: AsyncWebClient, *, user: str, channel: str, ts: str,
+                        thread_ts: str, question: str, team: str | None) -> ResearchRequestMsg:
+        """A request for the message `ts`, its picker posted in the thread `thread_ts`."""
+        request = ResearchRequestMsg(key=request_key(channel, ts), user=user, channel=channel,
+                                     thread_ts=thread_ts, ts=ts, question=question,
+                                     status=CHOOSING, team=team)
+        await self._save(request)
+        posted = await client.chat_postMessage(channel=channel, thread_ts=thread_ts,
+                                               blocks=picker_blocks(request, self.max_steps),
+                                               text=picker_text(), **NO_PARSE)
+        await self.remember_picker(request.key, posted.get("ts"))
+        return request
+
+    async def in_channel(self, client: AsyncWebClient, *, user: str, channel: str,
+                         question: str, team: str | None,
+                         depth: str | None) -> ResearchRequestMsg:
+        """A request without a message of its own (a slash command): its picker — or, with a
+        depth given, its status message — is posted in the channel and starts its thread."""
+        request = ResearchRequestMsg(key=request_key(channel, f"{time.time():.6f}"),
+                                     user=user, channel=channel, thread_ts="", ts="",
+                                     question=question, status=CHOOSING, team=team)
+        request = request.with_(ts=request.key.rsplit(":", 1)[1])
+        if depth is None:
+            posted = await client.chat_postMessage(
+                channel=channel, blocks=picker_blocks(request, self.max_steps),
+                text=picker_text(), **NO_PARSE)
+        else:
+            chosen = request.with_(depth=depth, status=QUEUED)
+            posted = await client.chat_postMessage(
+                channel=channel, blocks=status_blocks(chosen, QUEUED),
+                text=status_text(depth, QUEUED), **NO_PARSE)
+        root = str(posted["ts"])
+        request = request.with_(thread_ts=root, picker_ts=root)
+        await self._save(request)
+        if depth is not None:
+            await self.choose(client, request, depth, channel)
+        return request
+
+    async def _save(self, request: ResearchRequestMsg) -> None:
+        await self.requests.save(request)
+        await self.requests.link_thread(request)
+        await remember(self.requests.redis, request)
+
+    async def remember_picker(self, key: str, picker_ts: object) -> None:
+        if picker_ts:
+            await self.requests.update(key, lambda r: None if r.picker_ts else r.with_(
+                picker_ts=str(picker_ts)))
+
+    async def choose(self, client: AsyncWebClient, request: ResearchRequestMsg, depth: str,
+                     channel: str, clicked_ts: str | None = None) -> bool:
+        """The requester's choice of depth: queue the research once, and turn the picker into
+        the status message. False when it was already chosen (or expired meanwhile)."""
+        if not await self.requests.redis.set(chosen_key(request.key), depth, nx=True,
+                                             ex=KEEP_S):
+            return False  # one winner even when two clicks race
+        queued = await self.requests.update(request.key, lambda r: r.with_(
+            status=QUEUED, depth=depth, picker_ts=r.picker_ts or clicked_ts))
+        if queued is None:
+            return False
+        try:
+            if self.queue is not None:
+                await self.queue.research(queued)
+        except BaseException:  # not queued: the requester can choose again
+            await self.requests.update(request.key, lambda r: r.with_(status=CHOOSING))
+            await self.requests.redis.delete(chosen_key(request.key))
+            raise
+        if queued.picker_ts:
+            await client.chat_update(channel=channel, ts=queued.picker_ts,
+                                     text=status_text(depth, QUEUED),
+                                     blocks=status_blocks(queued, QUEUED), **NO_PARSE)
+        return True

@@ -1,0 +1,119 @@
+"""Slack's agent surfaces around the research: the assistant container (a greeting and
+suggested prompts when a person opens a thread with the app, the thread titled with their
+question), the App Home tab (published when opened) and the feedback buttons under answers
+(each click queued for a worker to store with the run: who, which message, which verdict).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import aiohttp
+from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.slack_fields import channel_of, clicker_of, object_of, slack_id
+from bot.start import Starter, deep_permitted
+from contract.blocks import FEEDBACK_ACTION, parse_feedback
+from contract.home import publish_home
+from contract.mrkdwn import one_line
+from research_core.settings import BudgetSettings
+
+log = logging.getLogger("bot.surfaces")
+
+JSON = dict[str, Any]
+TITLE_CHARS = 120
+GREETING = ("Hi! Ask me a research question and I will offer Auto, Standard or Deep, then "
+            "work through it step by step in this thread, with sources.")
+PROMPTS_TITLE = "Try a question on the sample sources"
+PROMPTS = [
+    {"title": "Heat pump sales", "message": "How did European heat pump sales move in 2026, "
+                                            "and why?"},
+    {"title": "Heat pump prices", "message": "What happened to heat pump prices in Europe in "
+                                             "2026?"},
+    {"title": "Exports to Europe", "message": "How did Chinese heat pump exports to Europe "
+                                              "change in 2026?"},
+]
+THANKS = "Thanks: your feedback on this answer is recorded."
+_FAILURES = (SlackApiError, aiohttp.ClientError, TimeoutError)
+
+
+def register(app: AsyncApp, starter: Starter, budget: BudgetSettings) -> None:
+    surfaces = _Surfaces(starter, budget)
+    app.event("assistant_thread_started")(surfaces.on_thread_started)
+    app.event("app_home_opened")(surfaces.on_home_opened)
+    app.action(FEEDBACK_ACTION)(surfaces.on_feedback)
+
+
+async def set_title(client: AsyncWebClient, channel: str, thread_ts: str, question: str) -> None:
+    """Title an assistant thread with its question (best effort)."""
+    title = one_line(question)
+    title = title if len(title) <= TITLE_CHARS else title[:TITLE_CHARS - 1] + "…"
+    try:
+        await client.assistant_threads_setTitle(channel_id=channel, thread_ts=thread_ts,
+                                                title=title)
+    except _FAILURES as exc:
+        log.info("assistant thread %s not titled: %s", thread_ts, exc)
+
+
+class _Surfaces:
+    def __init__(self, starter: Starter, budget: BudgetSettings) -> None:
+        self.starter = starter
+        self.budget = budget
+
+    async def _fresh(self, body: JSON) -> bool:
+        event_id = slack_id(body.get("event_id"))
+        return event_id is None or await self.starter.requests.first_delivery(event_id)
+
+    async def on_thread_started(self, ack: AsyncAck, body: JSON, event: JSON,
+                                client: AsyncWebClient) -> None:
+        """A person opened a thread with the app: a greeting and suggested prompts."""
+        await ack()
+        thread = object_of(event, "assistant_thread")
+        channel, thread_ts = slack_id(thread.get("channel_id")), slack_id(thread.get("thread_ts"))
+        if channel is None or thread_ts is None or not await self._fresh(body):
+            return
+        try:
+            await client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=GREETING)
+            await client.assistant_threads_setSuggestedPrompts(
+                channel_id=channel, thread_ts=thread_ts, title=PROMPTS_TITLE, prompts=PROMPTS)
+        except _FAILURES as exc:
+            log.warning("assistant thread %s not set up: %s", thread_ts, exc)
+
+    async def on_home_opened(self, ack: AsyncAck, body: JSON, event: JSON,
+                             client: AsyncWebClient) -> None:
+        await ack()
+        user = slack_id(event.get("user"))
+        if user is None or event.get("tab") not in (None, "home"):
+            return
+        allowed = deep_permitted(user, self.starter.deep_allowed)
+        await publish_home(client, self.starter.requests.redis, user, self.budget, allowed)
+
+    async def on_feedback(self, ack: AsyncAck, body: JSON, action: JSON,
+                          client: AsyncWebClient) -> None:
+        """Thumbs up or down on an answer: queued for a worker to store with its run."""
+        await ack()
+        found = parse_feedback(action.get("value"))
+        user, channel = clicker_of(body), channel_of(body)
+        container = object_of(body, "container")
+        message_ts = slack_id(container.get("message_ts"))
+        thread_ts = slack_id(container.get("thread_ts")) or slack_id(
+            object_of(body, "message").get("thread_ts"))
+        if found is None or user is None or channel is None or message_ts is None \
+                or thread_ts is None:
+            log.warning("ignored a feedback click without a usable value, user or message")
+            return
+        verdict, run_id, part_key = found
+        request = await self.starter.requests.for_thread(channel, thread_ts)
+        if request is None or request.run_id != run_id:
+            log.warning("ignored feedback for run %s: not this thread's run", run_id)
+            return
+        if self.starter.queue is not None:
+            await self.starter.queue.feedback(request, message_ts, user, part_key, verdict)
+        try:
+            await client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts,
+                                            text=THANKS)
+        except _FAILURES as exc:
+            log.info("feedback thanks not shown: %s", exc)

@@ -1,0 +1,147 @@
+"""The App Home tab: a person's recent research runs and the budgets in force.
+
+The bot notes every request under its requester (`remember`); workers add what the run cost
+as it goes (`record_stats`: steps, tokens, cost, a link to the thread). The bot publishes the
+tab when a person opens it, and a worker publishes it again when that person's run ends, both
+through `publish_home` (views.publish). Questions are quoted escaped, like in the thread.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import aiohttp
+import redis.asyncio as aioredis
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from contract.blocks import DEPTHS, STATUS_WORDS, shown
+from contract.keys import KEEP_S, stats_key, user_runs_key
+from contract.mrkdwn import clip, link
+from contract.requests import Requests, ResearchRequestMsg
+from research_core.budget.axes import deep_total
+from research_core.settings import BudgetSettings
+
+log = logging.getLogger(__name__)
+
+Block = dict[str, Any]
+RUNS_SHOWN = 10
+QUESTION_CHARS = 200
+
+
+@dataclass(frozen=True)
+class RunStats:
+    """What a run has cost so far, and where its thread is."""
+
+    steps: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    permalink: str = ""
+
+    @classmethod
+    def from_json(cls, raw: str | bytes | None) -> RunStats:
+        if not raw:
+            return cls()
+        data = json.loads(raw)
+        return cls(int(data.get("steps", 0)), int(data.get("tokens", 0)),
+                   float(data.get("cost_usd", 0.0)), str(data.get("permalink", "")))
+
+
+async def remember(redis: aioredis.Redis, request: ResearchRequestMsg) -> None:
+    """Note a new request under its requester (the newest RUNS_SHOWN * 2 are kept)."""
+    key = user_runs_key(request.user)
+    await redis.zadd(key, {request.key: time.time()})
+    await redis.zremrangebyrank(key, 0, -RUNS_SHOWN * 2 - 1)
+    await redis.expire(key, KEEP_S)
+
+
+async def record_stats(redis: aioredis.Redis, request_key: str, stats: RunStats) -> None:
+    await redis.set(stats_key(request_key), json.dumps(asdict(stats)), ex=KEEP_S)
+
+
+async def recent_runs(redis: aioredis.Redis,
+                      user: str) -> list[tuple[ResearchRequestMsg, RunStats]]:
+    """The person's newest requests that still exist, newest first, with their stats."""
+    keys = await redis.zrevrange(user_runs_key(user), 0, RUNS_SHOWN - 1)
+    requests = Requests(redis)
+    found = []
+    for raw in keys:
+        key = raw.decode() if isinstance(raw, bytes) else str(raw)
+        request = await requests.load(key)
+        if request is not None:
+            found.append((request, RunStats.from_json(await redis.get(stats_key(key)))))
+    return found
+
+
+def home_view(runs: list[tuple[ResearchRequestMsg, RunStats]], budget: BudgetSettings,
+              deep_allowed: bool) -> dict[str, Any]:
+    """The Home tab: recent runs, then the budgets in force."""
+    blocks: list[Block] = [_header("Your recent research")]
+    if not runs:
+        blocks.append(_section("No research yet. Mention @RED with a question in a channel, "
+                               "use `/research`, or open a chat with the app."))
+    for request, stats in runs:
+        blocks += [_section(_run_text(request, stats)), _context(_run_facts(request, stats))]
+    blocks += [{"type": "divider"}, _header("Budgets in force"),
+               _section(_budget_text(budget, deep_allowed))]
+    return {"type": "home", "blocks": blocks}
+
+
+async def publish_home(client: AsyncWebClient, redis: aioredis.Redis, user: str,
+                       budget: BudgetSettings, deep_allowed: bool) -> bool:
+    """Publish the person's Home tab; best effort (False, logged, when Slack refuses)."""
+    view = home_view(await recent_runs(redis, user), budget, deep_allowed)
+    try:
+        await client.views_publish(user_id=user, view=view)
+    except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+        log.warning("Home tab of %s not published: %s", user, exc)
+        return False
+    return True
+
+
+def _run_text(request: ResearchRequestMsg, stats: RunStats) -> str:
+    question = shown(request.question)
+    if len(question) > QUESTION_CHARS:
+        question = clip(question, QUESTION_CHARS) + "…"
+    thread = link(stats.permalink, "open the thread") if stats.permalink else None
+    return f"*{question}*" + (f"\n{thread}" if thread else "")
+
+
+def _run_facts(request: ResearchRequestMsg, stats: RunStats) -> str:
+    depth = DEPTHS.get(request.depth or "", "depth not chosen")
+    status = STATUS_WORDS.get(request.status, request.status)
+    return (f"{depth} · {status} · {stats.steps} steps · {stats.tokens:,} tokens · "
+            f"${stats.cost_usd:.4f}")
+
+
+def _budget_text(budget: BudgetSettings, deep_allowed: bool) -> str:
+    rows = [("steps", budget.steps), ("model calls", budget.model_calls),
+            ("reads", budget.reads), ("expansions", budget.discoveries),
+            ("publications", budget.publications)]
+    lines = [f"• {name}: {n} standard, {deep_total(n)} deep" for name, n in rows]
+    minutes = budget.active_time_s // 60
+    lines.append(f"• active time: {minutes} min standard, {deep_total(minutes)} min deep")
+    part = budget.revisions_per_part
+    run = budget.revisions_per_run
+    revisions = ("2 per part / 8 per run standard, 6 / 24 deep" if part is None and run is None
+                 else f"{part if part is not None else 'default'} per part / "
+                      f"{run if run is not None else 'default'} per run")
+    lines.append(f"• revisions: {revisions}")
+    lines.append("• Deep: " + ("available to you" if deep_allowed else "not enabled for you"))
+    return "\n".join(lines)
+
+
+def _header(text: str) -> Block:
+    return {"type": "header", "text": {"type": "plain_text", "text": text}}
+
+
+def _section(text: str) -> Block:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}}
+
+
+def _context(text: str) -> Block:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text[:3000]}]}

@@ -1,0 +1,135 @@
+"""The fake's agent surfaces beyond messages: the assistant container's thread status,
+suggested prompts and title (assistant.threads.*), and each user's App Home tab
+(views.publish), with Slack's argument checks and limits."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from playground.fake_slack_blocks import check_view_blocks
+from playground.fake_slack_messages import JSON, TEAM_ID, Change, SlackError
+
+if TYPE_CHECKING:
+    from playground.fake_slack import FakeSlack
+
+PROMPTS_MAX = 4
+STATUS_CHARS = 50_000  # Slack cuts nothing it documents; the loading line is short in practice
+
+
+@dataclass
+class AssistantThread:
+    """What the app set on one assistant thread."""
+
+    status: str = ""
+    title: str = ""
+    prompts: list[JSON] = field(default_factory=list)
+    prompts_title: str = ""
+
+
+class FakeSurfaces:
+    def __init__(self, fake: FakeSlack) -> None:
+        self.fake = fake
+        self.threads: dict[tuple[str, str], AssistantThread] = {}
+        self.views: dict[str, JSON] = {}
+        for method, handler in {
+            "assistant.threads.setStatus": self.set_status,
+            "assistant.threads.setSuggestedPrompts": self.set_prompts,
+            "assistant.threads.setTitle": self.set_title, "views.publish": self.publish,
+        }.items():
+            fake.add_method(method, handler)
+
+    def statuses(self, channel: str) -> dict[str, str]:
+        return {ts: t.status for (ch, ts), t in self.threads.items() if ch == channel and t.status}
+
+    def status(self, channel: str, thread_ts: str) -> str:
+        found = self.threads.get((channel, thread_ts))
+        return found.status if found else ""
+
+    def thread(self, channel: str, thread_ts: str) -> AssistantThread:
+        return self.threads.setdefault((channel, thread_ts), AssistantThread())
+
+    def view(self, user: str) -> JSON | None:
+        return self.views.get(user)
+
+    def set_status(self, params: JSON) -> JSON:
+        channel, thread_ts = _where(params)
+        status = str(params.get("status", ""))[:STATUS_CHARS]
+        self.thread(channel, thread_ts).status = status
+        self.fake.announce(Change("status", channel, thread_ts, thread_ts, {"status": status}))
+        return {}
+
+    def set_prompts(self, params: JSON) -> JSON:
+        channel, thread_ts = _where(params)
+        prompts = _json(params.get("prompts"))
+        if not isinstance(prompts, list) or not 1 <= len(prompts) <= PROMPTS_MAX or not all(
+                isinstance(p, dict) and isinstance(p.get("title"), str) and p["title"]
+                and isinstance(p.get("message"), str) and p["message"] for p in prompts):
+            raise SlackError("invalid_arguments",
+                             f"prompts: 1 to {PROMPTS_MAX} objects with a title and a message")
+        thread = self.thread(channel, thread_ts)
+        thread.prompts = [{"title": p["title"], "message": p["message"]} for p in prompts]
+        thread.prompts_title = str(params.get("title") or "")
+        self._announce(channel, thread_ts, thread)
+        return {}
+
+    def set_title(self, params: JSON) -> JSON:
+        channel, thread_ts = _where(params)
+        title = str(params.get("title") or "")
+        if not title:
+            raise SlackError("invalid_arguments", "title is required")
+        thread = self.thread(channel, thread_ts)
+        thread.title = title
+        self._announce(channel, thread_ts, thread)
+        return {}
+
+    def publish(self, params: JSON) -> JSON:
+        """views.publish: the user's Home tab (a `home` view of at most 100 blocks); a `hash`
+        that is not the current view's is a `hash_conflict`."""
+        user = str(params.get("user_id") or "")
+        if not user:
+            raise SlackError("invalid_arguments", "user_id is required")
+        view = _json(params.get("view"))
+        if not isinstance(view, dict) or view.get("type") != "home":
+            raise SlackError("invalid_arguments", "view must be an object of type home")
+        blocks = view.get("blocks")
+        if not isinstance(blocks, list):
+            raise SlackError("invalid_arguments", "view.blocks must be a list")
+        check_view_blocks(blocks)
+        current = self.views.get(user)
+        given = params.get("hash")
+        if given and current is not None and given != current["hash"]:
+            raise SlackError("hash_conflict")
+        published = {**view, "id": _view_id(user), "team_id": TEAM_ID,
+                     "hash": hashlib.sha1(json.dumps(view, sort_keys=True).encode()).hexdigest(),
+                     "app_id": "A0PLAYGROUND", "bot_id": "B0FAKEBOT"}
+        self.views[user] = published
+        self.fake.announce(Change("view", "", published["id"], None, published, user))
+        return {"view": published}
+
+    def _announce(self, channel: str, thread_ts: str, thread: AssistantThread) -> None:
+        data = {"title": thread.title, "prompts": thread.prompts,
+                "prompts_title": thread.prompts_title}
+        self.fake.announce(Change("assistant", channel, thread_ts, thread_ts, data))
+
+
+def _where(params: JSON) -> tuple[str, str]:
+    channel, thread_ts = str(params.get("channel_id", "")), str(params.get("thread_ts", ""))
+    if not channel or not thread_ts:
+        raise SlackError("invalid_arguments", "channel_id and thread_ts are required")
+    return channel, thread_ts
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise SlackError("invalid_arguments", "not valid JSON") from exc
+    return value
+
+
+def _view_id(user: str) -> str:
+    return "V" + hashlib.sha1(user.encode()).hexdigest()[:10].upper()

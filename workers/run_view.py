@@ -1,0 +1,68 @@
+"""What people see of a run besides its messages: the plan in the thread, kept in step with the
+run log, and the run's line on its requester's Home tab (steps, tokens, cost, a link to the
+thread), published again when the run ends."""
+
+from __future__ import annotations
+
+import logging
+
+import aiohttp
+import redis.asyncio as aioredis
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from contract.home import RunStats, publish_home, record_stats
+from contract.requests import ResearchRequestMsg
+from research_core.budget.axes import is_allowed
+from research_core.loop.plan_view import PLAN_EVENTS, plan_view
+from research_core.loop.state import RunState
+from research_core.runlog import LogEvent
+from research_core.settings import Settings
+from workers.slack_publisher import SlackPublisher
+
+log = logging.getLogger(__name__)
+
+
+def name_sources(state: RunState, publisher: SlackPublisher) -> None:
+    """Answer parts name their sources by id; the context line links each to its page."""
+    def describe(source_id: str) -> tuple[str, str] | None:
+        found = next((e for e in state.evidence if e.source_id == source_id and e.url), None)
+        return (found.url, found.title or found.publisher) if found else None
+
+    publisher.describe = describe
+
+
+def follow_plan(state: RunState, publisher: SlackPublisher) -> None:
+    """Show the run's goal tree as the thread's plan, redrawn after every event that can
+    change it (the publisher holds redraws to its write interval)."""
+    def changed(event: LogEvent) -> None:
+        if event.kind in PLAN_EVENTS:
+            publisher.plan_changed()
+
+    publisher.show_plan(lambda: plan_view(state))
+    state.log.listeners.append(changed)
+
+
+async def thread_link(slack: AsyncWebClient, request: ResearchRequestMsg) -> str:
+    """The permalink of the request's thread ("" when Slack does not give one)."""
+    try:
+        resp = await slack.chat_getPermalink(channel=request.channel,
+                                             message_ts=request.thread_ts)
+    except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+        log.info("no permalink for %s: %s", request.key, exc)
+        return ""
+    return str(resp.get("permalink") or "")
+
+
+def stats_of(state: RunState, permalink: str) -> RunStats:
+    totals = state.ledger.totals()
+    return RunStats(steps=state.step, tokens=sum(t.total_tokens for t in totals),
+                    cost_usd=round(sum(t.cost_usd for t in totals), 6), permalink=permalink)
+
+
+async def update_home(slack: AsyncWebClient, redis: aioredis.Redis, settings: Settings,
+                      request: ResearchRequestMsg, state: RunState, permalink: str) -> None:
+    """Record what the run cost and republish its requester's Home tab (best effort)."""
+    await record_stats(redis, request.key, stats_of(state, permalink))
+    allowed = is_allowed(settings.budget, request.user)
+    await publish_home(slack, redis, request.user, settings.budget, allowed)
