@@ -159,5 +159,7 @@ class JobRunner:
             await self.work.failed(request, str(exc))
             return f"failed: {exc}"
         except Exception:
+            # logged first: if telling the thread fails too, its error must not hide this one
+            log.exception("job %s failed", self.payload.job_id)
             await self.work.failed(request, "an internal error; the worker log has the details")
             raise

@@ -13,6 +13,7 @@ import logging
 from typing import Any, ClassVar
 
 from arq.worker import Function, Worker, func
+from redis.exceptions import RedisError
 
 from contract.queue import JOB_FUNCTION, JobQueue, connect, deserialize, serialize
 from research_core.settings import Settings
@@ -23,6 +24,30 @@ from workers.services import Services
 log = logging.getLogger(__name__)
 
 RETRY_TRIES = 2000  # a follow-up retries (every lease_s / 2) until its research has ended
+REDIS_AWAY_PAUSE_S = 1.0
+
+
+class SteadyWorker(Worker):
+    """ARQ's worker, riding out a Redis that restarts or fails over. ARQ ends its main loop
+    on the first failed poll, which took every worker down with a Redis restart; here a
+    failed poll is logged and tried again after a pause. Running jobs go on: each keeps its
+    own lease and gives its run up if Redis stays away longer than the lease."""
+
+    async def _poll_iteration(self) -> None:
+        try:
+            await super()._poll_iteration()
+        except (RedisError, OSError) as exc:
+            log.warning("Redis unavailable while polling for jobs (%s); trying again", exc)
+            await asyncio.sleep(REDIS_AWAY_PAUSE_S)
+
+    async def start_jobs(self, job_ids: list[bytes]) -> None:
+        try:
+            await super().start_jobs(job_ids)
+        except (RedisError, OSError):
+            # ARQ had taken a slot for the job it was starting when Redis failed: give it back
+            self.job_counter -= 1
+            self.sem.release()
+            raise
 
 
 async def startup(ctx: dict[str, Any]) -> None:
@@ -62,7 +87,7 @@ class WorkerSettings:
 def build_worker(settings: Settings, pool: Any, **ctx: Any) -> Worker:
     """`ctx` may carry a ready `backend` or `similarity` (tests, the playground)."""
     timeout_s = settings.worker.job_timeout_s
-    return Worker(
+    return SteadyWorker(
         functions=[func(run_job, name=JOB_FUNCTION, timeout=timeout_s)],
         redis_pool=pool, ctx={"settings": settings, **ctx}, max_jobs=settings.worker.max_jobs,
         job_timeout=timeout_s, job_serializer=serialize, job_deserializer=deserialize,
