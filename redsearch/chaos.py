@@ -24,8 +24,8 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-import asyncpg
 from redis.exceptions import RedisError
+from sqlalchemy.exc import SQLAlchemyError
 
 from redsearch.chaos_audit import (
     ChaosReport,
@@ -36,9 +36,9 @@ from redsearch.chaos_audit import (
     posted,
     recoveries,
     redone_steps,
+    signs_of_life,
 )
 from redsearch.chaos_plan import DB_CUT, KILL, REDIS_RESTART, STORM, ChaosPlan, Fault, schedule
-from redsearch.local_services import asyncpg_dsn
 from redsearch.scripted_tiers import tagged
 from redsearch.suite_stack import DEFAULT_DB_SERVER, StackConfig, SuiteStack
 
@@ -176,34 +176,25 @@ class Chaos:
         """The checkpoint step of every run, as the database has it now."""
         at = time.time()
         try:
-            conn = await asyncpg.connect(asyncpg_dsn(self.stack.db.url), timeout=5)
-        except (OSError, asyncpg.PostgresError, TimeoutError):
+            rows = await self.stack.db.fetch("SELECT run_id, step FROM runs")
+        except (OSError, SQLAlchemyError):  # cut, or the tables not there yet
             return
-        try:
-            rows = await conn.fetch("SELECT run_id, step FROM runs")
-        except (OSError, asyncpg.PostgresError):
-            return
-        finally:
-            await conn.close()
-        self.saved.append((at, {r["run_id"]: r["step"] for r in rows}))
+        self.saved.append((at, {run_id: step for run_id, step in rows}))
 
     async def resumes(self) -> list[Resume]:
-        conn = await asyncpg.connect(asyncpg_dsn(self.stack.db.url), timeout=10)
-        try:
-            rows = await conn.fetch("SELECT run_id, step, at FROM events WHERE kind = 'resume'")
-        finally:
-            await conn.close()
-        return [Resume(r["run_id"], r["step"], _timestamp(r["at"])) for r in rows]
+        rows = await self.stack.db.fetch("SELECT run_id, step, at FROM events "
+                                         "WHERE kind = 'resume'")
+        return [Resume(run_id, step, _timestamp(at)) for run_id, step, at in rows]
 
     async def report(self) -> ChaosReport:
         self.settle_runs()
         calls = self.stack.fake.calls()
-        tags = {r.run_id: r.tag for r in self.runs}
         return ChaosReport(
             seed=self.plan.seed, runs=self.runs, messages_posted=len(posted(calls)),
             duplicated=duplicates(calls),
             redone=redone_steps(await self.resumes(), self.saved),
-            recovery=recoveries(self.kills, self.stack.tiers.calls, tags),
+            recovery=recoveries(self.kills, signs_of_life(self.runs, self.stack.tiers.calls,
+                                                          calls)),
             limited=self.stack.fake.limited, bound_s=self.plan.recovery_bound_s,
             faults=self.done_faults, notes=self.notes)
 

@@ -7,7 +7,8 @@ checkpoint steps seen over time, and the runs' own `resume` events.
   once, or a second depth picker for one mention.
 - finished steps redone: a resumed run that starts below a step whose checkpoint had been
   saved before it resumed.
-- recovery: from a worker's SIGKILL to the next model call of each run it held.
+- recovery: from a worker's SIGKILL to the next model or Slack call of each run it held
+  (each run has a channel of its own).
 """
 
 from __future__ import annotations
@@ -87,14 +88,29 @@ def duplicates(calls: Iterable[Call]) -> dict[str, int]:
     return {k: n - 1 for k, n in keys.items() if n > 1}
 
 
-def recoveries(kills: Iterable[KillRecord], calls: list[ModelCall],
-               tag_of_run: dict[str, str]) -> list[Recovery]:
-    """Kill → the first model call of each run the killed worker held."""
+def signs_of_life(runs: list[TrackedRun], model_calls: Iterable[ModelCall],
+                  slack_calls: Iterable[Call]) -> dict[str, list[float]]:
+    """Per run, when it called a model or Slack (its channel is its own): what a worker
+    does first when it takes a run over."""
+    by_tag = {r.tag: r.run_id for r in runs}
+    by_channel = {r.channel: r.run_id for r in runs}
+    signs: dict[str, list[float]] = {r.run_id: [] for r in runs}
+    for model_call in model_calls:
+        if model_call.tag in by_tag:
+            signs[by_tag[model_call.tag]].append(model_call.at)
+    for call in slack_calls:
+        channel = str(call.params.get("channel") or call.params.get("channel_id") or "")
+        if channel in by_channel:
+            signs[by_channel[channel]].append(call.at)
+    return signs
+
+
+def recoveries(kills: Iterable[KillRecord], signs: dict[str, list[float]]) -> list[Recovery]:
+    """Kill → the first sign of life of each run the killed worker held."""
     found: list[Recovery] = []
     for kill in kills:
         for run_id in kill.held:
-            tag = tag_of_run.get(run_id, "")
-            after = [c.at for c in calls if c.tag == tag and c.at > kill.at]
+            after = [at for at in signs.get(run_id, []) if at > kill.at]
             found.append(Recovery(kill.at, run_id, min(after) - kill.at if after else None))
     return found
 

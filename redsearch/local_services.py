@@ -18,8 +18,11 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
-import asyncpg
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
 
 from contract.redis_server import (
     RedisUnavailable,
@@ -89,11 +92,6 @@ class DurableRedis:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def asyncpg_dsn(sqlalchemy_url: str) -> str:
-    """`postgresql+asyncpg://…` as asyncpg takes it (`postgresql://…`)."""
-    return sqlalchemy_url.replace("postgresql+asyncpg://", "postgresql://", 1)
-
-
 class PrivateDatabase:
     """A PostgreSQL database of its own: `create()`, hand `url` to the workers, `drop()`.
 
@@ -109,31 +107,36 @@ class PrivateDatabase:
         base = self.server_url.rsplit("/", 1)[0]
         return f"{base}/{self.name}"
 
-    async def _admin(self) -> asyncpg.Connection:
-        return await asyncpg.connect(asyncpg_dsn(self.server_url), timeout=10)
+    async def _admin(self, sql: str, **params: str) -> list[Any]:
+        """One statement outside a transaction (CREATE/DROP DATABASE need that)."""
+        engine = create_async_engine(self.server_url, poolclass=NullPool,
+                                     isolation_level="AUTOCOMMIT")
+        try:
+            async with engine.connect() as conn:
+                result = await conn.execute(text(sql), params)
+                return list(result.all()) if result.returns_rows else []
+        finally:
+            await engine.dispose()
 
     async def create(self) -> str:
-        conn = await self._admin()
-        try:
-            await conn.execute(f'CREATE DATABASE "{self.name}"')
-        finally:
-            await conn.close()
+        await self._admin(f'CREATE DATABASE "{self.name}"')
         return self.url
 
     async def cut_connections(self) -> int:
         """Terminate every backend connected to this database; returns how many."""
-        conn = await self._admin()
-        try:
-            rows = await conn.fetch(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = $1 AND pid <> pg_backend_pid()", self.name)
-        finally:
-            await conn.close()
+        rows = await self._admin(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = :name AND pid <> pg_backend_pid()", name=self.name)
         return sum(1 for row in rows if row[0])
 
-    async def drop(self) -> None:
-        conn = await self._admin()
+    async def fetch(self, sql: str) -> list[Any]:
+        """Rows of a query on this database, over a connection of its own (none is kept)."""
+        engine = create_async_engine(self.url, poolclass=NullPool)
         try:
-            await conn.execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+            async with engine.connect() as conn:
+                return list((await conn.execute(text(sql))).all())
         finally:
-            await conn.close()
+            await engine.dispose()
+
+    async def drop(self) -> None:
+        await self._admin(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')

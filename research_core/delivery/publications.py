@@ -18,7 +18,6 @@ from research_core.budget.axes import Budget
 from research_core.protocols import Publisher
 from research_core.runlog import RunLog
 
-
 PART_KEY_CHARS = 40  # the store's column; PostgreSQL refuses longer values (SQLite does not)
 _DIGEST_CHARS = 12
 

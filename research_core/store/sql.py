@@ -11,13 +11,12 @@ import dataclasses
 import datetime as dt
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from sqlalchemy import delete, select, text
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.sql import Executable
 from sqlalchemy.exc import (
     ArgumentError,
     DBAPIError,
@@ -31,6 +30,7 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
+from sqlalchemy.sql import Executable
 
 from research_core.delivery.publications import Publication
 from research_core.errors import StoreUnavailable
@@ -65,7 +65,8 @@ log = logging.getLogger(__name__)
 _PER_RUN = (NodeRow, QueryRow, EvidenceRow, SummaryRow, LedgerRow, EventRow)
 
 
-def reconnecting(method: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+def reconnecting(method: Callable[P, Coroutine[Any, Any, R]]
+                 ) -> Callable[P, Coroutine[Any, Any, R]]:
     """Runs a store call again when the database dropped its connection under it (a restart,
     a failover, an administrator terminating backends). Each call is one transaction that
     writes the same rows however often it runs, so running it again is safe; the pool's
