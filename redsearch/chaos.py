@@ -110,11 +110,24 @@ class Chaos:
                            f"({self.plan.storm_share:.0%} of calls)")
 
     async def kill(self, index: int) -> None:
+        if self.plan.aim_at_runs:
+            index = await self._busy_worker(index)
         kill = await self.stack.fleet.kill(index)
         held = await self._held_by(kill.pid)
         self.kills.append(KillRecord(kill.at, kill.pid, tuple(held)))
         self.log_fault(f"SIGKILL worker {index} (pid {kill.pid}), holding "
                        f"{len(held)} run(s); restarted")
+
+    async def _busy_worker(self, fallback: int) -> int:
+        """A worker that holds a run now (`fallback` when none does)."""
+        try:
+            holders = set((await self.stack.holders([r.run_id for r in self.in_flight()]))
+                          .values())
+        except (RedisError, OSError):
+            return fallback
+        busy = [w.index for w in self.stack.fleet.workers
+                if any(h.endswith(f":{w.pid}") for h in holders)]
+        return busy[0] if busy else fallback
 
     async def _held_by(self, pid: int) -> list[str]:
         """The runs whose lease names the killed process (Redis may be restarting)."""
@@ -181,6 +194,13 @@ class Chaos:
             return
         self.saved.append((at, {run_id: step for run_id, step in rows}))
 
+    def worker_up(self, kill_at: float) -> bool:
+        """Whether a worker was up from the moment the killed worker's lease ran out until
+        the recovery bound (otherwise the runs wait for a worker to start again)."""
+        start = kill_at + self.plan.lease_s
+        end = kill_at + self.plan.recovery_bound_s
+        return any(w.up_throughout(start, end) for w in self.stack.fleet.history)
+
     async def resumes(self) -> list[Resume]:
         rows = await self.stack.db.fetch("SELECT run_id, step, at FROM events "
                                          "WHERE kind = 'resume'")
@@ -194,7 +214,7 @@ class Chaos:
             duplicated=duplicates(calls),
             redone=redone_steps(await self.resumes(), self.saved),
             recovery=recoveries(self.kills, signs_of_life(self.runs, self.stack.tiers.calls,
-                                                          calls)),
+                                                          calls), self.worker_up),
             limited=self.stack.fake.limited, bound_s=self.plan.recovery_bound_s,
             faults=self.done_faults, notes=self.notes)
 
@@ -235,8 +255,10 @@ def render(report: ChaosReport, plan: ChaosPlan, wall_s: float) -> str:
         lines += [f"  {what}: {k} ×{n}" for k, n in found.items()]
     lines += [f"  lost: {r.tag} ({r.run_id}) {r.failed or 'not finished'}" for r in report.lost]
     slow = [r for r in report.recovery if r.seconds is None or r.seconds > report.bound_s]
-    lines += [f"  slow recovery: {r.run_id} after the kill at "
-              f"t+{r.kill_at - report.runs[0].clicked_at:.0f}s: {r.seconds}" for r in slow]
+    start = report.runs[0].clicked_at if report.runs else 0.0
+    lines += [f"  slow recovery: {r.run_id} after the kill at t+{r.kill_at - start:.0f}s: "
+              f"{'never' if r.seconds is None else f'{r.seconds:.1f} s'}"
+              f"{'' if r.worker_up else ' (no other worker up)'}" for r in slow]
     return "\n".join(lines)
 
 
@@ -249,9 +271,9 @@ def parse_plan(argv: list[str] | None) -> tuple[ChaosPlan, argparse.Namespace]:
                 and not isinstance(f.default, bool):
             parser.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default),
                                 default=f.default)
-    parser.add_argument("--db-server", default=os.environ.get("RED_SUITE_DATABASE_URL",
-                                                              DEFAULT_DB_SERVER),
-                        help="a PostgreSQL database to connect to while creating the suite's")
+    parser.add_argument("--db-server", default=DEFAULT_DB_SERVER,
+                        help="a PostgreSQL database the suite connects to while it creates "
+                        "(and at the end drops) a database of its own")
     parser.add_argument("--json", dest="json_path", help="also write the report as JSON here")
     parser.add_argument("--keep", dest="keep_dir",
                         help="keep the workers' logs and data in this folder")

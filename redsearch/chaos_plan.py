@@ -10,6 +10,7 @@ KILL = "kill"
 REDIS_RESTART = "redis-restart"
 DB_CUT = "db-cut"
 STORM = "slack-429-storm"
+ARQ_POLL_S = 0.5  # workers.worker.WorkerSettings.poll_delay
 
 
 @dataclass(frozen=True)
@@ -33,12 +34,14 @@ class ChaosPlan:
     worker_jobs: int = 4
     redis_down_s: float = 3.0
     keep_runs_in_flight: bool = True  # a run that ends while faults remain is replaced
+    aim_at_runs: bool = False  # a kill hits a worker holding a run (short suites), not any
 
     @property
     def recovery_bound_s(self) -> float:
-        """The documented bound: lease + reconcile interval, plus a margin for loading the
-        checkpoint and the first model call (one call's latency and 2 s)."""
-        return self.lease_s + self.reconcile_s + self.model_delay_s + 2.0
+        """The documented bound: lease + reconcile interval + ARQ's poll delay, plus a margin
+        for loading the checkpoint and the first call (one model call's latency and 3 s:
+        this is a loaded machine)."""
+        return self.lease_s + self.reconcile_s + ARQ_POLL_S + self.model_delay_s + 3.0
 
 
 @dataclass(frozen=True)

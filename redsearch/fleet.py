@@ -5,6 +5,8 @@ with SIGTERM (their runs handed over) at the end."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
+import os
 import signal
 import sys
 import time
@@ -22,6 +24,7 @@ class WorkerProcess:
     log: Path
     process: asyncio.subprocess.Process
     started_at: float  # time.time()
+    ended_at: float | None = None  # when it was killed or found exited
 
     @property
     def pid(self) -> int:
@@ -30,6 +33,20 @@ class WorkerProcess:
     @property
     def alive(self) -> bool:
         return self.process.returncode is None
+
+    @property
+    def ready_at(self) -> float | None:
+        """When it logged that it was ready (its log's own clock), None if it never did."""
+        for line in self.log.read_text("utf-8", errors="replace").splitlines():
+            if READY_LINE in line:
+                stamp = dt.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f")
+                return stamp.timestamp()
+        return None
+
+    def up_throughout(self, start: float, end: float) -> bool:
+        """Ready by `start` and not killed or exited before `end`."""
+        ready = self.ready_at
+        return ready is not None and ready <= start and (self.ended_at or end) >= end
 
 
 @dataclass
@@ -47,6 +64,7 @@ class WorkerFleet:
     env: Mapping[str, str]
     log_dir: Path
     workers: list[WorkerProcess] = field(default_factory=list)
+    history: list[WorkerProcess] = field(default_factory=list)  # every process started
     kills: list[Kill] = field(default_factory=list)
     exits: list[tuple[int, int]] = field(default_factory=list)  # (index, returncode) unasked
 
@@ -55,13 +73,15 @@ class WorkerFleet:
         self.workers = [await self._spawn(i) for i in range(self.size)]
 
     async def _spawn(self, index: int) -> WorkerProcess:
-        log = self.log_dir / f"worker-{index}.log"
+        log = self.log_dir / f"worker-{index}-{len(self.history)}.log"
         with log.open("ab") as out:
             process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "redsearch.cli", "worker", env=dict(self.env),
                 stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out,
                 start_new_session=True)
-        return WorkerProcess(index, log, process, time.time())
+        worker = WorkerProcess(index, log, process, time.time())
+        self.history.append(worker)
+        return worker
 
     async def wait_ready(self, timeout_s: float = 120.0) -> float:
         """Until every worker logged that it is ready; returns the seconds that took."""
@@ -83,6 +103,7 @@ class WorkerFleet:
         worker.process.send_signal(signal.SIGKILL)
         await worker.process.wait()
         kill = Kill(index, worker.pid, time.time())
+        worker.ended_at = kill.at
         self.kills.append(kill)
         self.workers[index] = await self._spawn(index)
         return kill
@@ -92,6 +113,7 @@ class WorkerFleet:
         again: list[int] = []
         for worker in list(self.workers):
             if worker.process.returncode is not None:
+                worker.ended_at = time.time()
                 self.exits.append((worker.index, worker.process.returncode))
                 self.workers[worker.index] = await self._spawn(worker.index)
                 again.append(worker.index)
@@ -109,5 +131,53 @@ class WorkerFleet:
                 await worker.process.wait()
 
     def logs(self) -> str:
-        return "\n".join(w.log.read_text("utf-8", errors="replace")
-                         for w in {w.log: w for w in self.workers}.values())
+        return "\n".join(w.log.read_text("utf-8", errors="replace") for w in self.history)
+
+
+@dataclass
+class BotProcess:
+    """`redsearch bot` in a process of its own, serving `/slack/events` on `port`."""
+
+    port: int
+    process: asyncio.subprocess.Process
+
+    @property
+    def events_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/slack/events"
+
+    @classmethod
+    async def start(cls, env: Mapping[str, str], port: int, log: Path,
+                    timeout_s: float = 60.0) -> BotProcess:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("ab") as out:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "redsearch.cli", "bot", "--port", str(port),
+                env=dict(env), stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out,
+                start_new_session=True)
+        bot = cls(port, process)
+        deadline = time.monotonic() + timeout_s
+        while f"bot on port {port}" not in log.read_text("utf-8", errors="replace"):
+            if process.returncode is not None or time.monotonic() > deadline:
+                await bot.stop()
+                raise RuntimeError(f"the bot on port {port} did not start; see {log}")
+            await asyncio.sleep(0.1)
+        return bot
+
+    async def stop(self) -> None:
+        if self.process.returncode is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(self.process.wait(), STOP_GRACE_S)
+            except TimeoutError:
+                self.process.kill()
+                await self.process.wait()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a live process has used (Linux /proc), 0 when unreadable."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+    return ticks / os.sysconf("SC_CLK_TCK")

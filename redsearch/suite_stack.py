@@ -20,9 +20,10 @@ import redis.asyncio as aioredis
 
 from bot.server import BotServer, start_bot
 from contract.keys import lease_key, request_key
+from contract.redis_server import free_port
 from contract.requests import CHOOSING, Requests, run_id_for
 from playground.fake_slack import BOT_USER_ID, Message
-from redsearch.fleet import WorkerFleet
+from redsearch.fleet import BotProcess, WorkerFleet
 from redsearch.local_services import DurableRedis, PrivateDatabase
 from redsearch.scripted_tiers import ScriptedTiers
 from redsearch.slack_events import SignedSender
@@ -49,6 +50,7 @@ class StackConfig:
     reconcile_s: float
     data_dir: Path
     bots: int = 1
+    bot_processes: bool = False  # `redsearch bot` processes instead of bots in this process
     db_server_url: str = DEFAULT_DB_SERVER
     post_interval_s: float = 1.0
     seed: int = 0
@@ -84,6 +86,7 @@ class SuiteStack:
     db: PrivateDatabase = field(init=False)
     fleet: WorkerFleet = field(init=False)
     bots: list[BotServer] = field(default_factory=list)
+    bot_procs: list[BotProcess] = field(default_factory=list)
     session: aiohttp.ClientSession | None = None
     client: aioredis.Redis | None = None
     _event_seq: int = 0
@@ -100,7 +103,7 @@ class SuiteStack:
 
     @property
     def bot_urls(self) -> list[str]:
-        return [b.events_url for b in self.bots]
+        return [b.events_url for b in self.bots] + [b.events_url for b in self.bot_procs]
 
     async def start(self, start_workers: bool = True) -> None:
         await self.redis.start()
@@ -109,15 +112,25 @@ class SuiteStack:
         await self.fake.start()
         self.client = aioredis.Redis.from_url(self.redis.url)
         self.session = aiohttp.ClientSession()
-        settings = self.bot_settings()
-        for _ in range(self.config.bots):
-            self.bots.append(await start_bot(settings, self.redis.url, "127.0.0.1", 0))
         env = worker_env(self.config, self.redis.url, self.db.url, self.tiers.base_url,
                          self.fake.base_url)
+        await self.start_bots(env)
         self.fleet = WorkerFleet(self.config.workers, env, self.config.data_dir / "logs")
         if start_workers:
             await self.fleet.start()
             await self.fleet.wait_ready()
+
+    async def start_bots(self, env: dict[str, str]) -> None:
+        if not self.config.bot_processes:
+            settings = self.bot_settings()
+            for _ in range(self.config.bots):
+                self.bots.append(await start_bot(settings, self.redis.url, "127.0.0.1", 0))
+            return
+        bot_env = {**env, "SLACK_SIGNING_SECRET": SECRET}
+        logs = self.config.data_dir / "logs"
+        for i in range(self.config.bots):
+            self.bot_procs.append(await BotProcess.start(bot_env, free_port(),
+                                                         logs / f"bot-{i}.log"))
 
     def bot_settings(self) -> Settings:
         return dataclasses.replace(
@@ -131,6 +144,8 @@ class SuiteStack:
             await self.fleet.stop()
         for bot in self.bots:
             await bot.stop()
+        for proc in self.bot_procs:
+            await proc.stop()
         if self.session is not None:
             await self.session.close()
         if self.client is not None:
@@ -159,7 +174,7 @@ class SuiteStack:
         msg = self.fake.post_user_message(channel, REQUESTER, f"<@{BOT_USER_ID}> {question}")
         event_id = self.next_event_id()
         for attempt in range(DELIVERY_TRIES):
-            url = self.bot_urls[(bot + attempt) % len(self.bots)]
+            url = self.bot_urls[(bot + attempt) % len(self.bot_urls)]
             with contextlib.suppress(aiohttp.ClientError):
                 await self.sender.mention(url, msg, event_id)
             if await self._until(lambda: self.picker_of(msg) is not None, PICKER_WAIT_S):
@@ -175,7 +190,7 @@ class SuiteStack:
             picker = self.picker_of(mention)
             assert picker is not None
             clicked = time.time()
-            url = self.bot_urls[(bot + attempt) % len(self.bots)]
+            url = self.bot_urls[(bot + attempt) % len(self.bot_urls)]
             with contextlib.suppress(aiohttp.ClientError):
                 await self.sender.click(url, REQUESTER, f"depth_{depth}", picker)
             if await self._until_async(lambda: self._chosen(key), CLICK_WAIT_S):

@@ -73,6 +73,8 @@ class JobRunner:
         crashes = int(await self.services.redis.get(crashes_key(self.payload.job_id)) or 0)
         if crashes >= self.config.max_crashes:
             return await self._give_up(lease, request, crashes)
+        # what an earlier attempt was doing is no longer true (see reconciler._count_crash)
+        await self.services.redis.delete(doing_key(self.payload.job_id))
         return await self._holding(lease, request)
 
     async def _give_up(self, lease: Lease, request: ResearchRequestMsg, crashes: int) -> str:

@@ -87,16 +87,20 @@ async def _how_it_ended(redis: aioredis.Redis, job_id: str) -> str:
 
 async def _count_crash(redis: aioredis.Redis, job_id: str) -> int:
     """The job's crash count after this crash. A job that dies at the same model call again
-    and again (a native crash it causes) counts up to the limit; a job that got further than
+    and again (a native crash it causes) counts up to the limit. A job that got further than
     at its previous crash was making headway when its worker was killed (a restart, an OOM
-    kill, a lost machine), and its count starts afresh."""
+    kill, a lost machine): its count starts afresh. A job killed before it got back to where
+    it was (redoing its step after a resume) neither counts nor starts afresh."""
     raw = await redis.get(doing_key(job_id))
     found = _CALL.search(raw.decode(errors="replace")) if raw else None
     reached = int(found.group(1)) if found else 0
-    if reached > int(await redis.get(reach_key(job_id)) or 0):
+    furthest = int(await redis.get(reach_key(job_id)) or 0)
+    if reached > furthest:
         await redis.set(reach_key(job_id), reached, ex=KEEP_S)
         await redis.set(crashes_key(job_id), 1, ex=KEEP_S)
         return 1
+    if reached < furthest:
+        return int(await redis.get(crashes_key(job_id)) or 0)
     return await _count(redis, crashes_key(job_id))
 
 
