@@ -41,6 +41,7 @@ from redsearch.chaos_audit import (
 from redsearch.chaos_plan import DB_CUT, KILL, REDIS_RESTART, STORM, ChaosPlan, Fault, schedule
 from redsearch.scripted_tiers import tagged
 from redsearch.suite_stack import DEFAULT_DB_SERVER, StackConfig, SuiteStack
+from redsearch.supervisor import describe_exit
 
 QUESTION = "How did European heat pump sales, prices and exports move in 2026?"
 POLL_S = 0.5
@@ -78,11 +79,11 @@ class Chaos:
         return [r for r in self.runs if r.finished_at is None and not r.failed]
 
     def settle_runs(self) -> None:
+        posted = self.stack.posted_at
         for run in self.in_flight():
-            keys = self.stack.message_keys(run.channel, run.thread_ts)
-            if f"{run.run_id}/final/v1" in keys:
-                run.finished_at = time.time()
-            failed = [k for k in keys if k.startswith(f"{run.run_id}/failed-")]
+            if f"{run.run_id}/final/v1" in posted:
+                run.finished_at = posted[f"{run.run_id}/final/v1"]
+            failed = [k for k in posted if k.startswith(f"{run.run_id}/failed-")]
             if failed:
                 run.failed = failed[0]
                 self.notes.append(f"run {run.tag} failed: {self._failure_text(run)}")
@@ -171,8 +172,9 @@ class Chaos:
         last_snapshot = 0.0
         while True:
             self.settle_runs()
-            for index in await self.stack.fleet.restart_exited():
-                self.notes.append(f"worker {index} exited by itself; started again")
+            for index, status in await self.stack.fleet.restart_exited():
+                self.notes.append(f"worker {index} exited by itself ({describe_exit(status)}; "
+                                  f"its log: worker-{index}-*.log); started again")
             if injector.done():
                 injector.result()
                 deadline = deadline or time.monotonic() + self.plan.finish_timeout_s

@@ -24,7 +24,7 @@ class ChaosPlan:
     storm_s: float = 30.0  # 0: no storm
     storm_share: float = 1 / 3
     storm_retry_after_s: int = 2
-    model_delay_s: float = 1.5  # per model call, like a hosted model
+    model_delay_s: float = 2.5  # per model call, like a hosted model: runs take minutes
     warmup_s: float = 8.0  # after the first runs start, before the first fault
     window_s: float = 240.0  # faults fall at random moments within this window
     finish_timeout_s: float = 300.0  # after the last fault, for the runs to finish

@@ -108,15 +108,15 @@ class WorkerFleet:
         self.workers[index] = await self._spawn(index)
         return kill
 
-    async def restart_exited(self) -> list[int]:
-        """Start again every worker that exited by itself (recorded in `exits`)."""
-        again: list[int] = []
+    async def restart_exited(self) -> list[tuple[int, int]]:
+        """Start again every worker that exited by itself: (index, exit status) of each."""
+        again: list[tuple[int, int]] = []
         for worker in list(self.workers):
             if worker.process.returncode is not None:
                 worker.ended_at = time.time()
-                self.exits.append((worker.index, worker.process.returncode))
+                again.append((worker.index, worker.process.returncode))
                 self.workers[worker.index] = await self._spawn(worker.index)
-                again.append(worker.index)
+        self.exits += again
         return again
 
     async def stop(self) -> None:

@@ -22,7 +22,7 @@ from bot.server import BotServer, start_bot
 from contract.keys import lease_key, request_key
 from contract.redis_server import free_port
 from contract.requests import CHOOSING, Requests, run_id_for
-from playground.fake_slack import BOT_USER_ID, Message
+from playground.fake_slack import BOT_USER_ID, Change, Message
 from redsearch.fleet import BotProcess, WorkerFleet
 from redsearch.local_services import DurableRedis, PrivateDatabase
 from redsearch.scripted_tiers import ScriptedTiers
@@ -90,6 +90,8 @@ class SuiteStack:
     session: aiohttp.ClientSession | None = None
     client: aioredis.Redis | None = None
     _event_seq: int = 0
+    _pickers: dict[tuple[str, str], str] = field(default_factory=dict)  # thread → picker ts
+    posted_at: dict[str, float] = field(default_factory=dict)  # message key → first posted
 
     def __post_init__(self) -> None:
         self.tiers = ScriptedTiers(self.config.model_delay_s)
@@ -110,6 +112,7 @@ class SuiteStack:
         await self.db.create()
         await self.tiers.start()
         await self.fake.start()
+        self.fake.add_listener(self._note_posted)
         self.client = aioredis.Redis.from_url(self.redis.url)
         self.session = aiohttp.ClientSession()
         env = worker_env(self.config, self.redis.url, self.db.url, self.tiers.base_url,
@@ -161,12 +164,23 @@ class SuiteStack:
         self._event_seq += 1
         return f"EvSuite{self._event_seq:06d}"
 
+    def _note_posted(self, change: Change) -> None:
+        """Keeps, as messages are posted, each picker and when each message key appeared."""
+        if change.kind != "posted":
+            return
+        msg = self.fake.message(change.channel, change.ts)
+        payload = ((msg.metadata if msg else None) or {}).get("event_payload") or {}
+        if isinstance(payload.get("key"), str):
+            self.posted_at.setdefault(payload["key"], time.time())
+        if change.thread_ts and any(
+                e.get("action_id") == "depth_standard" for b in change.data.get("blocks", [])
+                if b.get("type") == "actions" for e in b.get("elements", [])):
+            self._pickers.setdefault((change.channel, change.thread_ts), change.ts)
+
     def picker_of(self, mention: Message) -> Message | None:
-        for msg in self.fake.messages(mention.channel, mention.ts):
-            if any(e.get("action_id") == "depth_standard" for b in msg.blocks
-                   if b.get("type") == "actions" for e in b.get("elements", [])):
-                return msg
-        return None
+        """The depth picker the bot posted under `mention`, as it is now."""
+        ts = self._pickers.get((mention.channel, mention.ts))
+        return None if ts is None else self.fake.message(mention.channel, ts)
 
     async def mention(self, channel: str, question: str, bot: int = 0) -> Message:
         """A person asks in `channel`; the signed event is delivered (and delivered again, as
@@ -220,14 +234,6 @@ class SuiteStack:
     @staticmethod
     def run_id(mention: Message) -> str:
         return run_id_for(request_key(mention.channel, mention.ts))
-
-    def message_keys(self, channel: str, thread_ts: str) -> list[str]:
-        keys = []
-        for msg in self.fake.messages(channel, thread_ts):
-            payload = (msg.metadata or {}).get("event_payload") or {}
-            if isinstance(payload.get("key"), str):
-                keys.append(payload["key"])
-        return keys
 
     @staticmethod
     async def _until(check: Callable[[], bool], timeout_s: float) -> bool:

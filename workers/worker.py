@@ -112,5 +112,8 @@ async def _stop(worker: Worker) -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-    await worker.pool.delete(worker.health_check_key)
+    try:
+        await worker.pool.delete(worker.health_check_key)
+    except (RedisError, OSError) as exc:  # Redis away: the key expires by itself
+        log.warning("health check key not removed: %s", exc)
     await shutdown(worker.ctx)
