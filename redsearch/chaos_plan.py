@@ -10,7 +10,7 @@ KILL = "kill"
 REDIS_RESTART = "redis-restart"
 DB_CUT = "db-cut"
 STORM = "slack-429-storm"
-ARQ_POLL_S = 0.5  # workers.worker.WorkerSettings.poll_delay
+ARQ_POLL_S = 0.5  # how often an idle worker polls the queue (workers/worker.py)
 
 
 @dataclass(frozen=True)

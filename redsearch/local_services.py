@@ -24,13 +24,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from contract.redis_server import (
-    RedisUnavailable,
-    free_port,
-    log_tail,
-    redis_server_binary,
-    server_pid,
-)
+from contract.redis_server import free_port, log_tail, redis_server_binary, server_pid
 
 START_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 10.0
@@ -61,8 +55,8 @@ class DurableRedis:
         deadline = time.monotonic() + START_TIMEOUT_S
         while await server_pid(self.url, timeout_s=0.5) != self.process.pid:
             if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RedisUnavailable(f"redis-server on port {self.port} did not start: "
-                                       f"{log_tail(self.workdir / 'redis.log')}")
+                raise RuntimeError(f"redis-server on port {self.port} did not start: "
+                                   f"{log_tail(self.workdir / 'redis.log')}")
             await asyncio.sleep(0.05)
         return self.url
 
