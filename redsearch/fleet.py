@@ -67,6 +67,9 @@ class WorkerFleet:
     history: list[WorkerProcess] = field(default_factory=list)  # every process started
     kills: list[Kill] = field(default_factory=list)
     exits: list[tuple[int, int]] = field(default_factory=list)  # (index, returncode) unasked
+    # kill() and restart_exited() run in different tasks: one at a time, or a killed worker
+    # looks "exited" to the other, and two processes replace it (one of them untracked)
+    _changing: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def start(self) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -99,31 +102,34 @@ class WorkerFleet:
 
     async def kill(self, index: int) -> Kill:
         """SIGKILL worker `index` and start a new process in its place at once."""
-        worker = self.workers[index]
-        worker.process.send_signal(signal.SIGKILL)
-        await worker.process.wait()
-        kill = Kill(index, worker.pid, time.time())
-        worker.ended_at = kill.at
-        self.kills.append(kill)
-        self.workers[index] = await self._spawn(index)
-        return kill
+        async with self._changing:
+            worker = self.workers[index]
+            worker.process.send_signal(signal.SIGKILL)
+            await worker.process.wait()
+            kill = Kill(index, worker.pid, time.time())
+            worker.ended_at = kill.at
+            self.kills.append(kill)
+            self.workers[index] = await self._spawn(index)
+            return kill
 
     async def restart_exited(self) -> list[tuple[int, int]]:
         """Start again every worker that exited by itself: (index, exit status) of each."""
         again: list[tuple[int, int]] = []
-        for worker in list(self.workers):
-            if worker.process.returncode is not None:
-                worker.ended_at = time.time()
-                again.append((worker.index, worker.process.returncode))
-                self.workers[worker.index] = await self._spawn(worker.index)
+        async with self._changing:
+            for worker in list(self.workers):
+                if worker.process.returncode is not None:
+                    worker.ended_at = time.time()
+                    again.append((worker.index, worker.process.returncode))
+                    self.workers[worker.index] = await self._spawn(worker.index)
         self.exits += again
         return again
 
     async def stop(self) -> None:
-        for worker in self.workers:
-            if worker.alive:
-                worker.process.send_signal(signal.SIGTERM)
-        for worker in self.workers:
+        """SIGTERM every process this fleet started that still runs; SIGKILL after a grace."""
+        running = [w for w in self.history if w.alive]
+        for worker in running:
+            worker.process.send_signal(signal.SIGTERM)
+        for worker in running:
             try:
                 await asyncio.wait_for(worker.process.wait(), STOP_GRACE_S)
             except TimeoutError:
