@@ -31,7 +31,7 @@ PYTEST_ARGS ?=
 BENCH_JSON = $(RED_DATA_DIR)/bench.json
 
 .DEFAULT_GOAL := help
-.PHONY: help install browser run demo test test-fast bench lint clean
+.PHONY: help install browser run demo test test-fast bench chaos load lint clean
 
 help:
 	@echo "make run        redsearch up: Redis, worker, bot and the browser playground (embedded defaults)"
@@ -39,6 +39,8 @@ help:
 	@echo "make test       all tests (PYTEST_ARGS=... passes options to pytest)"
 	@echo "make test-fast  tests without the bundled GGUF model (-m 'not gguf')"
 	@echo "make bench      goal tree vs monolithic agent, equal N steps swept (ends: token ratio at N=32)"
+	@echo "make chaos      workers on PostgreSQL under kills, a Redis restart, a DB cut, a 429 storm"
+	@echo "make load       ack latency, click-to-progress and runs in flight per worker"
 	@echo "make lint       ruff + mypy"
 	@echo "make browser    Debian's chromium for the browser tests (make test does this)"
 	@echo "make clean      remove .venv, caches and .redsearch-data"
@@ -97,6 +99,17 @@ test-fast: $(STAMP) $(BROWSER_STAMP)
 bench: $(STAMP)
 	@mkdir -p "$(RED_DATA_DIR)"
 	$(BIN)/python -m redsearch.bench --json "$(BENCH_JSON)" $(BENCH_ARGS)
+
+# The chaos and load suites (docs/reliability.md): local Redis and PostgreSQL only. They need a
+# PostgreSQL server at SUITE_DATABASE_URL that lets its role create databases; each suite
+# creates its own database and drops it at the end. CHAOS_ARGS / LOAD_ARGS pass options
+# (e.g. CHAOS_ARGS="--seed 7 --kills 5").
+SUITE_DATABASE_URL ?= postgresql+asyncpg://postgres@127.0.0.1:5432/postgres
+chaos: $(STAMP)
+	$(BIN)/python -m redsearch.chaos --db-server "$(SUITE_DATABASE_URL)" $(CHAOS_ARGS)
+
+load: $(STAMP)
+	$(BIN)/python -m redsearch.load --db-server "$(SUITE_DATABASE_URL)" $(LOAD_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -66,6 +66,12 @@ def crashes_key(job_id: str) -> str:
     return f"red:crashes:{job_id}"
 
 
+def reach_key(job_id: str) -> str:
+    """The furthest model call a job had reached when its worker died: a crash counts
+    against the job only when the job got no further than that."""
+    return f"red:reach:{job_id}"
+
+
 def handover_key(job_id: str) -> str:
     """Set by a job that gave its lease back on shutdown: its resume is not a crash."""
     return f"red:handover:{job_id}"

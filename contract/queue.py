@@ -13,26 +13,17 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from arq.connections import ArqRedis, RedisSettings, create_pool
+from arq.connections import ArqRedis, create_pool
 
 from contract.keys import ACTIVE_KEY
 from contract.redis_server import awaited
+from contract.redis_target import is_sentinel, redis_settings, sentinel_pool
 from contract.requests import ResearchRequestMsg, followup_job_id, run_id_for
 
 JOB_FUNCTION = "run_job"
 RESEARCH = "research"
 FOLLOWUP = "followup"
 FEEDBACK = "feedback"  # a person's verdict on an answer, stored with the run by a worker
-
-
-
-
-
-
-
-
-
-
 
 
 def serialize(data: dict[str, Any]) -> bytes:
@@ -46,7 +37,10 @@ def deserialize(raw: bytes) -> dict[str, Any]:
 
 
 async def connect(redis_url: str) -> ArqRedis:
-    return await create_pool(RedisSettings.from_dsn(redis_url), job_serializer=serialize,
+    """ARQ's pool for a plain or a Sentinel URL (`contract.redis_target`), with retries."""
+    if is_sentinel(redis_url):
+        return await sentinel_pool(redis_url, serialize, deserialize)
+    return await create_pool(redis_settings(redis_url), job_serializer=serialize,
                              job_deserializer=deserialize)
 
 

@@ -20,6 +20,7 @@ from typing import Self, TypeVar, cast
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from contract.redis_target import is_sentinel, sentinel_answers
 from research_core.errors import RedisUnavailable
 
 START_TIMEOUT_S = 10.0
@@ -29,7 +30,10 @@ LOG_TAIL_LINES = 5
 
 
 async def redis_answers(url: str, timeout_s: float = 1.0) -> bool:
-    """Whether a Redis at `url` answers PING within `timeout_s`."""
+    """Whether a Redis at `url` (a Sentinel URL: its current primary) answers PING within
+    `timeout_s`."""
+    if is_sentinel(url):
+        return await sentinel_answers(url, timeout_s)
     try:
         client = aioredis.Redis.from_url(
             url, socket_connect_timeout=timeout_s, socket_timeout=timeout_s)

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from urllib.parse import unquote, urlsplit
 
 from research_core.errors import SettingsError
+from research_core.redaction import redact_url
 from research_core.setting_values import Secret, bounded, checked_url, parse_field
 
 HOUR_S = 3600
 DAY_S = 86_400
-REDIS_SCHEMES = ("redis", "rediss", "unix")
+SENTINEL_SCHEME = "redis+sentinel"
+REDIS_SCHEMES = ("redis", "rediss", "unix", SENTINEL_SCHEME)
 
 
 @dataclass(frozen=True)
@@ -36,11 +39,12 @@ class SlackSettings:
 
 @dataclass(frozen=True)
 class WorkerSettings:
-    """ARQ workers: REDIS_URL, RED_WORKER_JOBS (concurrent runs per worker), the heartbeat
-    that proves a run alive (RED_WORKER_HEARTBEAT_S) and how long a silent run waits before
-    another worker resumes it from its checkpoint (RED_WORKER_LEASE_S). A job whose worker
-    died RED_WORKER_MAX_CRASHES times is not resumed again: its thread is told which step
-    failed. `redsearch up` runs RED_UP_WORKERS supervised worker processes."""
+    """ARQ workers: REDIS_URL (or a `redis+sentinel://` URL), RED_WORKER_JOBS (concurrent
+    runs per worker), the heartbeat that proves a run alive (RED_WORKER_HEARTBEAT_S) and how
+    long a silent run waits before another worker resumes it from its checkpoint
+    (RED_WORKER_LEASE_S). A job whose worker died RED_WORKER_MAX_CRASHES times is not resumed
+    again: its thread is told which step failed. `redsearch up` runs RED_UP_WORKERS
+    supervised worker processes."""
 
     redis_url: str = "redis://127.0.0.1:6379/0"
     max_jobs: int = bounded(2, 1, 1000)
@@ -115,6 +119,42 @@ def _url(env: Mapping[str, str], key: str, default: str,
     return checked_url(key, raw, schemes) if raw else raw
 
 
+@dataclass(frozen=True)
+class SentinelTarget:
+    """A `redis+sentinel://[:password@]host:port[,host:port…]/service[/db]` URL, parsed."""
+
+    sentinels: tuple[tuple[str, int], ...]
+    service: str
+    db: int = 0
+    password: str | None = None
+
+
+def sentinel_target(url: str) -> SentinelTarget:
+    """The parts of a Sentinel URL; SettingsError (without the password) when malformed."""
+    parts = urlsplit(url)
+    shape = (f"REDIS_URL={redact_url(url)}: a Sentinel URL is "
+             f"{SENTINEL_SCHEME}://host:port[,host:port…]/service[/db]")
+    sentinels: list[tuple[str, int]] = []
+    for item in filter(None, parts.netloc.rsplit("@", 1)[-1].split(",")):
+        host, _, port = item.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65_536:
+            raise SettingsError(shape)
+        sentinels.append((host, int(port)))
+    path = [p for p in parts.path.split("/") if p]
+    if not sentinels or not 1 <= len(path) <= 2 or (len(path) == 2 and not path[1].isdigit()):
+        raise SettingsError(shape)
+    return SentinelTarget(tuple(sentinels), path[0], int(path[1]) if len(path) == 2 else 0,
+                          unquote(parts.password) if parts.password else None)
+
+
+def _redis_url(env: Mapping[str, str], default: str) -> str:
+    raw = env.get("REDIS_URL") or default
+    if raw.lower().startswith(SENTINEL_SCHEME + "://"):
+        sentinel_target(raw)
+        return raw
+    return _url(env, "REDIS_URL", default, REDIS_SCHEMES)
+
+
 def slack_from_env(env: Mapping[str, str]) -> SlackSettings:
     d = SlackSettings()
     return SlackSettings(
@@ -131,7 +171,7 @@ def slack_from_env(env: Mapping[str, str]) -> SlackSettings:
 def worker_from_env(env: Mapping[str, str]) -> WorkerSettings:
     d = WorkerSettings()
     return WorkerSettings(
-        redis_url=_url(env, "REDIS_URL", d.redis_url, REDIS_SCHEMES),
+        redis_url=_redis_url(env, d.redis_url),
         max_jobs=parse_field(env, "RED_WORKER_JOBS", WorkerSettings, "max_jobs"),
         heartbeat_s=parse_field(env, "RED_WORKER_HEARTBEAT_S", WorkerSettings, "heartbeat_s"),
         lease_s=parse_field(env, "RED_WORKER_LEASE_S", WorkerSettings, "lease_s"),

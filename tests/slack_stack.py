@@ -110,10 +110,13 @@ StartStack = Callable[..., Awaitable[Stack]]
 @pytest.fixture
 async def start_stack(serve: Serve, fake: FakeSlack, redis_url: str,
                       tmp_path: Path) -> AsyncIterator[StartStack]:
+    default_redis = redis_url
     cleanups: list[Callable[[], Awaitable[None]]] = []
 
     async def start(handler: Handler, backend: SearchBackend, in_process_worker: bool = True,
-                    **overrides: Any) -> Stack:
+                    redis: str | None = None, **overrides: Any) -> Stack:
+        """`redis`: another Redis URL than the test database's (a Sentinel URL, say)."""
+        redis_url = redis or default_redis
         server = await serve(handler)
         settings = flow_settings(server.base_url, fake.base_url, redis_url, tmp_path,
                                  **overrides)

@@ -83,6 +83,8 @@ class JobRunner:
         crashes = int(await self.services.redis.get(crashes_key(self.payload.job_id)) or 0)
         if crashes >= self.config.max_crashes:
             return await self._give_up(lease, request, crashes)
+        # what an earlier attempt was doing is no longer true (see reconciler._count_crash)
+        await self.services.redis.delete(doing_key(self.payload.job_id))
         return await self._holding(lease, request)
 
     async def _give_up(self, lease: Lease, request: ResearchRequestMsg, crashes: int) -> str:
@@ -169,5 +171,7 @@ class JobRunner:
             await self.work.failed(request, str(exc))
             return f"failed: {exc}"
         except Exception:
+            # logged first: if telling the thread fails too, its error must not hide this one
+            log.exception("job %s failed", self.payload.job_id)
             await self.work.failed(request, "an internal error; the worker log has the details")
             raise

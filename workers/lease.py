@@ -3,11 +3,15 @@
 The holder renews it every heartbeat; a worker that dies stops renewing, the lease expires
 after `ttl_s`, and the reconciler hands the run to another worker, which resumes it from its
 checkpoint. Every change is compare-and-set on the holder's token (Lua), so a worker that lost
-its lease can neither renew nor release someone else's.
+its lease can neither renew nor release someone else's. The token names the job and the worker
+process (`job id|host:pid|random`), so an operator (or the chaos suite) can tell which worker
+holds which run.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 import uuid
 
 import redis.asyncio as aioredis
@@ -34,13 +38,22 @@ return 0
 """
 
 
+def worker_identity() -> str:
+    """This worker process, as lease tokens name it: `host:pid`."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def holder_of(token: str) -> tuple[str, str]:
+    """(job id, worker identity) of a lease token."""
+    job, _, rest = token.partition("|")
+    return job, rest.rpartition("|")[0]
 
 
 class Lease:
     def __init__(self, redis: aioredis.Redis, run_id: str, job_id: str, ttl_s: float) -> None:
         self.redis = redis
         self.key = lease_key(run_id)
-        self.token = f"{job_id}|{uuid.uuid4().hex[:12]}"
+        self.token = f"{job_id}|{worker_identity()}|{uuid.uuid4().hex[:12]}"
         self.ttl_ms = int(ttl_s * 1000)
 
     async def acquire(self) -> bool:
@@ -60,5 +73,4 @@ class Lease:
         raw = await self.redis.get(self.key)
         if raw is None:
             return None
-        text = raw.decode() if isinstance(raw, bytes) else str(raw)
-        return text.split("|", 1)[0]
+        return holder_of(raw.decode() if isinstance(raw, bytes) else str(raw))[0]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
@@ -24,8 +25,10 @@ from contract.keys import (
     KEEP_S,
     claim_key,
     crashes_key,
+    doing_key,
     handover_key,
     lease_key,
+    reach_key,
     resumes_key,
     started_key,
 )
@@ -35,6 +38,7 @@ from contract.redis_server import awaited
 log = logging.getLogger(__name__)
 
 CLAIM_LEASES = 10
+_CALL = re.compile(r"model call (\d+)")
 _ORPHAN = """
 if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return false end
 if redis.call('exists', KEYS[2]) == 0 then return false end
@@ -74,11 +78,30 @@ async def _count(redis: aioredis.Redis, key: str) -> int:
 
 
 async def _how_it_ended(redis: aioredis.Redis, job_id: str) -> str:
-    """A job handed over on shutdown resumes for free; any other loss counts as a crash."""
+    """A job handed over on shutdown resumes for free; any other loss is a crash."""
     if await redis.getdel(handover_key(job_id)) is not None:
         return "was handed over by a worker shutting down"
-    crashes = await _count(redis, crashes_key(job_id))
+    crashes = await _count_crash(redis, job_id)
     return f"lost its worker (crash {crashes})"
+
+
+async def _count_crash(redis: aioredis.Redis, job_id: str) -> int:
+    """The job's crash count after this crash. A job that dies at the same model call again
+    and again (a native crash it causes) counts up to the limit. A job that got further than
+    at its previous crash was making headway when its worker was killed (a restart, an OOM
+    kill, a lost machine): its count starts afresh. A job killed before it got back to where
+    it was (redoing its step after a resume) neither counts nor starts afresh."""
+    raw = await redis.get(doing_key(job_id))
+    found = _CALL.search(raw.decode(errors="replace")) if raw else None
+    reached = int(found.group(1)) if found else 0
+    furthest = int(await redis.get(reach_key(job_id)) or 0)
+    if reached > furthest:
+        await redis.set(reach_key(job_id), reached, ex=KEEP_S)
+        await redis.set(crashes_key(job_id), 1, ex=KEEP_S)
+        return 1
+    if reached < furthest:
+        return int(await redis.get(crashes_key(job_id)) or 0)
+    return await _count(redis, crashes_key(job_id))
 
 
 async def reconcile_forever(redis: aioredis.Redis, queue: JobQueue, lease_s: float,

@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 from arq.worker import Worker, func
+from redis.exceptions import RedisError
 
 from contract.queue import JOB_FUNCTION, JobQueue, connect, deserialize, serialize
 from research_core.settings import Settings
@@ -24,6 +25,30 @@ log = logging.getLogger(__name__)
 
 RETRY_TRIES = 2000  # a follow-up retries (every lease_s / 2) until its research has ended
 POLL_DELAY_S = 0.5  # a queued job waits at most this long for an idle worker
+REDIS_AWAY_PAUSE_S = 1.0
+
+
+class SteadyWorker(Worker):
+    """ARQ's worker, riding out a Redis that restarts or fails over. ARQ ends its main loop
+    on the first failed poll, which took every worker down with a Redis restart; here a
+    failed poll is logged and tried again after a pause. Running jobs go on: each keeps its
+    own lease and gives its run up if Redis stays away longer than the lease."""
+
+    async def _poll_iteration(self) -> None:
+        try:
+            await super()._poll_iteration()
+        except (RedisError, OSError) as exc:
+            log.warning("Redis unavailable while polling for jobs (%s); trying again", exc)
+            await asyncio.sleep(REDIS_AWAY_PAUSE_S)
+
+    async def start_jobs(self, job_ids: list[bytes]) -> None:
+        try:
+            await super().start_jobs(job_ids)
+        except (RedisError, OSError):
+            # ARQ had taken a slot for the job it was starting when Redis failed: give it back
+            self.job_counter -= 1
+            self.sem.release()
+            raise
 
 
 async def startup(ctx: dict[str, Any]) -> None:
@@ -50,7 +75,7 @@ async def shutdown(ctx: dict[str, Any]) -> None:
 def build_worker(settings: Settings, pool: Any, **ctx: Any) -> Worker:
     """`ctx` may carry a ready `backend` or `similarity` (tests, the playground)."""
     timeout_s = settings.worker.job_timeout_s
-    return Worker(
+    return SteadyWorker(
         functions=[func(run_job, name=JOB_FUNCTION, timeout=timeout_s)],
         redis_pool=pool, ctx={"settings": settings, **ctx}, max_jobs=settings.worker.max_jobs,
         job_timeout=timeout_s, job_serializer=serialize, job_deserializer=deserialize,
@@ -75,5 +100,8 @@ async def _stop(worker: Worker) -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-    await worker.pool.delete(worker.health_check_key)
+    try:
+        await worker.pool.delete(worker.health_check_key)
+    except (RedisError, OSError) as exc:  # Redis away: the key expires by itself
+        log.warning("health check key not removed: %s", exc)
     await shutdown(worker.ctx)

@@ -10,12 +10,25 @@ the send and the record) is first looked for in the channel, and sent only when 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from research_core.budget.axes import Budget
 from research_core.protocols import PartStream, Publisher, StreamsParts
 from research_core.runlog import RunLog
+
+PART_KEY_CHARS = 40  # the store's column; PostgreSQL refuses longer values (SQLite does not)
+_DIGEST_CHARS = 12
+
+
+def bounded_part_key(part_key: str, limit: int = PART_KEY_CHARS) -> str:
+    """`part_key`, or when longer than `limit` its start and a digest of the whole: the same
+    key every time (a resumed run finds its publications), and one that fits the store."""
+    if len(part_key) <= limit:
+        return part_key
+    digest = hashlib.sha256(part_key.encode()).hexdigest()[:_DIGEST_CHARS]
+    return f"{part_key[:limit - _DIGEST_CHARS - 1]}~{digest}"
 
 
 @dataclass
@@ -29,6 +42,9 @@ class Publication:
     reason: str = ""
     replaces: str | None = None
     channel_id: str | None = None
+
+    def __post_init__(self) -> None:
+        self.part_key = bounded_part_key(self.part_key)
 
     @property
     def key(self) -> str:
@@ -66,6 +82,7 @@ class Delivery:
     owner: Budget | None = None
 
     def latest(self, part_key: str) -> Publication | None:
+        part_key = bounded_part_key(part_key)
         versions = [p for p in self.published if p.part_key == part_key]
         return max(versions, key=lambda p: p.version) if versions else None
 

@@ -6,14 +6,20 @@ crash loses at most the step in flight.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime as dt
+import functools
+import logging
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, text
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import (
     ArgumentError,
+    DBAPIError,
     InvalidRequestError,
     NoSuchModuleError,
     SQLAlchemyError,
@@ -24,6 +30,7 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
+from sqlalchemy.sql import Executable
 
 from research_core.delivery.publications import Publication
 from research_core.errors import StoreUnavailable
@@ -48,7 +55,38 @@ from research_core.store.models import (
     SummaryRow,
 )
 
+# PostgreSQL advisory lock held while the tables are created: several workers opening a fresh
+# database at once would otherwise race in CREATE TABLE and all but one fail.
+SCHEMA_LOCK_ID = 0x7265647365617263  # "redsearc"
+RECONNECT_TRIES = 4
+RECONNECT_PAUSE_S = 0.5
+P = ParamSpec("P")
+R = TypeVar("R")
+log = logging.getLogger(__name__)
 _PER_RUN = (NodeRow, QueryRow, EvidenceRow, SummaryRow, LedgerRow, EventRow)
+
+
+def reconnecting(method: Callable[P, Coroutine[Any, Any, R]]
+                 ) -> Callable[P, Coroutine[Any, Any, R]]:
+    """Runs a store call again when the database dropped its connection under it (a restart,
+    a failover, an administrator terminating backends). Each call is one transaction that
+    writes the same rows however often it runs, so running it again is safe; the pool's
+    pre-ping replaces the dead connections."""
+
+    @functools.wraps(method)
+    async def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        for attempt in range(1, RECONNECT_TRIES + 1):
+            try:
+                return await method(*args, **kwargs)
+            except DBAPIError as exc:
+                if not exc.connection_invalidated or attempt == RECONNECT_TRIES:
+                    raise
+                log.warning("database connection lost in %s (%s); trying again",
+                            method.__name__, type(exc.orig).__name__)
+                await asyncio.sleep(RECONNECT_PAUSE_S * attempt)
+        raise AssertionError("unreachable")
+
+    return call
 
 
 def _now() -> dt.datetime:
@@ -89,12 +127,15 @@ class SqlStore:
         folder or connection problem is a StoreUnavailable naming the URL without secrets."""
         try:
             _make_folder(url)
-            engine = create_async_engine(url)
+            engine = create_async_engine(url, pool_pre_ping=True)
         except (SQLAlchemyError, OSError, ImportError, ValueError, OverflowError) as exc:
             raise StoreUnavailable(f"cannot open the database {redact_url(url)}: "
                                    f"{_why(exc)}") from exc
         try:
             async with engine.begin() as conn:
+                if conn.dialect.name == "postgresql":  # workers starting together: one at a time
+                    await conn.execute(text("SELECT pg_advisory_xact_lock(:id)"),
+                                       {"id": SCHEMA_LOCK_ID})
                 await conn.run_sync(Base.metadata.create_all)
         except (SQLAlchemyError, OSError, ValueError, OverflowError) as exc:
             await engine.dispose()
@@ -105,6 +146,7 @@ class SqlStore:
     async def close(self) -> None:
         await self.engine.dispose()
 
+    @reconnecting
     async def save_checkpoint(self, state: RunState) -> None:
         async with self.sessions.begin() as session:
             await session.merge(_run_row(state, await self._created(session, state.run_id)))
@@ -116,6 +158,7 @@ class SqlStore:
         row = await session.get(RunRow, run_id)
         return row.created_at if row else _now()
 
+    @reconnecting
     async def save_report(self, run_id: str, report: Report) -> None:
         async with self.sessions.begin() as session:
             await session.merge(ReportRow(
@@ -127,6 +170,7 @@ class SqlStore:
             session.add_all(ClaimRow(run_id=run_id, idx=i, **dataclasses.asdict(c))
                             for i, c in enumerate(report.claims))
 
+    @reconnecting
     async def load_report(self, run_id: str) -> Report | None:
         """The report saved for the run, with its checked claims; None when none was saved."""
         async with self.sessions() as session:
@@ -138,17 +182,20 @@ class SqlStore:
                       cited=list(row.cited), fallback=row.fallback,
                       claims=[_claim(c) for c in claims])
 
+    @reconnecting
     async def rows(self, table: type[Any], run_id: str) -> list[Any]:
         """All rows of one per-run table, in key order (for inspection and tests)."""
         async with self.sessions() as session:
             result = await session.execute(select(table).where(table.run_id == run_id))
             return list(result.scalars().all())
 
+    @reconnecting
     async def sent_publication(self, key: str) -> Publication | None:
         async with self.sessions() as session:
             row = await session.get(PublicationRow, key)
         return publication_of(row) if row else None
 
+    @reconnecting
     async def record_intent(self, publication: Publication) -> None:
         """Written before the channel is called (see `pending_publication`)."""
         async with self.sessions.begin() as session:
@@ -156,26 +203,30 @@ class SqlStore:
                 key=publication.key, run_id=publication.run_id, created_at=_now(),
                 publication=dataclasses.asdict(publication)))
 
+    @reconnecting
     async def pending_publication(self, key: str) -> Publication | None:
         """An intent never confirmed: the send may or may not have reached the channel."""
         async with self.sessions() as session:
             row = await session.get(PublicationIntentRow, key)
         return Publication(**row.publication) if row else None
 
+    @reconnecting
     async def record_publication(self, publication: Publication) -> None:
         """The channel accepted it: into the outbox, and its intent is settled."""
         fields = dataclasses.asdict(publication)
         async with self.sessions.begin() as session:
-            session.add(PublicationRow(key=publication.key, sent_at=_now(), **fields))
+            await session.merge(PublicationRow(key=publication.key, sent_at=_now(), **fields))
             await session.execute(delete(PublicationIntentRow).where(
                 PublicationIntentRow.key == publication.key))
 
+    @reconnecting
     async def publications(self, run_id: str) -> list[Publication]:
         async with self.sessions() as session:
             result = await session.execute(select(PublicationRow).where(
                 PublicationRow.run_id == run_id).order_by(PublicationRow.sent_at))
             return [publication_of(r) for r in result.scalars().all()]
 
+    @reconnecting
     async def interrupted_runs(self, question: str) -> list[str]:
         """Goal-tree runs of this question that stopped before finishing, newest first."""
         async with self.sessions() as session:
@@ -186,6 +237,7 @@ class SqlStore:
         return [r.run_id for r in rows
                 if r.working.get("extra", {}).get("strategy", "hierarchical") == "hierarchical"]
 
+    @reconnecting
     async def record_feedback(self, run_id: str, message_ts: str, user: str, part_key: str,
                               verdict: str) -> None:
         """A person's verdict on an answer message; a later click of theirs replaces it."""
@@ -193,10 +245,12 @@ class SqlStore:
             await session.merge(FeedbackRow(run_id=run_id, message_ts=message_ts, user=user,
                                             part_key=part_key, verdict=verdict, at=_now()))
 
+    @reconnecting
     async def run_row(self, run_id: str) -> RunRow | None:
         async with self.sessions() as session:
             return await session.get(RunRow, run_id)
 
+    @reconnecting
     async def cache_get(self, key: str, ttl_s: int) -> list[SearchHit] | None:
         async with self.sessions() as session:
             row = await session.get(CacheRow, key)
@@ -204,10 +258,31 @@ class SqlStore:
             return None
         return [_hit(h) for h in row.hits]
 
+    @reconnecting
     async def cache_put(self, key: str, hits: list[SearchHit]) -> None:
-        data = [_jsonable(dataclasses.asdict(h)) for h in hits]
+        """Insert or replace in one statement: runs on several workers caching the same
+        query at once must not collide (a read-then-insert merge did, on PostgreSQL)."""
+        row = {"key": key, "hits": [_jsonable(dataclasses.asdict(h)) for h in hits],
+               "stored_at": _now()}
         async with self.sessions.begin() as session:
-            await session.merge(CacheRow(key=key, hits=data, stored_at=_now()))
+            upsert = _cache_upsert(self.engine.dialect.name, row)
+            if upsert is None:
+                await session.merge(CacheRow(**row))
+            else:
+                await session.execute(upsert)
+
+
+def _cache_upsert(dialect: str, row: dict[str, Any]) -> Executable | None:
+    """INSERT … ON CONFLICT DO UPDATE of a cache row, where the dialect has it."""
+    if dialect == "postgresql":
+        pg = postgresql.insert(CacheRow).values(**row)
+        return pg.on_conflict_do_update(index_elements=[CacheRow.key], set_={
+            "hits": pg.excluded.hits, "stored_at": pg.excluded.stored_at})
+    if dialect == "sqlite":
+        lite = sqlite.insert(CacheRow).values(**row)
+        return lite.on_conflict_do_update(index_elements=[CacheRow.key], set_={
+            "hits": lite.excluded.hits, "stored_at": lite.excluded.stored_at})
+    return None
 
 
 def publication_of(row: PublicationRow) -> Publication:

@@ -1,0 +1,68 @@
+"""The chaos suite's plan: how many runs, workers and faults, the workers' lease timing, and
+the fault schedule drawn from a seed (printed, so that a run can be repeated)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+KILL = "kill"
+REDIS_RESTART = "redis-restart"
+DB_CUT = "db-cut"
+STORM = "slack-429-storm"
+ARQ_POLL_S = 0.5  # how often an idle worker polls the queue (workers/worker.py)
+
+
+@dataclass(frozen=True)
+class ChaosPlan:
+    seed: int
+    runs: int = 6  # research runs kept in flight while faults remain
+    workers: int = 3
+    kills: int = 20
+    redis_restarts: int = 1
+    db_cuts: int = 1
+    storm_s: float = 30.0  # 0: no storm
+    storm_share: float = 1 / 3
+    storm_retry_after_s: int = 2
+    model_delay_s: float = 2.5  # per model call, like a hosted model: runs take minutes
+    warmup_s: float = 8.0  # after the first runs start, before the first fault
+    window_s: float = 240.0  # faults fall at random moments within this window
+    finish_timeout_s: float = 300.0  # after the last fault, for the runs to finish
+    lease_s: float = 8.0
+    heartbeat_s: float = 1.0
+    reconcile_s: float = 1.0
+    worker_jobs: int = 4
+    redis_down_s: float = 3.0
+    keep_runs_in_flight: bool = True  # a run that ends while faults remain is replaced
+    aim_at_runs: bool = False  # a kill hits a worker holding a run (short suites), not any
+
+    @property
+    def recovery_bound_s(self) -> float:
+        """The documented bound: lease + reconcile interval + ARQ's poll delay, plus a margin
+        for loading the checkpoint and the first call (one model call's latency and 3 s:
+        this is a loaded machine)."""
+        return self.lease_s + self.reconcile_s + ARQ_POLL_S + self.model_delay_s + 3.0
+
+
+@dataclass(frozen=True)
+class Fault:
+    at_s: float  # seconds after the first runs started
+    kind: str
+    worker: int = -1  # the worker a kill hits
+
+    def describe(self) -> str:
+        what = f"{self.kind} worker {self.worker}" if self.kind == KILL else self.kind
+        return f"t+{self.at_s:6.1f}s  {what}"
+
+
+def schedule(plan: ChaosPlan) -> list[Fault]:
+    """Every fault at a random moment of the window (the storm ends within it), in order."""
+    rng = random.Random(plan.seed)
+    start, end = plan.warmup_s, plan.warmup_s + plan.window_s
+    faults = [Fault(rng.uniform(start, end), KILL, rng.randrange(plan.workers))
+              for _ in range(plan.kills)]
+    faults += [Fault(rng.uniform(start, end), REDIS_RESTART) for _ in range(plan.redis_restarts)]
+    faults += [Fault(rng.uniform(start, end), DB_CUT) for _ in range(plan.db_cuts)]
+    if plan.storm_s > 0:
+        faults.append(Fault(rng.uniform(start, max(start, end - plan.storm_s)), STORM))
+    return sorted(faults, key=lambda f: f.at_s)

@@ -1,0 +1,56 @@
+"""The chaos suite's counting, on made-up records: it must see a message posted twice, a
+finished step redone, a run that never came back and a slow recovery when they happen."""
+
+from __future__ import annotations
+
+import json
+
+from playground.fake_slack import Call
+from redsearch.chaos_audit import (
+    ChaosReport,
+    KillRecord,
+    Resume,
+    TrackedRun,
+    duplicates,
+    recoveries,
+    redone_steps,
+    signs_of_life,
+)
+from redsearch.scripted_tiers import ModelCall
+
+
+def post(key: str | None, channel: str = "C1", status: int = 200) -> Call:
+    params = {"channel": channel, "thread_ts": "1.0", "text": "x"}
+    if key:
+        params["metadata"] = json.dumps({"event_type": "red_searcher_publication",
+                                         "event_payload": {"key": key}})
+    return Call("chat.postMessage", params, 10.0, status=status)
+
+
+def test_a_key_posted_twice_is_a_duplicate_and_a_refused_post_is_not() -> None:
+    calls = [post("s1/N1/v1"), post("s1/N1/v1"), post("s1/N1/v2"), post("s1/final/v1"),
+             post("s1/final/v1", status=429), post(None)]
+    assert duplicates(calls) == {"s1/N1/v1": 1}
+
+
+def test_a_resume_below_a_saved_step_redoes_it() -> None:
+    saved = [(100.0, {"s1": 3, "s2": 5}), (110.0, {"s1": 4, "s2": 5})]
+    resumes = [Resume("s1", 4, 115.0), Resume("s2", 3, 120.0), Resume("s1", 2, 105.0)]
+    assert redone_steps(resumes, saved) == {"s2": 2, "s1": 1}
+
+
+def test_recovery_is_the_first_sign_of_life_after_the_kill() -> None:
+    runs = [TrackedRun("c00", "C0", "1.0", "s1", 0.0), TrackedRun("c01", "C1", "2.0", "s2", 0.0)]
+    model = [ModelCall(5.0, "HitScores", "c00"), ModelCall(19.0, "HitScores", "c00")]
+    slack = [Call("chat.update", {"channel": "C0"}, 17.0),
+             Call("chat.update", {"channel": "C9"}, 12.0)]
+    signs = signs_of_life(runs, model, slack)
+    found = recoveries([KillRecord(8.0, 42, ("s1", "s2"))], signs, lambda at: at < 9.0)
+    assert [(r.run_id, r.seconds, r.worker_up) for r in found] == [
+        ("s1", 9.0, True), ("s2", None, True)]
+    report = ChaosReport(1, runs, 4, {}, {}, found, [], bound_s=10.0)
+    assert not report.ok  # s2 never came back (and neither run finished)
+    runs[0].finished_at = runs[1].finished_at = 30.0
+    slow = ChaosReport(1, runs, 4, {}, {}, [found[0]], [], bound_s=5.0)
+    assert slow.beyond_bound and not slow.ok
+    assert ChaosReport(1, runs, 4, {}, {}, [found[0]], [], bound_s=10.0).ok
