@@ -241,9 +241,14 @@ class SqlStore:
     async def record_feedback(self, run_id: str, message_ts: str, user: str, part_key: str,
                               verdict: str) -> None:
         """A person's verdict on an answer message; a later click of theirs replaces it."""
+        row = {"run_id": run_id, "message_ts": message_ts, "user": user,
+               "part_key": part_key, "verdict": verdict, "at": _now()}
         async with self.sessions.begin() as session:
-            await session.merge(FeedbackRow(run_id=run_id, message_ts=message_ts, user=user,
-                                            part_key=part_key, verdict=verdict, at=_now()))
+            upsert = _upsert(self.engine.dialect.name, FeedbackRow, row)
+            if upsert is None:
+                await session.merge(FeedbackRow(**row))
+            else:
+                await session.execute(upsert)
 
     @reconnecting
     async def run_row(self, run_id: str) -> RunRow | None:
@@ -265,24 +270,24 @@ class SqlStore:
         row = {"key": key, "hits": [_jsonable(dataclasses.asdict(h)) for h in hits],
                "stored_at": _now()}
         async with self.sessions.begin() as session:
-            upsert = _cache_upsert(self.engine.dialect.name, row)
+            upsert = _upsert(self.engine.dialect.name, CacheRow, row)
             if upsert is None:
                 await session.merge(CacheRow(**row))
             else:
                 await session.execute(upsert)
 
 
-def _cache_upsert(dialect: str, row: dict[str, Any]) -> Executable | None:
-    """INSERT … ON CONFLICT DO UPDATE of a cache row, where the dialect has it."""
-    if dialect == "postgresql":
-        pg = postgresql.insert(CacheRow).values(**row)
-        return pg.on_conflict_do_update(index_elements=[CacheRow.key], set_={
-            "hits": pg.excluded.hits, "stored_at": pg.excluded.stored_at})
-    if dialect == "sqlite":
-        lite = sqlite.insert(CacheRow).values(**row)
-        return lite.on_conflict_do_update(index_elements=[CacheRow.key], set_={
-            "hits": lite.excluded.hits, "stored_at": lite.excluded.stored_at})
-    return None
+def _upsert(dialect: str, table: type[Base], row: dict[str, Any]) -> Executable | None:
+    """INSERT … ON CONFLICT DO UPDATE of one row, where the dialect has it: two writers of
+    the same key at once (two clicks, two workers caching a query) must not collide, and a
+    read-then-insert merge does."""
+    keys = [c.name for c in table.__table__.primary_key.columns]
+    insert = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}.get(dialect)
+    if insert is None:
+        return None
+    statement = insert(table).values(**row)
+    updates = {k: statement.excluded[k] for k in row if k not in keys}
+    return statement.on_conflict_do_update(index_elements=keys, set_=updates)
 
 
 def publication_of(row: PublicationRow) -> Publication:
