@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 from collections.abc import AsyncIterator
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from research_core.delivery.publishers import MemoryPublisher
+from research_core.evaluation.replay import stored_feedback
 from research_core.protocols import SearchRequest
 from research_core.settings import Settings
 from research_core.store.models import Base
@@ -71,3 +73,17 @@ async def test_the_search_cache_round_trips(
     await any_store.cache_put("k1", hits)
     assert await any_store.cache_get("k1", ttl_s=60) == hits
     assert await any_store.cache_get("k1", ttl_s=-1) is None
+
+
+async def test_votes_clicked_at_once_keep_one_per_person_and_the_last_counts(
+        any_store: SqlStore) -> None:
+    """Two jobs storing one person's clicks on one message at once must not collide (a
+    read-then-insert merge did: UNIQUE constraint failed, the vote was lost)."""
+    for _ in range(5):
+        await asyncio.gather(*(
+            any_store.record_feedback("run1", "171.1", "U1", "report", verdict)
+            for verdict in ("positive", "negative", "positive")))
+    await any_store.record_feedback("run1", "171.1", "U1", "report", "negative")
+    await any_store.record_feedback("run1", "171.1", "U2", "report", "positive")
+    counts = await stored_feedback(any_store, "run1")
+    assert [(c.part_key, c.positive, c.negative) for c in counts] == [("report", 1, 1)]

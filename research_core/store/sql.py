@@ -15,7 +15,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import delete, select, text
+from sqlalchemy import delete, inspect, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import (
     ArgumentError,
@@ -281,13 +281,16 @@ def _upsert(dialect: str, table: type[Base], row: dict[str, Any]) -> Executable 
     """INSERT … ON CONFLICT DO UPDATE of one row, where the dialect has it: two writers of
     the same key at once (two clicks, two workers caching a query) must not collide, and a
     read-then-insert merge does."""
-    keys = [c.name for c in table.__table__.primary_key.columns]
-    insert = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}.get(dialect)
-    if insert is None:
-        return None
-    statement = insert(table).values(**row)
-    updates = {k: statement.excluded[k] for k in row if k not in keys}
-    return statement.on_conflict_do_update(index_elements=keys, set_=updates)
+    keys = [column.name for column in inspect(table).primary_key]
+    if dialect == "postgresql":
+        pg = postgresql.insert(table).values(**row)
+        return pg.on_conflict_do_update(index_elements=keys, set_={
+            k: pg.excluded[k] for k in row if k not in keys})
+    if dialect == "sqlite":
+        lite = sqlite.insert(table).values(**row)
+        return lite.on_conflict_do_update(index_elements=keys, set_={
+            k: lite.excluded[k] for k in row if k not in keys})
+    return None
 
 
 def publication_of(row: PublicationRow) -> Publication:
