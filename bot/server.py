@@ -10,6 +10,7 @@ from arq.connections import ArqRedis
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
 from bot.app import build_app, web_app
+from contract.estimates import estimate_line
 from contract.queue import JobQueue, connect
 from research_core.settings import Settings
 
@@ -45,7 +46,9 @@ async def start_bot(settings: Settings, redis_url: str, host: str = "0.0.0.0",
                     api_url=settings.slack.api_url, redis=pool, queue=JobQueue(pool),
                     max_question_chars=settings.engine.max_question_chars,
                     deep_allowed=settings.budget.deep_allowed,
-                    max_steps=settings.budget.steps, budget=settings.budget)
+                    max_steps=settings.budget.steps, budget=settings.budget,
+                    policy=settings.policy, plan_limit=settings.engine.max_children,
+                    estimate=lambda team: estimate_line(pool, team, settings.tiers))
     web_application = web_app(app, settings.slack.signing_secret)
     web_application.router.add_get("/healthz", _health)
     runner = web.AppRunner(web_application)
