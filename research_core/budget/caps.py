@@ -22,7 +22,8 @@ def amount(measure: Measure | str, value: float) -> str:
     """A measure's value as people read it: $1.2345, 12,345 tokens, 3 runs."""
     if measure == "cost_usd":
         return f"${value:,.4f}"
-    return f"{int(value):,} {'tokens' if measure == 'tokens' else 'runs'}"
+    unit = "token" if measure == "tokens" else "run"
+    return f"{int(value):,} {unit}{'' if int(value) == 1 else 's'}"
 
 
 def period_keys(now: dt.datetime) -> dict[Period, str]:
