@@ -196,7 +196,7 @@ async def test_the_assistant_container_greets_titles_and_researches(start_bot: S
                              "channel": DM, "event_ts": asked.ts}) == 200
     assert bot.fake.surfaces.thread(DM, opened.ts).title == PROMPTS[0]["message"]
     picker = bot.fake.messages(DM, opened.ts)[-1]
-    assert buttons(picker)[:3] == ["depth_auto", "depth_standard", "depth_deep", "depth_preview"]
+    assert buttons(picker)[:3] == ["depth_auto", "depth_standard", "depth_deep"]
     request = await Requests(bot.store).for_thread(DM, opened.ts)
     assert request is not None and request.question == PROMPTS[0]["message"]
 
