@@ -231,7 +231,8 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
               budget: BudgetSettings | None = None,
               process_before_response: bool = False, policy: Policy | None = None,
               plan_limit: int = EngineSettings().max_children,
-              estimate: Estimate | None = None) -> AsyncApp:
+              estimate: Estimate | None = None,
+              usage: surfaces.UsageReader | None = None) -> AsyncApp:
     """The bot: signature verification on, the Web API at `api_url` (a trailing slash is added).
 
     `max_steps` is the workers' step budget (RED_BUDGET_STEPS), shown on the depth picker;
@@ -239,7 +240,8 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
     the other defaults).
     `policy` is the team policy (RED_POLICY_FILE: channels, Deep per channel, admins),
     `plan_limit` the most sub-questions an edited plan may have (the engine's max_children),
-    `estimate` the picker's expected tokens and cost line (`contract.estimates`).
+    `estimate` the picker's expected tokens and cost line (`contract.estimates`), `usage`
+    everyone's usage from the store (shown to the policy's admins on their Home tab).
     `process_before_response=True` answers Slack only after the handler finished (for FaaS and
     deterministic tests); by default the handlers ack first and keep running after the answer.
     """
@@ -256,7 +258,7 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
     app.block_action(STOP_ACTION)(handlers.on_stop)
     commands.register(app, starter)
     plans.register(app, starter, plan_limit)
-    surfaces.register(app, starter, budget or BudgetSettings(steps=max_steps))
+    surfaces.register(app, starter, budget or BudgetSettings(steps=max_steps), usage)
     return app
 
 

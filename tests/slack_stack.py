@@ -26,6 +26,7 @@ from playground.fake_slack import FakeSlack, Message
 from research_core.policy import Policy
 from research_core.protocols import SearchBackend
 from research_core.settings import Secret, Settings, SlackSettings, WorkerSettings
+from research_core.store.usage import LazyUsage
 from tests.conftest import AS_OF, SLACK_TOKEN, scripted_settings
 from tests.engine_run import Serve, default_similarity
 from tests.fakes.openai_server import Handler
@@ -126,11 +127,13 @@ async def start_stack(serve: Serve, fake: FakeSlack, redis_url: str,
                                  **overrides)
         settings = dataclasses.replace(settings, policy=policy or Policy())
         pool = await connect(redis_url)
+        usage = LazyUsage(settings.db_url)
         app = build_app(bot_token=SLACK_TOKEN, signing_secret=SECRET, api_url=fake.base_url,
                         redis=pool, queue=JobQueue(pool), process_before_response=True,
                         policy=policy or Policy(), deep_allowed=settings.budget.deep_allowed,
                         plan_limit=settings.engine.max_children,
-                        estimate=lambda team: estimate_line(pool, team, settings.tiers))
+                        estimate=lambda team: estimate_line(pool, team, settings.tiers),
+                        usage=usage)
         runner = web.AppRunner(web_app(app, SECRET))
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", 0).start()
@@ -146,6 +149,7 @@ async def start_stack(serve: Serve, fake: FakeSlack, redis_url: str,
             await session.close()
             await runner.cleanup()
             await pool.aclose()
+            await usage.close()
 
         cleanups.append(cleanup)
         return stack

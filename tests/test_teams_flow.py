@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from bot.plans import EXPIRED
 from contract.keys import request_key
-from contract.requests import Requests
+from contract.requests import PREVIEW_TTL_S, Requests
 from playground.fake_slack import BOT_USER_ID, Message
 from redsearch.usage import run_usage
 from research_core.policy import Policy
@@ -34,6 +35,15 @@ def text_of(message: Message) -> str:
     return json.dumps(message.blocks, ensure_ascii=False) + message.text
 
 
+async def home_opened(stack: Stack, user: str) -> None:
+    event = {"type": "app_home_opened", "user": user, "channel": "D0" + user[2:],
+             "tab": "home", "event_ts": "1.0"}
+    body = {"token": "legacy", "team_id": "T0FAKE", "api_app_id": "A0RED",
+            "type": "event_callback", "event_id": stack.driver.next_event_id(),
+            "event_time": 1, "event": event}
+    assert await stack.driver.post(json.dumps(body), "application/json") == 200
+
+
 async def ask(stack: Stack, user: str = ALICE) -> tuple[Message, Message]:
     _, mention = await stack.driver.mention(f"<@{BOT_USER_ID}> {QUESTION}", user=user)
     [picker] = stack.thread(mention)
@@ -46,7 +56,7 @@ async def ask(stack: Stack, user: str = ALICE) -> tuple[Message, Message]:
 async def test_a_run_reaching_a_cap_is_finalised_and_the_next_is_refused(
         start_stack: StartStack, backend: RecordingBackend, scope: str, name: str,
         capsys: pytest.CaptureFixture[str]) -> None:
-    policy = Policy.model_validate({"caps": {scope: {"day": {"tokens": 1}}}})
+    policy = Policy.model_validate({"caps": {scope: {"day": {"tokens": 1}}}, "admins": [BOB]})
     stack = await start_stack(Script(), backend, policy=policy, max_steps=6)
     mention, picker = await ask(stack)
     assert "Expected cost: no history yet" in contexts(picker)
@@ -76,6 +86,12 @@ async def test_a_run_reaching_a_cap_is_finalised_and_the_next_is_refused(
     request = await Requests(stack.pool).load(request_key(CHANNEL, second.ts))
     assert request is not None and request.status == "failed"
     assert not stack.finals(second)
+
+    for user in (ALICE, BOB):  # an admin's Home tab shows everyone's usage
+        await home_opened(stack, user)
+    alice, bob = (json.dumps(stack.fake.surfaces.view(u)) for u in (ALICE, BOB))
+    assert "Everyone's usage" not in alice and "Everyone's usage (admin)" in bob
+    assert f"<@{ALICE}> " in bob and f"<#{CHANNEL}> " in bob and "1 run, " in bob
 
     assert await run_usage(None, CHANNEL, settings=stack.settings) == 0
     shown = capsys.readouterr().out.splitlines()
@@ -162,3 +178,22 @@ async def test_a_previewed_plan_is_edited_in_a_modal_and_started_on_the_edited_t
     assert asked.count(QUESTION) == 1, "no second decomposition of the question"
     assert "Started with this plan." in text_of(stack.thread(mention)[1])
     assert header(stack.finals(mention)[0]).startswith("Research finished")
+
+
+async def test_a_preview_expires_after_a_day(start_stack: StartStack,
+                                             backend: RecordingBackend) -> None:
+    stack = await start_stack(Script(), backend)
+    mention, picker = await ask(stack)
+    await stack.driver.click(ALICE, "depth_preview", picker)
+    await wait_for(lambda: preview_of(stack, mention) is not None, 30, "the plan preview")
+    preview = preview_of(stack, mention)
+    assert preview is not None
+    key = request_key(CHANNEL, mention.ts)
+    await Requests(stack.pool).update(key, lambda r: r.with_(
+        preview_at=(r.preview_at or 0) - PREVIEW_TTL_S - 1))
+    await stack.driver.click(ALICE, "plan_start", preview)
+    await stack.driver.click(ALICE, "plan_edit", preview)
+    assert [e.text for e in stack.fake.ephemerals(CHANNEL, ALICE)] == [EXPIRED, EXPIRED]
+    request = await Requests(stack.pool).load(key)
+    assert request is not None and request.status == "preview"
+    assert stack.fake.calls("views.open") == []

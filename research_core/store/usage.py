@@ -235,3 +235,22 @@ class RunCaps:
     async def charge(self, tokens: int, cost_usd: float) -> CapStatus:
         return await self.usage.charge(self.charge_id, self.user, self.channel, tokens,
                                        cost_usd, self.caps)
+
+
+class LazyUsage:
+    """Everyone's usage this day and month, from a store opened on first use (the bot reads
+    it only when an admin opens their Home tab); `close()` it when done."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.store: SqlStore | None = None
+
+    async def __call__(self) -> list[UsageLine]:
+        if self.store is None:
+            self.store = await SqlStore.open(self.url)
+        return await UsageStore(self.store).lines()
+
+    async def close(self) -> None:
+        if self.store is not None:
+            await self.store.close()
+            self.store = None
