@@ -4,7 +4,8 @@ day and this month (every period with --all), against the caps of the policy fil
 
 from __future__ import annotations
 
-from research_core.policy import Caps, Policy
+from research_core.budget.caps import amount
+from research_core.policy import MEASURES, Caps, Policy
 from research_core.settings import Settings
 from research_core.store.sql import SqlStore
 from research_core.store.usage import UsageLine, UsageStore
@@ -37,7 +38,5 @@ def render(lines: list[UsageLine], policy: Policy) -> str:
 
 def _caps(caps: Caps, line: UsageLine) -> str:
     limits = caps.limits(line.scope, "day" if line.period.startswith("day:") else "month")
-    shown = [f"{name} {value:g}" for name, value in (
-        ("runs", limits.runs), ("tokens", limits.tokens), ("cost $", limits.cost_usd))
-        if value is not None]
+    shown = [amount(m, cap) for m in MEASURES if (cap := limits.cap(m)) is not None]
     return ", ".join(shown) or "none"
