@@ -7,6 +7,7 @@ upgrade that would breach one."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import os
 import socket
@@ -15,14 +16,16 @@ from pathlib import Path
 
 import pytest
 
+from contract.estimates import estimate
 from research_core.budget.caps import CapBreach, CapStatus, Headroom
 from research_core.budget.owner import BudgetOwner
 from research_core.errors import SettingsError
 from research_core.policy import Caps, Policy, load_policy
-from research_core.settings import BudgetSettings, Settings
+from research_core.settings import BudgetSettings, Settings, TierSettings
 from research_core.store.models import Base
 from research_core.store.sql import SqlStore
 from research_core.store.usage import UsageStore
+from workers.team_rules import job_settings
 
 PG_URL = os.environ.get("TEST_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 NOON = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
@@ -240,3 +243,22 @@ def test_the_owner_finalises_at_a_cap_and_refuses_deep_that_would_breach_one() -
         "spending cap reached: your daily token cap (10,000 tokens) is reached")
     assert owner.spend("model_calls"), "the report can still be written"
     assert not owner.spend("steps")
+
+
+def test_a_worker_runs_deep_as_the_channel_allows() -> None:
+    policy = Policy.model_validate({"deep": {"default": ["U0ALICE"],
+                                            "channels": {"C0OPS": []}}})
+    settings = dataclasses.replace(Settings(), policy=policy)
+    assert job_settings(settings, "C0OPS").budget.deep_allowed == ()
+    assert job_settings(settings, "C0RESEARCH").budget.deep_allowed == ("U0ALICE",)
+    assert job_settings(Settings(), "C0OPS").budget.deep_allowed == ("*",)  # no rule
+
+
+def test_the_expected_cost_is_the_median_and_p90_of_runs_of_the_same_depth() -> None:
+    prices = {"planner": TierSettings(price_in_per_mtok=1.0, price_out_per_mtok=2.0)}
+    runs = [{"deep": False, "tiers": {"planner": [1000 * n, 500 * n]}} for n in range(1, 11)]
+    line = estimate([*runs, {"deep": True, "tiers": {"planner": [30000, 0]}}], prices)
+    assert line == ("Expected (median–p90 of recent runs): *Standard* 8,250–13,500 tokens, "
+                    "$0.0110–$0.0180 (10 runs) · *Deep* 30,000–30,000 tokens, "
+                    "$0.0300–$0.0300 (1 run)")
+    assert estimate([], prices) == "Expected cost: no history yet"
