@@ -46,7 +46,7 @@ from contract.blocks import (
 )
 from contract.keys import REQUEST_KEY, request_key
 from contract.mrkdwn import NO_PARSE, from_slack
-from contract.requests import CHOOSING, ENDED, QUEUED, ResearchRequestMsg
+from contract.requests import CHOOSING, ENDED, PLANNING, PREVIEW, QUEUED, ResearchRequestMsg
 from contract.slack_client import make_client
 from research_core.policy import Policy
 from research_core.settings import BudgetSettings, EngineSettings
@@ -150,10 +150,11 @@ class _Handlers:
 
     async def _followup(self, client: AsyncWebClient, request: ResearchRequestMsg,
                         msg: UserMessage, text: str) -> None:
-        if request.status == CHOOSING:
+        if request.status in (CHOOSING, PLANNING, PREVIEW):
             await client.chat_postMessage(
                 channel=request.channel, thread_ts=request.thread_ts,
-                text="Pick a depth above first; follow-ups are answered after the research.")
+                text="Pick a depth (or start the plan) above first; follow-ups are answered "
+                     "after the research.")
             return
         if await self.starter.refused(client, request.channel, request.thread_ts, text):
             return

@@ -11,7 +11,16 @@ import re
 from typing import Any
 
 from contract.mrkdwn import escape, mention, one_line
-from contract.requests import FAILED, FINISHED, QUEUED, RUNNING, STOPPED, ResearchRequestMsg
+from contract.requests import (
+    FAILED,
+    FINISHED,
+    PLANNING,
+    PREVIEW,
+    QUEUED,
+    RUNNING,
+    STOPPED,
+    ResearchRequestMsg,
+)
 from research_core.budget.axes import deep_total
 
 Block = dict[str, Any]
@@ -23,7 +32,8 @@ STOP_ACTION = "stop_research"
 DEPTHS: dict[str, str] = {"auto": "Auto", "standard": "Standard", "deep": "Deep"}
 DEPTH_ACTIONS: dict[str, str] = {f"depth_{depth}": depth for depth in DEPTHS}
 STATUS_WORDS = {QUEUED: "queued", RUNNING: "researching…", FINISHED: "finished",
-                STOPPED: "stopped", FAILED: "failed"}
+                STOPPED: "stopped", FAILED: "failed", PLANNING: "planning…",
+                PREVIEW: "plan previewed"}
 STOPPABLE = (QUEUED, RUNNING)
 PREVIEW_ACTION = "depth_preview"  # the picker's fourth choice (contract/plan_blocks.py)
 PREVIEW_LABEL = "Preview plan"

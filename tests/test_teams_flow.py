@@ -20,6 +20,7 @@ from redsearch.usage import run_usage
 from research_core.policy import Policy
 from research_core.store.models import NodeRow
 from research_core.store.sql import SqlStore
+from research_core.store.usage import Usage, UsageStore
 from tests.conftest import RecordingBackend
 from tests.scripted import Script, field_of
 from tests.slack_driver import ALICE, BOB, CHANNEL, buttons
@@ -97,7 +98,7 @@ async def test_a_run_reaching_a_cap_is_finalised_and_the_next_is_refused(
     shown = capsys.readouterr().out.splitlines()
     [day] = [line for line in shown if line.startswith("channel ") and " day:" in line]
     assert day.split()[3] == "1", "one run counted: the refused one is not"
-    assert "tokens 1" in day or scope == "user"
+    assert day.endswith("  1 token") == (scope == "channel"), "the caps in force"
 
 
 async def test_deep_is_refused_in_a_channel_the_policy_leaves_out(
@@ -111,6 +112,14 @@ async def test_deep_is_refused_in_a_channel_the_policy_leaves_out(
     request = await Requests(stack.pool).load(request_key(CHANNEL, mention.ts))
     assert request is not None and request.status == "choosing"
     assert stack.fake.calls("chat.update") == []
+
+
+async def usage_of(stack: Stack, user: str) -> Usage:
+    store = await SqlStore.open(stack.settings.db_url)
+    try:
+        return (await UsageStore(store).current("user", user))["day"]
+    finally:
+        await store.close()
 
 
 def counting(script: Script, asked: list[str]) -> Script:
@@ -138,6 +147,8 @@ async def test_a_previewed_plan_is_edited_in_a_modal_and_started_on_the_edited_t
     assert preview is not None and buttons(preview) == ["plan_start", "plan_edit"]
     assert "1. What were heat pump sales figures?" in text_of(preview)
     assert asked == [QUESTION], "one planner call"
+    previewed = await usage_of(stack, ALICE)
+    assert previewed.tokens > 0 and previewed.runs == 0, "the preview is charged, not a run"
 
     # a stranger can neither edit nor start it
     await stack.driver.click(BOB, "plan_edit", preview)
@@ -176,6 +187,8 @@ async def test_a_previewed_plan_is_edited_in_a_modal_and_started_on_the_edited_t
     first = sorted((n for n in nodes if n.parent_id == "N0"), key=lambda n: int(n.node_id[1:]))
     assert [n.question for n in first] == EDITED, "the edited plan is the first expansion"
     assert asked.count(QUESTION) == 1, "no second decomposition of the question"
+    ran = await usage_of(stack, ALICE)
+    assert ran.runs == 1 and ran.tokens > previewed.tokens
     assert "Started with this plan." in text_of(stack.thread(mention)[1])
     assert header(stack.finals(mention)[0]).startswith("Research finished")
 
