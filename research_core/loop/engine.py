@@ -148,6 +148,7 @@ class _Research:
                         f"{self.state.as_of}, {self.owner.mode} mode", run_id=self.state.run_id)
         if self.state.status == "finished":  # resumed after the end: deliver what is missing
             return await self._report()
+        await self._charge()  # how the caps stand before the first step (a resume included)
         if what == "start":  # a sign of life before the first (slow) model call
             await self.delivery.progress(
                 f"Planning: splitting the question into sub-questions ({self.owner.mode}, "
