@@ -20,11 +20,18 @@ from contract.estimates import estimate
 from research_core.budget.caps import CapBreach, CapStatus, Headroom
 from research_core.budget.owner import BudgetOwner
 from research_core.errors import SettingsError
+from research_core.loop.engine import Engine
+from research_core.loop.state import RunState
+from research_core.models.tier_factory import aclose_tiers, build_tiers
 from research_core.policy import Caps, Policy, load_policy
 from research_core.settings import BudgetSettings, Settings, TierSettings
 from research_core.store.models import Base
 from research_core.store.sql import SqlStore
-from research_core.store.usage import UsageStore
+from research_core.store.usage import RunCaps, UsageStore
+from tests.conftest import AS_OF, RecordingBackend, scripted_settings
+from tests.engine_run import QUESTION, Serve, default_similarity
+from tests.scripted import Script
+from tests.test_modes import THREE
 from workers.team_rules import job_settings
 
 PG_URL = os.environ.get("TEST_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
@@ -262,3 +269,29 @@ def test_the_expected_cost_is_the_median_and_p90_of_runs_of_the_same_depth() -> 
                     "$0.0110–$0.0180 (10 runs) · *Deep* 30,000–30,000 tokens, "
                     "$0.0300–$0.0300 (1 run)")
     assert estimate([], prices) == "Expected cost: no history yet"
+
+
+async def test_an_upgrade_that_would_breach_a_cap_is_refused_in_a_run(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    """The run of test_modes' upgrade (Deep applied at step 3 without caps, ~1,750 tokens
+    spent by then) under a 3,000-token daily cap: Deep's 3 more steps at that rate would
+    pass it, so the upgrade is refused with that reason; the run then ends at the cap."""
+    server = await serve(Script(subquestions=THREE))
+    settings = scripted_settings(server.base_url, steps=6, evidence_per_done_node=9,
+                                 rounds_per_node=1)
+    state = RunState.new(QUESTION, AS_OF, settings)
+    caps = Caps.model_validate({"user": {"day": {"tokens": 3000}}})
+    guard = RunCaps(UsageStore(store), state.run_id, "U0ALICE", "C0RESEARCH", caps)
+    tiers = build_tiers(settings)
+    try:
+        await Engine.build(settings, tiers, backend, store, similarity=default_similarity(),
+                           caps=guard).run(state)
+    finally:
+        await aclose_tiers(tiers)
+    budget = state.log.of_kind("budget")
+    [refused] = [e for e in budget if e.data.get("event") == "upgrade-refused"]
+    assert "upgrade to deep refused: Deep would use about" in refused.message
+    assert "more, past your daily token cap (" in refused.message
+    assert state.extra.budget["deep_state"] == "standard" and state.status == "finished"
+    assert str(state.extra.budget["final_reason"]).startswith(
+        "spending cap reached: your daily token cap (3,000 tokens) is reached")
