@@ -212,6 +212,8 @@ class _Research:
         totals = self.state.ledger.totals()
         tokens, cost = sum(t.total_tokens for t in totals), sum(t.cost_usd for t in totals)
         status = await self.engine.caps.charge(tokens, cost)
+        if self.state.status != "running":
+            return  # the report is written (or a follow-up answered): charged, nothing to end
         was_final = self.owner.final_reason is not None
         self.owner.note_caps(status, tokens, cost)
         if status.reached is not None and not was_final:
