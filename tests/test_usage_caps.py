@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from contract.estimates import estimate
+from redsearch.cli import main
 from research_core.budget.caps import CapBreach, CapStatus, Headroom
 from research_core.budget.owner import BudgetOwner
 from research_core.errors import SettingsError
@@ -295,3 +296,14 @@ async def test_an_upgrade_that_would_breach_a_cap_is_refused_in_a_run(
     assert state.extra.budget["deep_state"] == "standard" and state.status == "finished"
     used = (await UsageStore(store).current("user", "U0ALICE"))["day"]
     assert used.tokens == sum(t.total_tokens for t in state.ledger.totals()), "all charged"
+
+
+def test_a_malformed_policy_stops_a_command_with_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("RED_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("RED_POLICY_FILE", str(_policy_file(tmp_path, "caps: {user: 3}\n")))
+    assert main(["usage"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("redsearch: error: RED_POLICY_FILE ") and "\n" not in err
+    assert ": caps.user: " in err
