@@ -1,17 +1,20 @@
 """Team controls end to end (docs/teams.md) — the bot's endpoint, Redis, an ARQ worker on
 scripted tiers, the store, the fake Slack: spending caps finalise a run that reaches them and
 refuse the next (per user and per channel), the picker shows the expected cost from recent
-runs, Deep is refused in a channel the policy leaves out, and a plan preview is edited in a
+runs, Deep is refused in a channel the policy leaves out, the bot stays out of channels the
+policy does not list, and a plan preview is edited in a
 modal and started, its edited sub-questions reaching the engine; a stranger can neither edit
 nor start it."""
 
 from __future__ import annotations
 
 import json
+import urllib.parse
 from typing import Any
 
 import pytest
 
+from bot.commands import NOT_HERE
 from bot.plans import EXPIRED
 from contract.keys import request_key
 from contract.requests import PREVIEW_TTL_S, Requests
@@ -23,7 +26,7 @@ from research_core.store.sql import SqlStore
 from research_core.store.usage import Usage, UsageStore
 from tests.conftest import RecordingBackend
 from tests.scripted import Script, field_of
-from tests.slack_driver import ALICE, BOB, CHANNEL, buttons
+from tests.slack_driver import ALICE, BOB, CHANNEL, buttons, signed_headers
 from tests.slack_stack import Stack, StartStack, contexts, header, wait_for
 
 QUESTION = "How did heat pump sales and prices move in 2026?"
@@ -210,3 +213,23 @@ async def test_a_preview_expires_after_a_day(start_stack: StartStack,
     request = await Requests(stack.pool).load(key)
     assert request is not None and request.status == "preview"
     assert stack.fake.calls("views.open") == []
+
+
+async def test_the_bot_answers_only_in_the_policys_channels(
+        start_stack: StartStack, backend: RecordingBackend) -> None:
+    policy = Policy.model_validate({"channels": ["C0ELSEWHERE"]})
+    stack = await start_stack(Script(), backend, policy=policy)
+    status, mention = await stack.driver.mention(f"<@{BOT_USER_ID}> {QUESTION}")
+    assert status == 200 and stack.thread(mention) == []
+    assert await Requests(stack.pool).load(request_key(CHANNEL, mention.ts)) is None
+    form = {"token": "legacy", "team_id": "T0FAKE", "channel_id": CHANNEL,
+            "channel_name": "research", "user_id": ALICE, "user_name": "alice",
+            "command": "/research", "text": QUESTION, "api_app_id": "A0RED",
+            "response_url": "http://127.0.0.1:9/unused", "trigger_id": "1.2.3"}
+    body = urllib.parse.urlencode(form)
+    headers = signed_headers(body, "application/x-www-form-urlencoded")
+    async with stack.driver.session.post(stack.driver.url, data=body.encode(),
+                                         headers=headers) as resp:
+        assert resp.status == 200
+        assert NOT_HERE in await resp.text()
+    assert stack.fake.calls("chat.postMessage") == []
