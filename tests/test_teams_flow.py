@@ -2,9 +2,8 @@
 scripted tiers, the store, the fake Slack: spending caps finalise a run that reaches them and
 refuse the next (per user and per channel), the picker shows the expected cost from recent
 runs, Deep is refused in a channel the policy leaves out, the bot stays out of channels the
-policy does not list, and a plan preview is edited in a
-modal and started, its edited sub-questions reaching the engine; a stranger can neither edit
-nor start it."""
+policy does not list, and a plan preview is edited in a modal and started, its edited
+sub-questions reaching the engine; a stranger can neither edit nor start it, and it expires."""
 
 from __future__ import annotations
 
