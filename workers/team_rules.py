@@ -77,7 +77,8 @@ async def preview_job(services: Services, payload: JobPayload) -> str:
         await services.slack.chat_postMessage(
             channel=request.channel, thread_ts=request.thread_ts,
             text=refusal_text(breach, "preview a plan"))
-        await services.requests.set_status(request.key, FAILED)
+        updated = await services.requests.set_status(request.key, FAILED)
+        await msgs.show_status(services.slack, updated or request, FAILED)
         return f"preview refused: {breach.message()}"
     preview = await preview_plan(services.settings, services.tiers, request.question)
     await usage.charge(f"preview-{payload.run_id}", request.user, request.channel,
