@@ -232,3 +232,19 @@ async def test_the_bot_answers_only_in_the_policys_channels(
         assert resp.status == 200
         assert NOT_HERE in await resp.text()
     assert stack.fake.calls("chat.postMessage") == []
+
+
+async def test_a_preview_past_a_cap_is_refused_before_the_planner_is_called(
+        start_stack: StartStack, backend: RecordingBackend) -> None:
+    asked: list[str] = []
+    policy = Policy.model_validate({"caps": {"user": {"month": {"runs": 0}}}})
+    stack = await start_stack(counting(Script(), asked), backend, policy=policy)
+    mention, picker = await ask(stack)
+    await stack.driver.click(ALICE, "depth_preview", picker)
+    await wait_for(lambda: any(m.text.startswith("Sorry") for m in stack.thread(mention)), 30,
+                   "the refusal")
+    [refusal] = [m for m in stack.thread(mention) if m.text.startswith("Sorry")]
+    assert refusal.text.startswith("Sorry, I cannot preview a plan: Your monthly run cap "
+                                   "(0 runs) is reached: 0 runs used; it resets at ")
+    assert asked == [] and preview_of(stack, mention) is None
+    await wait_for(lambda: "failed" in stack.thread(mention)[0].text, 10, "the status")
