@@ -153,8 +153,8 @@ class _Handlers:
         if request.status in (CHOOSING, PLANNING, PREVIEW):
             await client.chat_postMessage(
                 channel=request.channel, thread_ts=request.thread_ts,
-                text="Pick a depth (or start the plan) above first; follow-ups are answered "
-                     "after the research.")
+                text="Pick a depth above first (or start the previewed plan); follow-ups are "
+                     "answered after the research.")
             return
         if await self.starter.refused(client, request.channel, request.thread_ts, text):
             return
