@@ -307,3 +307,47 @@ def test_a_malformed_policy_stops_a_command_with_one_line(
     err = capsys.readouterr().err.strip()
     assert err.startswith("redsearch: error: RED_POLICY_FILE ") and "\n" not in err
     assert ": caps.user: " in err
+
+
+@pytest.mark.timeout(120)
+async def test_concurrent_engine_runs_on_postgresql_charge_exactly_their_ledgers(
+        serve: Serve, backend: RecordingBackend) -> None:
+    """Four real runs at once, each on its own connection pool (as four workers would be),
+    charging the same user and channel after every step: the usage is exactly the sum of
+    their ledgers, and four runs."""
+    if not _postgres_answers():
+        pytest.skip("no PostgreSQL answers on 127.0.0.1:5432")
+    setup = await SqlStore.open(PG_URL)
+    async with setup.engine.begin() as conn:
+        await conn.run_sync(Base.metadata.drop_all)
+        await conn.run_sync(Base.metadata.create_all)
+    await setup.close()
+    server = await serve(Script(subquestions=THREE))
+    settings = scripted_settings(server.base_url, steps=4)
+    caps = Caps.model_validate({"channel": {"day": {"tokens": 10_000_000}}})  # not reached
+    stores = [await SqlStore.open(PG_URL) for _ in range(4)]
+    states = [RunState.new(f"{QUESTION} ({i})", AS_OF, settings) for i in range(4)]
+
+    async def run(store: SqlStore, state: RunState) -> None:
+        usage = UsageStore(store)
+        assert await usage.admit_run(state.run_id, "U0ALICE", "C0RESEARCH", caps) is None
+        guard = RunCaps(usage, state.run_id, "U0ALICE", "C0RESEARCH", caps)
+        tiers = build_tiers(settings)
+        try:
+            await Engine.build(settings, tiers, backend, store,
+                               similarity=default_similarity(), caps=guard).run(state)
+        finally:
+            await aclose_tiers(tiers)
+
+    try:
+        await asyncio.gather(*(run(store, state) for store, state in zip(stores, states,
+                                                                          strict=True)))
+        used = await UsageStore(stores[0]).current("channel", "C0RESEARCH")
+    finally:
+        for store in stores:
+            await store.close()
+    ledgers = [t for s in states for t in s.ledger.totals()]
+    assert all(s.status == "finished" for s in states)
+    assert used["day"].runs == 4 and used["month"].runs == 4
+    assert used["day"].tokens == sum(t.total_tokens for t in ledgers) > 0
+    assert used["day"].cost_usd == pytest.approx(sum(t.cost_usd for t in ledgers))
