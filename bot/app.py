@@ -26,7 +26,7 @@ from aiohttp import web
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import commands, surfaces
+from bot import commands, plans, surfaces
 from bot.slack_fields import (
     UserMessage,
     channel_of,
@@ -36,7 +36,7 @@ from bot.slack_fields import (
     slack_id,
 )
 from bot.slack_http import bolt_logger, events_app
-from bot.start import DEEP_REFUSED, Queue, Starter, deep_permitted, strip_mention
+from bot.start import DEEP_REFUSED, Estimate, Queue, Starter, strip_mention
 from contract.blocks import (
     DEPTH_ACTIONS,
     STOP_ACTION,
@@ -46,9 +46,10 @@ from contract.blocks import (
 )
 from contract.keys import REQUEST_KEY, request_key
 from contract.mrkdwn import NO_PARSE, from_slack
-from contract.requests import CHOOSING, ENDED, QUEUED, ResearchRequestMsg
+from contract.requests import CHOOSING, ENDED, PLANNING, PREVIEW, QUEUED, ResearchRequestMsg
 from contract.slack_client import make_client
-from research_core.settings import BudgetSettings
+from research_core.policy import Policy
+from research_core.settings import BudgetSettings, EngineSettings
 
 JSON = dict[str, Any]
 
@@ -68,7 +69,6 @@ class _Handlers:
         self.starter = starter
         self.requests = starter.requests
         self.queue = starter.queue
-        self.deep_allowed = starter.deep_allowed
 
     async def _fresh(self, body: JSON) -> bool:
         event_id = str(body.get("event_id") or "")
@@ -150,10 +150,11 @@ class _Handlers:
 
     async def _followup(self, client: AsyncWebClient, request: ResearchRequestMsg,
                         msg: UserMessage, text: str) -> None:
-        if request.status == CHOOSING:
+        if request.status in (CHOOSING, PLANNING, PREVIEW):
             await client.chat_postMessage(
                 channel=request.channel, thread_ts=request.thread_ts,
-                text="Pick a depth above first; follow-ups are answered after the research.")
+                text="Pick a depth above first (or start the previewed plan); follow-ups are "
+                     "answered after the research.")
             return
         if await self.starter.refused(client, request.channel, request.thread_ts, text):
             return
@@ -176,7 +177,7 @@ class _Handlers:
             await _ephemeral(client, channel, clicker, request,
                              f"Only <@{request.user}> can choose the depth for this request.")
             return
-        if depth == "deep" and not deep_permitted(clicker, self.deep_allowed):
+        if depth == "deep" and not self.starter.may_deep(clicker, channel):
             await _ephemeral(client, channel, clicker, request, DEEP_REFUSED)
             return
         await self.starter.choose(client, request, depth, channel, message_ts(body))
@@ -229,12 +230,19 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
               queue: Queue | None = None, max_question_chars: int = 4000,
               deep_allowed: tuple[str, ...] = ("*",), max_steps: int = BudgetSettings().steps,
               budget: BudgetSettings | None = None,
-              process_before_response: bool = False) -> AsyncApp:
+              process_before_response: bool = False, policy: Policy | None = None,
+              plan_limit: int = EngineSettings().max_children,
+              estimate: Estimate | None = None,
+              usage: surfaces.UsageReader | None = None) -> AsyncApp:
     """The bot: signature verification on, the Web API at `api_url` (a trailing slash is added).
 
     `max_steps` is the workers' step budget (RED_BUDGET_STEPS), shown on the depth picker;
     `budget` the workers' budget settings, shown on the Home tab (default: `max_steps` and
     the other defaults).
+    `policy` is the team policy (RED_POLICY_FILE: channels, Deep per channel, admins),
+    `plan_limit` the most sub-questions an edited plan may have (the engine's max_children),
+    `estimate` the picker's expected tokens and cost line (`contract.estimates`), `usage`
+    everyone's usage from the store (shown to the policy's admins on their Home tab).
     `process_before_response=True` answers Slack only after the handler finished (for FaaS and
     deterministic tests); by default the handlers ack first and keep running after the answer.
     """
@@ -242,14 +250,16 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
     client = make_client(bot_token, base_url)  # 429s wait for Retry-After, as in the worker
     app = AsyncApp(client=client, signing_secret=signing_secret, name="red-searcher",
                    process_before_response=process_before_response, logger=bolt_logger())
-    starter = Starter(redis, queue, max_question_chars, deep_allowed, max_steps)
+    starter = Starter(redis, queue, max_question_chars, deep_allowed, max_steps, policy,
+                      estimate)
     handlers = _Handlers(starter)
     app.event("app_mention")(handlers.on_mention)
     app.event("message")(handlers.on_message)
     app.block_action(re.compile(r"^depth_(auto|standard|deep)$"))(handlers.on_depth)
     app.block_action(STOP_ACTION)(handlers.on_stop)
     commands.register(app, starter)
-    surfaces.register(app, starter, budget or BudgetSettings(steps=max_steps))
+    plans.register(app, starter, plan_limit)
+    surfaces.register(app, starter, budget or BudgetSettings(steps=max_steps), usage)
     return app
 
 

@@ -17,7 +17,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack_fields import channel_of, clicker_of, object_of, slack_id, text_of
-from bot.start import DEEP_REFUSED, Starter, deep_permitted, strip_mention
+from bot.start import DEEP_REFUSED, Starter, strip_mention
 from contract.keys import request_key
 from contract.mrkdwn import from_slack
 
@@ -31,6 +31,7 @@ USAGE = ("Usage: `/research [auto|standard|deep] your question`, for example "
 NO_TEXT = "That message has no text to research."
 TAKEN = ("This thread already has a research request; ask a follow-up in the thread "
          "instead.")
+NOT_HERE = "I do not answer in this channel (the team policy); ask an admin where I do."
 _DEPTH = re.compile(r"^\s*(auto|standard|deep)\b[\s:,-]*", re.IGNORECASE)
 
 
@@ -70,7 +71,10 @@ class _Commands:
             await ack(text=reply)
             return
         note = None
-        if depth == "deep" and not deep_permitted(user, self.starter.deep_allowed):
+        if not self.starter.policy.answers_in(channel):
+            await ack(text=NOT_HERE)
+            return
+        if depth == "deep" and not self.starter.may_deep(user, channel):
             depth, note = None, DEEP_REFUSED
         await ack()
         try:
@@ -96,6 +100,8 @@ class _Commands:
         question = from_slack(strip_mention(text_of(message.get("text")),
                                             context.bot_user_id))
         reply = self.starter.refusal(question, NO_TEXT)
+        if reply is None and not self.starter.policy.answers_in(channel):
+            reply = NOT_HERE
         requests = self.starter.requests
         if reply is None and (await requests.for_thread(channel, thread_ts) is not None
                               or await requests.load(request_key(channel, ts)) is not None):

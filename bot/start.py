@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 import redis.asyncio as aioredis
@@ -22,6 +23,7 @@ from contract.home import remember
 from contract.keys import KEEP_S, chosen_key, request_key
 from contract.mrkdwn import NO_PARSE
 from contract.requests import CHOOSING, QUEUED, Requests, ResearchRequestMsg
+from research_core.policy import Policy
 from research_core.question import is_blank
 
 log = logging.getLogger("bot.start")
@@ -30,7 +32,7 @@ EMPTY_REPLY = ("Please ask a question after mentioning me, for example: "
                "`@RED what moved copper foil prices this year?`")
 _ANY_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
 DEEP_REFUSED = ("Deep research is not enabled for you here; choose Auto or Standard (an "
-                "admin can allow Deep with RED_DEEP_ALLOWED).")
+                "admin can allow Deep with RED_DEEP_ALLOWED or the policy file).")
 
 
 class Queue(Protocol):
@@ -45,6 +47,8 @@ class Queue(Protocol):
     async def feedback(self, request: ResearchRequestMsg, message_ts: str, user: str,
                        part_key: str, verdict: str) -> bool: ...
 
+    async def preview(self, request: ResearchRequestMsg) -> bool: ...
+
 
 def strip_mention(text: str, bot_user_id: str | None) -> str:
     """The question without the bot's mention (any leading mention when the bot id is unknown)."""
@@ -58,18 +62,34 @@ def too_long(question: str, limit: int) -> str:
             f"{limit:,} characters and ask again.")
 
 
+Estimate = Callable[[str | None], Awaitable[str]]  # the picker's expected-cost line per team
+
+
 def deep_permitted(user: str, allowed: tuple[str, ...]) -> bool:
     return "*" in allowed or user in allowed
 
 
 class Starter:
     def __init__(self, redis: aioredis.Redis, queue: Queue | None, max_question_chars: int,
-                 deep_allowed: tuple[str, ...], max_steps: int) -> None:
+                 deep_allowed: tuple[str, ...], max_steps: int, policy: Policy | None = None,
+                 estimate: Estimate | None = None) -> None:
         self.requests = Requests(redis)
         self.queue = queue
         self.max_question_chars = max_question_chars
         self.deep_allowed = deep_allowed
         self.max_steps = max_steps
+        self.policy = policy or Policy()
+        self.estimate = estimate
+
+    def may_deep(self, user: str, channel: str | None) -> bool:
+        """Deep for this person in this channel (the policy's per-channel rule, else
+        RED_DEEP_ALLOWED)."""
+        return self.policy.may_deep(user, channel, self.deep_allowed)
+
+    async def picker(self, request: ResearchRequestMsg) -> list[dict[str, object]]:
+        """The depth picker, with the expected tokens and cost from recent runs."""
+        line = await self.estimate(request.team) if self.estimate is not None else ""
+        return picker_blocks(request, self.max_steps, line)
 
     def refusal(self, question: str, empty: str = EMPTY_REPLY) -> str | None:
         """Why a question is not taken (empty, oversized), or None."""
@@ -81,7 +101,11 @@ class Starter:
 
     async def refused(self, client: AsyncWebClient, channel: str, thread_ts: str,
                       question: str) -> bool:
-        """Empty or oversized questions are answered kindly in the thread, and go no further."""
+        """Empty or oversized questions are answered kindly in the thread, and go no further;
+        in a channel the policy leaves out the bot stays silent."""
+        if not self.policy.answers_in(channel):
+            log.info("not answering in channel %s (the policy's channels)", channel)
+            return True
         reply = self.refusal(question)
         if reply is not None:
             await client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=reply)
@@ -95,7 +119,7 @@ class Starter:
                                      status=CHOOSING, team=team)
         await self._save(request)
         posted = await client.chat_postMessage(channel=channel, thread_ts=thread_ts,
-                                               blocks=picker_blocks(request, self.max_steps),
+                                               blocks=await self.picker(request),
                                                text=picker_text(), **NO_PARSE)
         await self.remember_picker(request.key, posted.get("ts"))
         return request
@@ -111,7 +135,7 @@ class Starter:
         request = request.with_(ts=request.key.rsplit(":", 1)[1])
         if depth is None:
             posted = await client.chat_postMessage(
-                channel=channel, blocks=picker_blocks(request, self.max_steps),
+                channel=channel, blocks=await self.picker(request),
                 text=picker_text(), **NO_PARSE)
         else:
             chosen = request.with_(depth=depth, status=QUEUED)

@@ -7,6 +7,7 @@ question), the App Home tab (published when opened) and the feedback buttons und
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
@@ -17,9 +18,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.slack_fields import channel_of, clicker_of, object_of, slack_id
 from bot.start import Starter, deep_permitted
 from contract.blocks import FEEDBACK_ACTION, parse_feedback
-from contract.home import publish_home
+from contract.home import publish_home, usage_text
 from contract.mrkdwn import one_line
 from research_core.settings import BudgetSettings
+from research_core.store.usage import UsageLine
 
 log = logging.getLogger("bot.surfaces")
 
@@ -40,8 +42,12 @@ THANKS = "Thanks: your feedback on this answer is recorded."
 _FAILURES = (SlackApiError, aiohttp.ClientError, TimeoutError)
 
 
-def register(app: AsyncApp, starter: Starter, budget: BudgetSettings) -> None:
-    surfaces = _Surfaces(starter, budget)
+UsageReader = Callable[[], Awaitable[list[UsageLine]]]  # everyone's usage, for admins
+
+
+def register(app: AsyncApp, starter: Starter, budget: BudgetSettings,
+             usage: UsageReader | None = None) -> None:
+    surfaces = _Surfaces(starter, budget, usage)
     app.event("assistant_thread_started")(surfaces.on_thread_started)
     app.event("app_home_opened")(surfaces.on_home_opened)
     app.action(FEEDBACK_ACTION)(surfaces.on_feedback)
@@ -59,9 +65,11 @@ async def set_title(client: AsyncWebClient, channel: str, thread_ts: str, questi
 
 
 class _Surfaces:
-    def __init__(self, starter: Starter, budget: BudgetSettings) -> None:
+    def __init__(self, starter: Starter, budget: BudgetSettings,
+                 usage: UsageReader | None) -> None:
         self.starter = starter
         self.budget = budget
+        self.usage = usage
 
     async def _fresh(self, body: JSON) -> bool:
         event_id = slack_id(body.get("event_id"))
@@ -89,7 +97,11 @@ class _Surfaces:
         if user is None or event.get("tab") not in (None, "home"):
             return
         allowed = deep_permitted(user, self.starter.deep_allowed)
-        await publish_home(client, self.starter.requests.redis, user, self.budget, allowed)
+        everyone = None
+        if self.usage is not None and self.starter.policy.is_admin(user):
+            everyone = usage_text(await self.usage(), self.starter.policy.caps)
+        await publish_home(client, self.starter.requests.redis, user, self.budget, allowed,
+                           everyone)
 
     async def on_feedback(self, ack: AsyncAck, body: JSON, action: JSON,
                           client: AsyncWebClient) -> None:

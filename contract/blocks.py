@@ -11,7 +11,16 @@ import re
 from typing import Any
 
 from contract.mrkdwn import escape, mention, one_line
-from contract.requests import FAILED, FINISHED, QUEUED, RUNNING, STOPPED, ResearchRequestMsg
+from contract.requests import (
+    FAILED,
+    FINISHED,
+    PLANNING,
+    PREVIEW,
+    QUEUED,
+    RUNNING,
+    STOPPED,
+    ResearchRequestMsg,
+)
 from research_core.budget.axes import deep_total
 
 Block = dict[str, Any]
@@ -23,8 +32,11 @@ STOP_ACTION = "stop_research"
 DEPTHS: dict[str, str] = {"auto": "Auto", "standard": "Standard", "deep": "Deep"}
 DEPTH_ACTIONS: dict[str, str] = {f"depth_{depth}": depth for depth in DEPTHS}
 STATUS_WORDS = {QUEUED: "queued", RUNNING: "researching…", FINISHED: "finished",
-                STOPPED: "stopped", FAILED: "failed"}
+                STOPPED: "stopped", FAILED: "failed", PLANNING: "planning…",
+                PREVIEW: "plan previewed"}
 STOPPABLE = (QUEUED, RUNNING)
+PREVIEW_ACTION = "depth_preview"  # the picker's fourth choice (contract/plan_blocks.py)
+PREVIEW_LABEL = "Preview plan"
 
 
 def shown(question: str) -> str:
@@ -59,18 +71,22 @@ def costs_line(steps: int) -> str:
             "slower and costlier")
 
 
-def picker_blocks(request: ResearchRequestMsg, steps: int) -> list[Block]:
-    """The question, the three depth buttons (their value is the request key), the costs."""
+def picker_blocks(request: ResearchRequestMsg, steps: int, estimate: str = "") -> list[Block]:
+    """The question, the three depth buttons and "Preview plan" (their value is the request
+    key), the costs, and the expected tokens and cost from recent runs (`estimate`)."""
     buttons = [_button(f"depth_{depth}", label, request.key) for depth, label in DEPTHS.items()]
     buttons[0]["style"] = "primary"
+    buttons.append(_button(PREVIEW_ACTION, PREVIEW_LABEL, request.key))
     text = f"*Research request from {mention(request.user)}:*\n>{shown(request.question)}\n" \
            "How deep should I go?"
-    return [_mrkdwn(text), {"type": "actions", "block_id": "depth_picker", "elements": buttons},
-            _context(costs_line(steps))]
+    blocks = [_mrkdwn(text), {"type": "actions", "block_id": "depth_picker",
+                              "elements": buttons}, _context(costs_line(steps))]
+    return blocks + ([_context(estimate)] if estimate else [])
 
 
 def picker_text() -> str:
-    return "How deep should I research this? " + " / ".join(DEPTHS.values())
+    return ("How deep should I research this? " + " / ".join(DEPTHS.values())
+            + f" / {PREVIEW_LABEL}")
 
 
 def status_text(depth: str, status: str) -> str:

@@ -24,12 +24,16 @@ from contract.keys import KEEP_S, stats_key, user_runs_key
 from contract.mrkdwn import clip, link
 from contract.requests import Requests, ResearchRequestMsg
 from research_core.budget.axes import deep_total
+from research_core.budget.caps import amount
+from research_core.policy import MEASURES, Caps
 from research_core.settings import BudgetSettings
+from research_core.store.usage import UsageLine
 
 log = logging.getLogger(__name__)
 
 Block = dict[str, Any]
 RUNS_SHOWN = 10
+USAGE_LINES = 40
 QUESTION_CHARS = 200
 
 
@@ -78,8 +82,9 @@ async def recent_runs(redis: aioredis.Redis,
 
 
 def home_view(runs: list[tuple[ResearchRequestMsg, RunStats]], budget: BudgetSettings,
-              deep_allowed: bool) -> dict[str, Any]:
-    """The Home tab: recent runs, then the budgets in force."""
+              deep_allowed: bool, everyone: str | None = None) -> dict[str, Any]:
+    """The Home tab: recent runs, the budgets in force, and for an admin everyone's usage
+    (`everyone`, see `usage_text`)."""
     blocks: list[Block] = [_header("Your recent research")]
     if not runs:
         blocks.append(_section("No research yet. Mention @RED with a question in a channel, "
@@ -88,13 +93,36 @@ def home_view(runs: list[tuple[ResearchRequestMsg, RunStats]], budget: BudgetSet
         blocks += [_section(_run_text(request, stats)), _context(_run_facts(request, stats))]
     blocks += [{"type": "divider"}, _header("Budgets in force"),
                _section(_budget_text(budget, deep_allowed))]
+    if everyone is not None:
+        blocks += [{"type": "divider"}, _header("Everyone's usage (admin)"),
+                   _section(everyone)]
     return {"type": "home", "blocks": blocks}
 
 
+def usage_text(lines: list[UsageLine], caps: Caps) -> str:
+    """Everyone's usage this day and month, one line per user or channel and period, with
+    the caps in force (the admin's Home tab)."""
+    if not lines:
+        return "No usage recorded this day or month."
+    shown = []
+    for line in lines[:USAGE_LINES]:
+        limits = caps.limits(line.scope, "day" if line.period.startswith("day:") else "month")
+        used = line.usage
+        capped = [f"{amount(m, limits.cap(m) or 0)}" for m in MEASURES
+                  if limits.cap(m) is not None]
+        who = f"<@{line.key}>" if line.scope == "user" else f"<#{line.key}>"
+        shown.append(f"• {who} {line.period.split(':', 1)[1]}: {amount('runs', used.runs)}, "
+                     f"{amount('tokens', used.tokens)}, {amount('cost_usd', used.cost_usd)}"
+                     + (f" (caps: {', '.join(capped)})" if capped else ""))
+    more = len(lines) - USAGE_LINES
+    return "\n".join(shown) + (f"\n…and {more} more (`redsearch usage`)" if more > 0 else "")
+
+
 async def publish_home(client: AsyncWebClient, redis: aioredis.Redis, user: str,
-                       budget: BudgetSettings, deep_allowed: bool) -> bool:
+                       budget: BudgetSettings, deep_allowed: bool,
+                       everyone: str | None = None) -> bool:
     """Publish the person's Home tab; best effort (False, logged, when Slack refuses)."""
-    view = home_view(await recent_runs(redis, user), budget, deep_allowed)
+    view = home_view(await recent_runs(redis, user), budget, deep_allowed, everyone)
     try:
         await client.views_publish(user_id=user, view=view)
     except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:

@@ -110,6 +110,11 @@ def stats_key(request: str) -> str:
     return f"{request}:stats"
 
 
+def costs_key(team: str | None) -> str:
+    """List (newest first) of what this workspace's recent finished runs cost, per tier."""
+    return f"red:costs:{team or 'default'}"
+
+
 def before_key(job_id: str) -> str:
     """The request's status before a follow-up job set it to running (restored after)."""
     return f"red:before:{job_id}"

@@ -24,6 +24,7 @@ JOB_FUNCTION = "run_job"
 RESEARCH = "research"
 FOLLOWUP = "followup"
 FEEDBACK = "feedback"  # a person's verdict on an answer, stored with the run by a worker
+PREVIEW = "preview"  # split the question once and show the plan (docs/teams.md)
 
 
 def serialize(data: dict[str, Any]) -> bytes:
@@ -85,6 +86,10 @@ class JobPayload:
         return cls(FEEDBACK, job, request.key, message_ts=message_ts, voter=user,
                    part_key=part_key, verdict=verdict)
 
+    @classmethod
+    def preview(cls, request: ResearchRequestMsg) -> JobPayload:
+        return cls(PREVIEW, f"preview:{request.channel}:{request.ts}", request.key)
+
 
 class JobQueue:
     """Enqueues jobs once each (ARQ drops a job id it already has) and tracks them as active."""
@@ -114,6 +119,12 @@ class JobQueue:
         """Queue a verdict to be stored; not tracked as active (it holds no run's lease, and
         storing it twice keeps one row per person and message)."""
         payload = JobPayload.feedback(request, message_ts, user, part_key, verdict)
+        return await self.resubmit(payload, payload.job_id)
+
+    async def preview(self, request: ResearchRequestMsg) -> bool:
+        """Queue the plan preview of a request: one planner call, no lease (not tracked as
+        active; the requester can ask again if a worker dies under it)."""
+        payload = JobPayload.preview(request)
         return await self.resubmit(payload, payload.job_id)
 
     async def active(self) -> list[JobPayload]:

@@ -27,6 +27,9 @@ FINISHED = "finished"
 STOPPED = "stopped"
 FAILED = "failed"
 ENDED = (FINISHED, STOPPED, FAILED)
+PLANNING = "planning"  # "Preview plan" chosen: a worker is splitting the question
+PREVIEW = "preview"  # the plan is shown with Start and Edit (docs/teams.md)
+PREVIEW_TTL_S = 86_400  # a preview expires after a day
 
 
 
@@ -64,6 +67,12 @@ class ResearchRequestMsg:
     depth: str | None = None
     picker_ts: str | None = None
     team: str | None = None  # the workspace it was asked in (a stream names its recipient)
+    plan: list[str] | None = None  # the previewed (maybe edited) sub-questions
+    preview_at: float | None = None  # when the preview was shown (it expires after a day)
+    preview_ts: str | None = None  # the preview message
+
+    def preview_expired(self, now: float) -> bool:
+        return self.preview_at is None or now - self.preview_at > PREVIEW_TTL_S
 
     @property
     def job_id(self) -> str:

@@ -1,6 +1,7 @@
 """The fake's agent surfaces beyond messages: the assistant container's thread status,
-suggested prompts and title (assistant.threads.*), and each user's App Home tab
-(views.publish), with Slack's argument checks and limits."""
+suggested prompts and title (assistant.threads.*), each user's App Home tab (views.publish)
+and modals (views.open, with the trigger id of the click that opened it; a submission is
+built by `submission`), with Slack's argument checks and limits."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
     from playground.fake_slack import FakeSlack
 
 PROMPTS_MAX = 4
+MODAL_TITLE = 24
+METADATA_CHARS = 3_000
 STATUS_CHARS = 50_000  # Slack cuts nothing it documents; the loading line is short in practice
 
 
@@ -34,10 +37,13 @@ class FakeSurfaces:
         self.fake = fake
         self.threads: dict[tuple[str, str], AssistantThread] = {}
         self.views: dict[str, JSON] = {}
+        self.triggers: dict[str, str] = {}  # trigger id of an interaction -> who made it
+        self.modals: dict[str, JSON] = {}  # view id -> the open modal (its `user` added)
         for method, handler in {
             "assistant.threads.setStatus": self.set_status,
             "assistant.threads.setSuggestedPrompts": self.set_prompts,
             "assistant.threads.setTitle": self.set_title, "views.publish": self.publish,
+            "views.open": self.open_modal,
         }.items():
             fake.add_method(method, handler)
 
@@ -108,6 +114,78 @@ class FakeSurfaces:
         self.views[user] = published
         self.fake.announce(Change("view", "", published["id"], None, published, user))
         return {"view": published}
+
+    def trigger(self, trigger_id: str, user: str) -> None:
+        """An interaction was delivered with `trigger_id`: the app may open one modal with it."""
+        self.triggers[trigger_id] = user
+
+    def open_modal(self, params: JSON) -> JSON:
+        """views.open: a `modal` view for the person whose interaction gave `trigger_id`
+        (each trigger opens one modal); title at most 24 characters, input blocks checked."""
+        user = self.triggers.pop(str(params.get("trigger_id") or ""), None)
+        if user is None:
+            raise SlackError("invalid_trigger_id")
+        view = _json(params.get("view"))
+        if not isinstance(view, dict) or view.get("type") != "modal":
+            raise SlackError("invalid_arguments", "view must be an object of type modal")
+        title = view.get("title")
+        if not isinstance(title, dict) or not 0 < len(str(title.get("text") or "")) \
+                <= MODAL_TITLE:
+            raise SlackError("invalid_arguments", f"title: 1 to {MODAL_TITLE} characters")
+        if len(str(view.get("private_metadata") or "")) > METADATA_CHARS:
+            raise SlackError("invalid_arguments", "private_metadata is too long")
+        blocks = view.get("blocks")
+        if not isinstance(blocks, list):
+            raise SlackError("invalid_arguments", "view.blocks must be a list")
+        check_view_blocks(blocks)
+        for block in blocks:
+            if block.get("type") == "input" and not isinstance(block.get("element"), dict):
+                raise SlackError("invalid_arguments", "an input block needs an element")
+        view_id = "V" + hashlib.sha1(f"{user}:{len(self.modals)}:{params.get('trigger_id')}"
+                                     .encode()).hexdigest()[:10].upper()
+        opened = {**view, "id": view_id, "team_id": TEAM_ID, "app_id": "A0PLAYGROUND",
+                  "user": user, "state": {"values": {}}}
+        self.modals[view_id] = opened
+        self.fake.announce(Change("modal", "", view_id, None, opened, user))
+        return {"view": opened}
+
+    def close_modal(self, view_id: str) -> None:
+        closed = self.modals.pop(view_id, None)
+        if closed is not None:
+            self.fake.announce(Change("modal", "", view_id, None, {"id": view_id,
+                                                                  "closed": True},
+                                      str(closed["user"])))
+
+    def submission(self, view_id: str, values: dict[str, str]) -> JSON:
+        """The `view_submission` payload of the open modal `view_id`, its inputs holding
+        `values` (action id -> the text typed, or the value of the option chosen)."""
+        view = self.modals.get(view_id)
+        if view is None:
+            raise SlackError("view_not_found")
+        state: dict[str, JSON] = {}
+        for block in view.get("blocks", []):
+            element = block.get("element") if block.get("type") == "input" else None
+            if not isinstance(element, dict):
+                continue
+            action = str(element.get("action_id") or "")
+            given = values.get(action)
+            if element.get("type") == "static_select":
+                options = {str(o.get("value")): o for o in element.get("options", [])}
+                chosen = options.get(given or "") or element.get("initial_option")
+                state[str(block.get("block_id"))] = {action: {
+                    "type": "static_select", "selected_option": chosen}}
+            else:
+                text = given if given is not None else element.get("initial_value")
+                state[str(block.get("block_id"))] = {action: {
+                    "type": str(element.get("type")), "value": text}}
+        user = str(view["user"])
+        return {"type": "view_submission", "team": {"id": TEAM_ID, "domain": "playground"},
+                "user": {"id": user, "username": user.lower(), "team_id": TEAM_ID},
+                "api_app_id": "A0PLAYGROUND", "token": "playground-verification-token",
+                "trigger_id": f"{len(self.modals)}.submission",
+                "view": {**{k: v for k, v in view.items() if k != "user"},
+                         "state": {"values": state}},
+                "response_urls": [], "is_enterprise_install": False, "enterprise": None}
 
     def _announce(self, channel: str, thread_ts: str, thread: AssistantThread) -> None:
         data = {"title": thread.title, "prompts": thread.prompts,

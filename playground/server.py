@@ -53,6 +53,7 @@ DEFAULT_USERS = {"U0ALICE": "Alice", "U0BOB": "Bob", "U0CAROL": "Carol"}
 TEXT_LIMIT = 40_000
 RESPONSE_URLS_KEPT = 1000  # response_urls of the newest clicks; older ones answer expired_url
 NOTICES_KEPT = 20
+VIEW_ANSWER_S = 5.0  # how long a view submission waits for the app (Slack: 3 s)
 
 
 class Playground:
@@ -90,6 +91,8 @@ class Playground:
         app.router.add_post("/ui/message", self._message)
         app.router.add_post("/ui/action", self._action)
         app.router.add_post("/ui/respond/{token}", self._respond)
+        app.router.add_post("/ui/view", self._view)
+        app.router.add_post("/ui/view/close", self._view_close)
         self.agent_ui.routes(app)
         app.on_shutdown.append(self._end_streams)
         await self.fake.start(host, port, app=app)
@@ -162,7 +165,29 @@ class Playground:
         url = self.response_url(Responder.of(msg, user))
         payload = block_actions_payload(msg, found[1], found[0], user, self.users[user],
                                         self.channel_name, url)
+        self.fake.surfaces.trigger(str(payload["trigger_id"]), user)  # it may open a modal
         return self.deliverer.send_interaction(payload)
+
+    async def submit_view(self, user: str, view_id: str, values: dict[str, str]) -> JSON:
+        """`user` presses the submit button of their open modal: Slack delivers a
+        `view_submission` and waits for the app's answer; `errors` keep the modal open (shown
+        under their inputs), anything else closes it."""
+        self.check_user(user)
+        modal = self.fake.surfaces.modals.get(view_id)
+        if modal is None or modal.get("user") != user:
+            raise PlaygroundError(404, "view_not_found")
+        delivery = self.deliverer.send_interaction(self.fake.surfaces.submission(view_id,
+                                                                                 values))
+        deadline = time.monotonic() + VIEW_ANSWER_S
+        while not delivery.done and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        if not delivery.delivered:
+            raise PlaygroundError(502, "the app did not answer the submission")
+        answer = json.loads(delivery.reply) if delivery.reply.strip() else {}
+        if isinstance(answer, dict) and answer.get("response_action") == "errors":
+            return {"errors": answer.get("errors") or {}}
+        self.fake.surfaces.close_modal(view_id)
+        return {"closed": True}
 
     def response_url(self, responder: Responder) -> str:
         """A fresh `response_url` answering to `responder` (the newest ones are kept)."""
@@ -190,7 +215,9 @@ class Playground:
                 "messages": messages, "ephemerals": ephemerals,
                 "statuses": self.fake.statuses(self.channel), "delivery": self._delivery(),
                 "notices": list(self._notices),
-                "home": self.fake.surfaces.view(user) if user else None}
+                "home": self.fake.surfaces.view(user) if user else None,
+                "modal": next((m for m in reversed(self.fake.surfaces.modals.values())
+                               if m.get("user") == user), None) if user else None}
 
     # -- HTTP handlers -----------------------------------------------------------------------------
 
@@ -220,6 +247,31 @@ class Playground:
                        str(body.get("value") or ""))
         except PlaygroundError as exc:
             return error(exc)
+        return web.json_response({"ok": True})
+
+    async def _view(self, request: web.Request) -> web.Response:
+        try:
+            body = await json_body(request)
+            values = body.get("values") or {}
+            answer = await self.submit_view(
+                str(body.get("user") or ""), str(body.get("view_id") or ""),
+                {str(k): str(v) for k, v in values.items()} if isinstance(values, dict)
+                else {})
+        except PlaygroundError as exc:
+            return error(exc)
+        return web.json_response({"ok": True, **answer})
+
+    async def _view_close(self, request: web.Request) -> web.Response:
+        try:
+            body = await json_body(request)
+            user, view_id = str(body.get("user") or ""), str(body.get("view_id") or "")
+            self.check_user(user)
+            modal = self.fake.surfaces.modals.get(view_id)
+            if modal is None or modal.get("user") != user:
+                raise PlaygroundError(404, "view_not_found")
+        except PlaygroundError as exc:
+            return error(exc)
+        self.fake.surfaces.close_modal(view_id)
         return web.json_response({"ok": True})
 
     async def _respond(self, request: web.Request) -> web.Response:
@@ -277,6 +329,9 @@ class Playground:
     def _on_change(self, change: Change) -> None:
         if change.kind == "view":  # a Home tab: only its person sees it
             self._publish({"kind": "view", "view": change.data}, change.ephemeral_for)
+            return
+        if change.kind == "modal":  # a modal opened or closed: its person's only
+            self._publish({"kind": "modal", "view": change.data}, change.ephemeral_for)
             return
         if change.channel != self.channel or change.kind == "assistant":
             return

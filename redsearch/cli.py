@@ -26,6 +26,7 @@ from redsearch.research import (
 )
 from redsearch.terminal import report_error, report_interrupt
 from redsearch.up import run_up
+from redsearch.usage import run_usage
 from research_core.errors import RunError
 from research_core.question import has_surrogates
 
@@ -81,6 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
                               "SLACK_SIGNING_SECRET, REDIS_URL)")
     bot.add_argument("--port", type=_port, help="HTTP port (default RED_BOT_PORT or 3000)")
     commands.add_parser("worker", help="run an ARQ worker that researches queued requests")
+    usage = commands.add_parser("usage", help="spending per user and channel, this day and "
+                                "month, against the policy's caps (admins)")
+    usage.add_argument("--user", help="only this Slack user id")
+    usage.add_argument("--channel", help="only this Slack channel id")
+    usage.add_argument("--all", action="store_true", dest="every_period",
+                       help="every period kept, not only this day and month")
     up = commands.add_parser("up", help="Redis, worker, bot and (without Slack credentials) "
                              "the browser playground, in one command")
     up.add_argument("--port", type=_port, default=8080, help="playground port (default 8080)")
@@ -110,6 +117,8 @@ def _guarded(args: argparse.Namespace) -> int:
             return asyncio.run(run_bot(args.port))
         if args.command == "worker":
             return asyncio.run(run_worker_command())
+        if args.command == "usage":
+            return asyncio.run(run_usage(args.user, args.channel, args.every_period))
         if args.command == "up":
             return asyncio.run(run_up(args.port, dict(os.environ)))  # handed to workers
         return asyncio.run(run_research(_request(args)))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from research_core.errors import SettingsError
+from research_core.policy import Policy, load_policy
 from research_core.service_settings import (
     WEB_BACKENDS,
     SlackSettings,
@@ -175,6 +176,7 @@ class Settings:
     slack: SlackSettings = field(default_factory=SlackSettings)
     worker: WorkerSettings = field(default_factory=WorkerSettings)
     web: WebSettings = field(default_factory=WebSettings)
+    policy: Policy = field(default_factory=Policy)  # RED_POLICY_FILE (research_core/policy.py)
 
     @property
     def db_url(self) -> str:
@@ -198,6 +200,7 @@ class Settings:
             slack=slack_from_env(env),
             worker=worker_from_env(env),
             web=web_from_env(env),
+            policy=load_policy(path_or_none(env.get("RED_POLICY_FILE"))),
         )
 
 

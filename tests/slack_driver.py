@@ -46,6 +46,7 @@ class RecordingQueue:
     research_requests: list[ResearchRequestMsg] = field(default_factory=list)
     followups: list[tuple[str, str, str]] = field(default_factory=list)
     verdicts: list[tuple[str, str, str, str]] = field(default_factory=list)
+    previews: list[ResearchRequestMsg] = field(default_factory=list)
 
     async def research(self, request: ResearchRequestMsg) -> bool:
         self.research_requests.append(request)
@@ -59,6 +60,10 @@ class RecordingQueue:
     async def feedback(self, request: ResearchRequestMsg, message_ts: str, user: str,
                        part_key: str, verdict: str) -> bool:
         self.verdicts.append((message_ts, user, part_key, verdict))
+        return True
+
+    async def preview(self, request: ResearchRequestMsg) -> bool:
+        self.previews.append(request)
         return True
 
 
@@ -108,10 +113,14 @@ class SlackDriver:
         return await self.post(json.dumps(body), "application/json", secret)
 
     async def click(self, user: str, action_id: str, msg: Message) -> int:
-        """`user` clicks the button `action_id` of `msg` as the clients saw it."""
+        """`user` clicks the button `action_id` of `msg` as the clients saw it (the click's
+        trigger id may open one modal, as in Slack)."""
+        self.seq += 1
+        trigger = f"{self.seq}.2.3"
+        self.fake.surfaces.trigger(trigger, user)
         payload = {"type": "block_actions", "team": {"id": "T0FAKE"},
                    "user": {"id": user, "name": user.lower()}, "api_app_id": "A0RED",
-                   "trigger_id": "1.2.3", "channel": {"id": CHANNEL, "name": "research"},
+                   "trigger_id": trigger, "channel": {"id": CHANNEL, "name": "research"},
                    "container": {"type": "message", "message_ts": msg.ts,
                                  "channel_id": CHANNEL, "is_ephemeral": False},
                    "message": {"type": "message", "ts": msg.ts, "text": msg.text,
@@ -121,6 +130,23 @@ class SlackDriver:
                                 "action_ts": str(time.time())}]}
         body = urllib.parse.urlencode({"payload": json.dumps(payload)})
         return await self.post(body, "application/x-www-form-urlencoded")
+
+    async def submit_view(self, view_id: str, values: dict[str, str],
+                          user: str | None = None) -> dict[str, Any]:
+        """The open modal `view_id` submitted with `values` (by `user`, its opener when
+        None); the app's answer (`{}` closes it, `response_action: errors` keeps it)."""
+        payload = self.fake.surfaces.submission(view_id, values)
+        if user is not None:
+            payload["user"] = {"id": user, "username": user.lower(), "team_id": "T0FAKE"}
+        body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+        headers = signed_headers(body, "application/x-www-form-urlencoded")
+        async with self.session.post(self.url, data=body.encode(), headers=headers) as resp:
+            assert resp.status == 200, resp.status
+            text = await resp.text()
+        answer: dict[str, Any] = json.loads(text) if text.strip() else {}
+        if answer.get("response_action") != "errors":
+            self.fake.surfaces.close_modal(view_id)
+        return answer
 
     def replies(self, mention: Message) -> list[Message]:
         return [m for m in self.fake.messages(CHANNEL, mention.ts) if m.ts != mention.ts]

@@ -18,12 +18,15 @@ from aiohttp import web
 from arq.connections import ArqRedis
 
 from bot.app import build_app, web_app
+from contract.estimates import estimate_line
 from contract.keys import ACTIVE_KEY
 from contract.queue import JobQueue, connect
 from contract.redis_server import awaited
 from playground.fake_slack import FakeSlack, Message
+from research_core.policy import Policy
 from research_core.protocols import SearchBackend
 from research_core.settings import Secret, Settings, SlackSettings, WorkerSettings
+from research_core.store.usage import LazyUsage
 from tests.conftest import AS_OF, SLACK_TOKEN, scripted_settings
 from tests.engine_run import Serve, default_similarity
 from tests.fakes.openai_server import Handler
@@ -114,15 +117,23 @@ async def start_stack(serve: Serve, fake: FakeSlack, redis_url: str,
     cleanups: list[Callable[[], Awaitable[None]]] = []
 
     async def start(handler: Handler, backend: SearchBackend, in_process_worker: bool = True,
-                    redis: str | None = None, **overrides: Any) -> Stack:
-        """`redis`: another Redis URL than the test database's (a Sentinel URL, say)."""
+                    redis: str | None = None, policy: Policy | None = None,
+                    **overrides: Any) -> Stack:
+        """`redis`: another Redis URL than the test database's (a Sentinel URL, say);
+        `policy`: the team policy (docs/teams.md) the bot and the worker apply."""
         redis_url = redis or default_redis
         server = await serve(handler)
         settings = flow_settings(server.base_url, fake.base_url, redis_url, tmp_path,
                                  **overrides)
+        settings = dataclasses.replace(settings, policy=policy or Policy())
         pool = await connect(redis_url)
+        usage = LazyUsage(settings.db_url)
         app = build_app(bot_token=SLACK_TOKEN, signing_secret=SECRET, api_url=fake.base_url,
-                        redis=pool, queue=JobQueue(pool), process_before_response=True)
+                        redis=pool, queue=JobQueue(pool), process_before_response=True,
+                        policy=policy or Policy(), deep_allowed=settings.budget.deep_allowed,
+                        plan_limit=settings.engine.max_children,
+                        estimate=lambda team: estimate_line(pool, team, settings.tiers),
+                        usage=usage)
         runner = web.AppRunner(web_app(app, SECRET))
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", 0).start()
@@ -138,6 +149,7 @@ async def start_stack(serve: Serve, fake: FakeSlack, redis_url: str,
             await session.close()
             await runner.cleanup()
             await pool.aclose()
+            await usage.close()
 
         cleanups.append(cleanup)
         return stack

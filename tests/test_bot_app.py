@@ -92,7 +92,7 @@ async def test_a_mention_gets_a_picker_in_its_thread(start_bot: StartBot) -> Non
     assert status == 200
     [picker] = bot.replies(mention)
     assert picker.thread_ts == mention.ts
-    assert buttons(picker) == ["depth_auto", "depth_standard", "depth_deep"]
+    assert buttons(picker) == ["depth_auto", "depth_standard", "depth_deep", "depth_preview"]
     assert [b["type"] for b in picker.blocks] == ["section", "actions", "context"]
     assert "what moved copper foil prices this year?" in picker.blocks[0]["text"]["text"]
     costs = picker.blocks[2]["elements"][0]["text"]
@@ -114,7 +114,7 @@ async def test_acking_first_the_picker_still_follows(start_bot: StartBot) -> Non
             break
         await asyncio.sleep(0.02)
     [picker] = bot.replies(mention)
-    assert buttons(picker) == ["depth_auto", "depth_standard", "depth_deep"]
+    assert buttons(picker) == ["depth_auto", "depth_standard", "depth_deep", "depth_preview"]
     key = request_key(CHANNEL, mention.ts)
     for _ in range(200):  # the handler's last step, after the post: let it finish
         if json.loads(await bot.store.get(key) or "{}").get("picker_ts") == picker.ts:
@@ -169,7 +169,7 @@ async def test_only_the_requester_chooses_once(start_bot: StartBot) -> None:
     [refusal] = bot.fake.ephemerals(CHANNEL, BOB)
     assert refusal.text == f"Only <@{ALICE}> can choose the depth for this request."
     assert bot.fake.calls("chat.update") == []
-    assert buttons(posted) == ["depth_auto", "depth_standard", "depth_deep"]
+    assert buttons(posted) == ["depth_auto", "depth_standard", "depth_deep", "depth_preview"]
     assert bot.enqueued == []
     assert json.loads(await bot.store.get(key) or "{}")["status"] == "choosing"
 

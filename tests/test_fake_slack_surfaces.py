@@ -1,6 +1,6 @@
 """The fake Slack's agent methods through the real slack_sdk client: text streaming with its
 recipient rule, expiry and chunk checks; Block Kit limits (plans, markdown, feedback buttons);
-the assistant thread's prompts and title; the Home tab; permalinks."""
+the assistant thread's prompts and title; the Home tab; modals (views.open); permalinks."""
 
 from __future__ import annotations
 
@@ -157,3 +157,30 @@ async def test_assistant_threads_home_tabs_and_permalinks(fake: FakeSlack) -> No
                                  f"?thread_ts={thread.ts}&cid=D0U1")
     assert await error_of(web.chat_getPermalink(channel="D0U1", message_ts="1.000001")) == \
         "message_not_found"
+
+
+async def test_a_modal_opens_once_per_trigger_and_its_submission_carries_the_inputs(
+        fake: FakeSlack) -> None:
+    web = client(fake)
+    view = {"type": "modal", "callback_id": "c", "private_metadata": "key",
+            "title": {"type": "plain_text", "text": "Edit the plan"},
+            "blocks": [{"type": "input", "block_id": "b", "label": {
+                "type": "plain_text", "text": "Lines"}, "element": {
+                "type": "plain_text_input", "action_id": "lines", "multiline": True,
+                "initial_value": "one\ntwo"}}]}
+    assert await error_of(web.views_open(trigger_id="nobody.clicked", view=view)) \
+        == "invalid_trigger_id"
+    fake.surfaces.trigger("1.2", "U0ALICE")
+    long_title = {**view, "title": {"type": "plain_text", "text": "x" * 25}}
+    assert await error_of(web.views_open(trigger_id="1.2", view=long_title)) \
+        == "invalid_arguments"
+    fake.surfaces.trigger("1.3", "U0ALICE")
+    opened = (await web.views_open(trigger_id="1.3", view=view))["view"]
+    assert await error_of(web.views_open(trigger_id="1.3", view=view)) == "invalid_trigger_id"
+    payload = fake.surfaces.submission(opened["id"], {"lines": "three"})
+    assert payload["type"] == "view_submission" and payload["user"]["id"] == "U0ALICE"
+    assert payload["view"]["private_metadata"] == "key"
+    assert payload["view"]["state"]["values"] == {
+        "b": {"lines": {"type": "plain_text_input", "value": "three"}}}
+    fake.surfaces.close_modal(opened["id"])
+    assert fake.surfaces.modals == {}

@@ -76,7 +76,7 @@ async def test_a_page_message_reaches_the_real_bot_which_answers_with_the_picker
         await pg.deliverer.idle()
         assert all(d.delivered and d.attempts[-1].status == 200 for d in pg.deliverer.deliveries)
         [picker] = replies(pg, body["ts"])
-        assert buttons(picker) == ["depth_auto", "depth_standard", "depth_deep"]
+        assert buttons(picker) == ["depth_auto", "depth_standard", "depth_deep", "depth_preview"]
         assert picker.thread_ts == body["ts"]
         [envelope] = seen.bodies
         assert envelope["type"] == "event_callback" and envelope["event_id"] in body["event_ids"]
@@ -172,7 +172,7 @@ async def test_deliveries_wait_for_a_bot_that_is_down(redis: aioredis.Redis) -> 
         await pg.deliverer.idle()
         assert all(d.delivered for d in pg.deliverer.deliveries)
         [picker] = replies(pg, parent.ts)
-        assert buttons(picker) == ["depth_auto", "depth_standard", "depth_deep"]
+        assert buttons(picker) == ["depth_auto", "depth_standard", "depth_deep", "depth_preview"]
         num, reason = seen.retries[0]
         assert int(num) >= 1 and reason == CONNECTION_FAILED
         assert pg.state(ALICE)["delivery"] == {"retrying": 0, "reason": None}

@@ -81,7 +81,7 @@ async def test_mention_to_final_message_with_revision_followups_and_a_429(
     assert await driver.deliver(mention, "EvQ1") == 200  # Slack's retry of the same event
     [live] = stack.thread(mention)
     picker = copy.deepcopy(live)  # the message as the clients saw it before any update
-    assert buttons(picker) == ["depth_auto", "depth_standard", "depth_deep"]
+    assert buttons(picker) == ["depth_auto", "depth_standard", "depth_deep", "depth_preview"]
 
     assert await driver.click(BOB, "depth_deep", picker) == 200  # not the requester
     assert [e.text for e in stack.fake.ephemerals(CHANNEL, BOB)] == [

@@ -66,7 +66,7 @@ async def test_events_and_clicks_arrive_over_socket_mode(
         assert ack["envelope_id"]
         await wait_for(lambda: len(fake.messages(CHANNEL, mention.ts)) == 2, 10, "the picker")
         picker = fake.messages(CHANNEL, mention.ts)[1]
-        assert buttons(picker) == ["depth_auto", "depth_standard", "depth_deep"]
+        assert buttons(picker) == ["depth_auto", "depth_standard", "depth_deep", "depth_preview"]
         click = {"type": "block_actions", "team": {"id": "T0FAKE"}, "api_app_id": "A0RED",
                  "user": {"id": ALICE}, "channel": {"id": CHANNEL}, "trigger_id": "1.2",
                  "container": {"type": "message", "message_ts": picker.ts},

@@ -24,11 +24,12 @@ from arq import Retry
 from redis.exceptions import RedisError
 
 from contract.keys import KEEP_S, claim_key, crashes_key, doing_key, handover_key, started_key
-from contract.queue import FEEDBACK, FOLLOWUP, JobPayload
+from contract.queue import FEEDBACK, FOLLOWUP, PREVIEW, JobPayload
 from contract.requests import ResearchRequestMsg
 from research_core.errors import RunError
 from workers.lease import Lease
 from workers.services import Services
+from workers.team_rules import preview_job
 from workers.thread_work import ThreadWork
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,8 @@ async def run_job(ctx: dict[str, Any], data: dict[str, Any]) -> str:
     payload = JobPayload.from_dict(data)
     if payload.kind == FEEDBACK:
         return await record_feedback(ctx["services"], payload)
+    if payload.kind == PREVIEW:
+        return await preview_job(ctx["services"], payload)
     return await JobRunner(ctx["services"], payload).run()
 
 

@@ -16,6 +16,7 @@ from contract.keys import RATE_PREFIX
 from contract.queue import JobQueue
 from contract.requests import Requests
 from contract.slack_client import make_client
+from research_core.budget.caps import CapGuard
 from research_core.loop.engine import Engine
 from research_core.models.embeddings import build_similarity
 from research_core.models.tier_factory import aclose_tiers, build_tiers, describe_tier
@@ -64,9 +65,12 @@ class Services:
                  backend.name, settings.db_url.split("://", 1)[0])
         return cls(settings, tiers, similarity, backend, store, slack, redis)
 
-    def engine(self, publisher: Publisher) -> Engine:
-        return Engine.build(self.settings, self.tiers, self.backend, self.store,
-                            similarity=self.similarity, publisher=publisher)
+    def engine(self, publisher: Publisher, settings: Settings | None = None,
+               caps: CapGuard | None = None) -> Engine:
+        """The engine for one job: `settings` as the job sees them (Deep per channel),
+        `caps` the run's spending caps."""
+        return Engine.build(settings or self.settings, self.tiers, self.backend, self.store,
+                            similarity=self.similarity, publisher=publisher, caps=caps)
 
     async def aclose(self) -> None:
         await aclose_tiers(self.tiers)

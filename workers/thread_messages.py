@@ -66,6 +66,9 @@ def tokens_section(state: RunState) -> tuple[str, str]:
     return "Tokens and cost per tier", f"```{state.ledger.table()}```"
 
 
+CAP_REACHED = "spending cap reached"
+
+
 def finished_message(state: RunState, report: Report) -> tuple[Publication, Blocks]:
     """The closing message: flagged claims and the token/cost table (the report part above
     already lists its sources)."""
@@ -73,6 +76,10 @@ def finished_message(state: RunState, report: Report) -> tuple[Publication, Bloc
     flagged = "\n".join(f"• {escape(c.text[:200])} — {escape(c.reason)}"
                         for c in report.flagged[:FLAGGED_SHOWN]) or "none"
     sections = [("Flagged claims", flagged), tokens_section(state)]
+    final = str(state.extra.budget.get("final_reason") or "")
+    if final.startswith(CAP_REACHED):  # a spending cap ended the research (docs/teams.md)
+        sections.insert(0, ("Ended early", escape(final[0].upper() + final[1:]) +
+                            "; the report was written from what was found until then."))
     title = f"Research finished: {state.step} steps, {len(cited)} sources"
     text = f"{title}; {len(report.flagged)} flagged claims."
     return (Publication(state.run_id, "final", 1, "final", text),

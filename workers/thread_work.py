@@ -18,12 +18,14 @@ from contract.queue import FOLLOWUP, JobPayload
 from contract.redis_server import awaited
 from contract.requests import ENDED, FAILED, FINISHED, RUNNING, STOPPED, ResearchRequestMsg
 from research_core.errors import RunNotFound
+from research_core.loop.plan_preview import seed_plan
 from research_core.loop.state import RunState
 from research_core.store.restore import load_state
 from workers import thread_messages as msgs
 from workers.run_view import follow_plan, name_sources, thread_link, update_home
 from workers.services import Services
 from workers.slack_publisher import SlackPublisher
+from workers.team_rules import admit, job_settings, remember_cost, run_caps
 
 log = logging.getLogger(__name__)
 
@@ -59,20 +61,30 @@ class ThreadWork:
         return await self.research(request)
 
     async def research(self, request: ResearchRequestMsg) -> str:
+        settings = job_settings(self.services.settings, request.channel)
+        state = await self.state(request)
+        if state.step == 0 and not state.extra.budget:  # a new run: admitted against the caps
+            refused = await admit(self.services, request, state.run_id)
+            if refused is not None:
+                return f"refused: {refused}"
+            if request.plan:  # the previewed plan is the run's first expansion
+                seed_plan(state, request.plan)
         await self.status(request, RUNNING)
-        state = self.record_doing(await self.state(request))
+        self.record_doing(state)
         link = await thread_link(self.services.slack, request)
         publisher = await self.publisher(request)
         follow_plan(state, publisher)
         name_sources(state, publisher)
+        caps = run_caps(self.services, state.run_id, request)
         try:
-            report = await self.services.engine(publisher).run(state)
+            report = await self.services.engine(publisher, settings, caps).run(state)
         finally:
             await publisher.close()
         note, blocks = msgs.finished_message(state, report)
         await msgs.post_once(self.services.slack, self.services.store, request, note, blocks)
         await self.status(request, FINISHED)
         await self.home(request, state, link)
+        await remember_cost(self.services, request, state)
         return f"finished run {state.run_id} in {state.step} steps"
 
     async def home(self, request: ResearchRequestMsg, state: RunState, link: str = "") -> None:
@@ -95,7 +107,10 @@ class ThreadWork:
         publisher = await self.publisher(request)
         name_sources(state, publisher)
         try:
-            done = await self.services.engine(publisher).follow_up(
+            engine = self.services.engine(
+                publisher, job_settings(self.services.settings, request.channel),
+                run_caps(self.services, self.payload.run_id, request))
+            done = await engine.follow_up(
                 state, self.payload.followup_text, f"followup-{self.payload.followup_ts}")
         finally:
             await publisher.close()

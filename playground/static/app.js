@@ -1,5 +1,6 @@
 // The playground page: a Slack channel rendered from /ui/state, kept live by /ui/stream (SSE),
 // and the app's Home tab. Message text is untrusted: render.js escapes it before any markup.
+import { showModal } from "./modal.js";
 import { el, escapeHtml, mrkdwn, renderBlock } from "./render.js";
 
 const $ = (id) => document.getElementById(id);
@@ -7,6 +8,7 @@ const store = {
   seq: 0, me: null, users: {}, bot: { user_id: "", name: "RED Searcher" },
   channel: { id: "", name: "" }, messages: new Map(), ephemerals: new Map(),
   statuses: {}, delivery: { retrying: 0, reason: null }, notices: [], home: null,
+  modal: null, // the modal the app opened for this person (views.open), until it closes
   feedback: new Map(), // message ts + action id -> the value this person chose
 };
 let source = null;
@@ -114,6 +116,7 @@ function render() {
   $("notice").hidden = !latest;
   $("notice").textContent = latest
     ? `${new Date(latest.at * 1000).toLocaleTimeString()} · ${latest.text}` : "";
+  showModal($("modal"), store.modal, post);
   $("home").hidden = !homeOpen();
   $("channel").hidden = homeOpen();
   $("channel-link").classList.toggle("active", !homeOpen());
@@ -201,6 +204,7 @@ function apply(u) {
     case "ephemeral": store.ephemerals.set(u.ts, u.message); break;
     case "deleted": store.messages.delete(u.ts); break;
     case "view": store.home = u.view; break;
+    case "modal": store.modal = u.view.closed ? null : u.view; break;
     case "status":
       if (u.status) store.statuses[u.thread_ts] = u.status; else delete store.statuses[u.thread_ts];
       break;
@@ -218,6 +222,7 @@ async function loadState() {
     statuses: { ...state.statuses }, delivery: state.delivery, notices: state.notices || [],
     messages: new Map(state.messages.map((m) => [m.ts, m])),
     ephemerals: new Map(state.ephemerals.map((m) => [m.ts, m])), home: state.home,
+    modal: state.modal || null,
   });
   const held = buffered || [];
   buffered = null;
@@ -259,6 +264,7 @@ function init() {
     localStorage.setItem("playground.me", store.me);
     document.body.dataset.ready = "";
     store.home = null;
+    store.modal = null;
     store.feedback.clear();
     connect();
     if (homeOpen()) post("/ui/home", {});

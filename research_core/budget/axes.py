@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, get_args
 
+from research_core.budget.caps import CapStatus
 from research_core.settings import BudgetSettings
 
 Axis = Literal["steps", "model_calls", "reads", "discoveries", "publications", "active_time_s"]
@@ -118,6 +119,8 @@ class Budget:
         self.pending_reason: str | None = None
         self.final_reason: str | None = None
         self.reminded = False
+        self._caps: CapStatus | None = None  # how the spending caps stand (`note_caps`)
+        self._run_spent: tuple[int, float] = (0, 0.0)
         self._time_before_s = 0.0
         self._since = clock()
 

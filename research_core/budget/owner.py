@@ -37,6 +37,7 @@ from research_core.budget.axes import (
     no_log,
     parse_mode,
 )
+from research_core.budget.caps import CapStatus, deep_refusal
 from research_core.settings import BudgetSettings
 
 CHECKPOINT_FORMAT = 1
@@ -89,6 +90,20 @@ class BudgetOwner(Budget):
         self._log("deep-applied", f"deep applied ({reason}): totals raised, used and "
                   "reserved kept", reason=reason, totals=dict(self.totals))
         return Decision(True, "deep applied")
+
+    def note_caps(self, status: CapStatus, run_tokens: int, run_cost: float) -> None:
+        """How the spending caps stand after the run's latest charge (docs/teams.md): a
+        cap reached moves the run to finalisation; the headroom decides Deep upgrades."""
+        self._caps, self._run_spent = status, (run_tokens, run_cost)
+        if status.reached is not None and self.final_reason is None:
+            self.finalise(f"spending cap reached: {status.reached.message()}")
+
+    def cap_refusal(self) -> str | None:
+        """Why Deep would breach a spending cap now (None: it would not, or no caps)."""
+        if self._caps is None:
+            return None
+        extra = deep_totals(self.settings)["steps"] - self.original["steps"]
+        return deep_refusal(self._caps, *self._run_spent, self.used_counts["steps"], extra)
 
     def mark_unknown(self, why: str) -> None:
         """The deep state was lost: behave standard, keep totals, never upgrade."""
@@ -164,6 +179,8 @@ class BudgetOwner(Budget):
             return f"past the deadline ({int(elapsed)} s of {self.totals[TIME]} s active time)"
         if not is_allowed(self.settings, self.requester):
             return f"requester {self.requester!r} is not allowed deep"
+        if (cap := self.cap_refusal()) is not None:
+            return cap
         limit = self.settings.upgrade_refusal_fraction
         shares = {a: self.committed_fraction(a, of_original=True) for a in COUNTED}
         shares[TIME] = elapsed / self.original[TIME]

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from research_core import runlog
 from research_core.budget.axes import parse_mode
+from research_core.budget.caps import CapGuard
 from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery, Outbox
 from research_core.errors import InvalidQuestion
@@ -77,17 +78,19 @@ class Engine:
     similarity: Similarity
     publisher: Publisher | None = None
     exhaustive: bool = False  # every step of the budget: see `_Research.next_node`
+    caps: CapGuard | None = None  # the run's spending caps (docs/teams.md); None: no caps
 
     @classmethod
     def build(cls, settings: Settings, tiers: Mapping[str, ModelTier], backend: SearchBackend,
               store: StoreAndCache, *, similarity: Similarity | None = None,
-              publisher: Publisher | None = None, exhaustive: bool = False) -> Engine:
+              publisher: Publisher | None = None, exhaustive: bool = False,
+              caps: CapGuard | None = None) -> Engine:
         """The engine as every entry point builds it (CLI, evaluation, workers): the store is
         also the search cache; the similarity is the configured embedder unless given.
         `exhaustive` (equal-work benchmarks) uses every step instead of ending early."""
         return cls(settings, tiers, backend, store, cache=store,
                    similarity=similarity or build_similarity(settings.embedding),
-                   publisher=publisher, exhaustive=exhaustive)
+                   publisher=publisher, exhaustive=exhaustive, caps=caps)
 
     async def run(self, state: RunState) -> Report:
         """Research until no node is open or the step limit is reached, then report."""
@@ -145,6 +148,7 @@ class _Research:
                         f"{self.state.as_of}, {self.owner.mode} mode", run_id=self.state.run_id)
         if self.state.status == "finished":  # resumed after the end: deliver what is missing
             return await self._report()
+        await self._charge()  # how the caps stand before the first step (a resume included)
         if what == "start":  # a sign of life before the first (slow) model call
             await self.delivery.progress(
                 f"Planning: splitting the question into sub-questions ({self.owner.mode}, "
@@ -196,8 +200,26 @@ class _Research:
         await self.checkpoint()
 
     async def checkpoint(self) -> None:
+        await self._charge()
         self.state.extra.budget = self.owner.to_dict()
         await self.engine.store.save_checkpoint(self.state)
+
+    async def _charge(self) -> None:
+        """Charge what the run has spent to its user and channel; a spending cap reached
+        moves it to finalisation, and the thread is told."""
+        if self.engine.caps is None:
+            return
+        totals = self.state.ledger.totals()
+        tokens, cost = sum(t.total_tokens for t in totals), sum(t.cost_usd for t in totals)
+        status = await self.engine.caps.charge(tokens, cost)
+        if self.state.status != "running":
+            return  # the report is written (or a follow-up answered): charged, nothing to end
+        was_final = self.owner.final_reason is not None
+        self.owner.note_caps(status, tokens, cost)
+        if status.reached is not None and not was_final:
+            await self.delivery.progress(
+                f"Spending cap reached: {status.reached.message()}. Writing the report from "
+                "what I have found so far.", key="cap-reached")
 
     def _consider_upgrade(self) -> None:
         """At the usage reminder the planner may ask for deep; the owner decides later."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Date, DateTime, Float, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, Date, DateTime, Float, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -177,3 +177,31 @@ class FeedbackRow(Base):
     part_key: Mapped[str] = mapped_column(String(120))
     verdict: Mapped[str] = mapped_column(String(10))
     at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class UsageRow(Base):
+    """What one user or channel spent in one period ("day:2026-11-30", "month:2026-11"),
+    increased in place (`used = used + x`) by every run that charges it."""
+
+    __tablename__ = "usage"
+    scope: Mapped[str] = mapped_column(String(10), primary_key=True)
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    period: Mapped[str] = mapped_column(String(20), primary_key=True)
+    tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    cost_usd: Mapped[float] = mapped_column(Float, default=0.0)
+    runs: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class ChargeRow(Base):
+    """What one run (or plan preview) has charged to the usage so far, and to whom: the next
+    charge adds only the difference, in the same transaction, so a resumed run never counts
+    twice."""
+
+    __tablename__ = "usage_charges"
+    charge_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user: Mapped[str] = mapped_column(String(64))
+    channel: Mapped[str] = mapped_column(String(64))
+    day: Mapped[str] = mapped_column(String(20))
+    month: Mapped[str] = mapped_column(String(20))
+    tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    cost_usd: Mapped[float] = mapped_column(Float, default=0.0)

@@ -1,0 +1,91 @@
+"""The plan preview in the thread and its Edit modal (docs/teams.md), shared by the bot and
+the workers: the sub-questions with Start and Edit (each button's value is the request key),
+and a modal with the sub-questions as editable lines and the depth to run at."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contract.blocks import DEPTHS, shown
+from contract.mrkdwn import escape, mention, one_line
+from contract.requests import ResearchRequestMsg
+
+Block = dict[str, Any]
+
+PLAN_START_ACTION = "plan_start"
+PLAN_EDIT_ACTION = "plan_edit"
+PLAN_MODAL = "plan_modal"
+PLAN_BLOCK, PLAN_INPUT = "plan_lines", "lines"
+DEPTH_BLOCK, DEPTH_INPUT = "plan_depth", "depth"
+
+
+def preview_text(request: ResearchRequestMsg) -> str:
+    return "Plan preview: " + "; ".join(one_line(q) for q in request.plan or [])
+
+
+def preview_blocks(request: ResearchRequestMsg, cost_line: str = "") -> list[Block]:
+    """The previewed plan: numbered sub-questions, the depth it would run at, Start and Edit."""
+    lines = "\n".join(f"{i}. {escape(one_line(q))}"
+                      for i, q in enumerate(request.plan or [], 1))
+    depth = DEPTHS.get(request.depth or "auto", "Auto")
+    blocks: list[Block] = [
+        {"type": "section", "text": {"type": "mrkdwn", "text": (
+            f"*Plan for {mention(request.user)}:*\n>{shown(request.question)}\n{lines}")[:3000]}},
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": (
+            f"Depth: {depth} · Start runs this plan; Edit changes the sub-questions or the "
+            "depth · the preview expires after a day" + (f" · {cost_line}" if cost_line
+                                                         else ""))[:3000]}]},
+        {"type": "actions", "block_id": "plan_control", "elements": [
+            _button(PLAN_START_ACTION, "Start", request.key, "primary"),
+            _button(PLAN_EDIT_ACTION, "Edit", request.key)]},
+    ]
+    return blocks
+
+
+def started_blocks(request: ResearchRequestMsg) -> list[Block]:
+    """The preview once started: the plan stays, the buttons go."""
+    done: Block = {"type": "context", "elements": [{"type": "mrkdwn",
+                                                    "text": "Started with this plan."}]}
+    return [*preview_blocks(request)[:1], done]
+
+
+def plan_modal(request: ResearchRequestMsg, limit: int) -> Block:
+    """The Edit modal: one sub-question per line (at most `limit`), and the depth."""
+    options = [{"text": {"type": "plain_text", "text": label}, "value": depth}
+               for depth, label in DEPTHS.items()]
+    current = next(o for o in options if o["value"] == (request.depth or "auto"))
+    return {
+        "type": "modal", "callback_id": PLAN_MODAL, "private_metadata": request.key,
+        "title": {"type": "plain_text", "text": "Edit the plan"},
+        "submit": {"type": "plain_text", "text": "Save"},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": [
+            {"type": "input", "block_id": PLAN_BLOCK,
+             "label": {"type": "plain_text", "text": f"Sub-questions, one per line (at most "
+                                                     f"{limit})"},
+             "element": {"type": "plain_text_input", "action_id": PLAN_INPUT,
+                         "multiline": True, "initial_value": "\n".join(request.plan or [])}},
+            {"type": "input", "block_id": DEPTH_BLOCK,
+             "label": {"type": "plain_text", "text": "Depth"},
+             "element": {"type": "static_select", "action_id": DEPTH_INPUT,
+                         "options": options, "initial_option": current}},
+        ],
+    }
+
+
+def submitted(view: Block) -> tuple[str, str]:
+    """(the lines' text, the depth) of a submitted Edit modal ("" for what is missing)."""
+    values = view.get("state", {}).get("values", {}) if isinstance(view, dict) else {}
+    lines = values.get(PLAN_BLOCK, {}).get(PLAN_INPUT, {}).get("value") or ""
+    option = values.get(DEPTH_BLOCK, {}).get(DEPTH_INPUT, {}).get("selected_option") or {}
+    depth = option.get("value") if isinstance(option, dict) else ""
+    return (lines if isinstance(lines, str) else "",
+            depth if isinstance(depth, str) and depth in DEPTHS else "")
+
+
+def _button(action_id: str, label: str, value: str, style: str | None = None) -> Block:
+    button: Block = {"type": "button", "action_id": action_id, "value": value,
+                     "text": {"type": "plain_text", "text": label}}
+    if style:
+        button["style"] = style
+    return button
