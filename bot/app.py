@@ -26,7 +26,7 @@ from aiohttp import web
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import commands, surfaces
+from bot import commands, surfaces, watching
 from bot.slack_fields import (
     UserMessage,
     channel_of,
@@ -250,6 +250,7 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
     app.block_action(STOP_ACTION)(handlers.on_stop)
     commands.register(app, starter)
     surfaces.register(app, starter, budget or BudgetSettings(steps=max_steps))
+    watching.register(app, starter)
     return app
 
 

@@ -45,6 +45,8 @@ class Queue(Protocol):
     async def feedback(self, request: ResearchRequestMsg, message_ts: str, user: str,
                        part_key: str, verdict: str) -> bool: ...
 
+    async def watch_set(self, request: ResearchRequestMsg, user: str, cadence: str) -> bool: ...
+
 
 def strip_mention(text: str, bot_user_id: str | None) -> str:
     """The question without the bot's mention (any leading mention when the bot id is unknown)."""

@@ -24,6 +24,8 @@ JOB_FUNCTION = "run_job"
 RESEARCH = "research"
 FOLLOWUP = "followup"
 FEEDBACK = "feedback"  # a person's verdict on an answer, stored with the run by a worker
+WATCH_SET = "watch-set"  # the requester chose a watch cadence (or stop): stored by a worker
+WATCH = "watch"  # one watch cycle of a thread, as of a date (docs/watch.md)
 
 
 def serialize(data: dict[str, Any]) -> bytes:
@@ -58,6 +60,8 @@ class JobPayload:
     voter: str = ""
     part_key: str = ""
     verdict: str = ""
+    cadence: str = ""  # watch-set: daily, weekly, monthly or stop
+    as_of: str = ""  # watch: the cycle's date (ISO)
 
     @property
     def run_id(self) -> str:
@@ -84,6 +88,16 @@ class JobPayload:
         job = f"feedback:{request.channel}:{message_ts}:{user}:{time.time():.6f}"
         return cls(FEEDBACK, job, request.key, message_ts=message_ts, voter=user,
                    part_key=part_key, verdict=verdict)
+
+    @classmethod
+    def watch_set(cls, request: ResearchRequestMsg, user: str, cadence: str) -> JobPayload:
+        job = f"watchset:{request.channel}:{request.thread_ts}:{user}:{time.time():.6f}"
+        return cls(WATCH_SET, job, request.key, voter=user, cadence=cadence)
+
+    @classmethod
+    def watch(cls, request_key: str, channel: str, thread_ts: str, as_of: str) -> JobPayload:
+        """One cycle per thread and date: ARQ drops the same job id queued twice."""
+        return cls(WATCH, f"watch:{channel}:{thread_ts}:{as_of}", request_key, as_of=as_of)
 
 
 class JobQueue:
@@ -114,6 +128,11 @@ class JobQueue:
         """Queue a verdict to be stored; not tracked as active (it holds no run's lease, and
         storing it twice keeps one row per person and message)."""
         payload = JobPayload.feedback(request, message_ts, user, part_key, verdict)
+        return await self.resubmit(payload, payload.job_id)
+
+    async def watch_set(self, request: ResearchRequestMsg, user: str, cadence: str) -> bool:
+        """Queue a watch choice to be stored (not tracked as active: it holds no lease)."""
+        payload = JobPayload.watch_set(request, user, cadence)
         return await self.resubmit(payload, payload.job_id)
 
     async def active(self) -> list[JobPayload]:

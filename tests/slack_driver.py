@@ -46,6 +46,7 @@ class RecordingQueue:
     research_requests: list[ResearchRequestMsg] = field(default_factory=list)
     followups: list[tuple[str, str, str]] = field(default_factory=list)
     verdicts: list[tuple[str, str, str, str]] = field(default_factory=list)
+    watches: list[tuple[str, str, str]] = field(default_factory=list)
 
     async def research(self, request: ResearchRequestMsg) -> bool:
         self.research_requests.append(request)
@@ -59,6 +60,10 @@ class RecordingQueue:
     async def feedback(self, request: ResearchRequestMsg, message_ts: str, user: str,
                        part_key: str, verdict: str) -> bool:
         self.verdicts.append((message_ts, user, part_key, verdict))
+        return True
+
+    async def watch_set(self, request: ResearchRequestMsg, user: str, cadence: str) -> bool:
+        self.watches.append((request.key, user, cadence))
         return True
 
 
@@ -118,6 +123,25 @@ class SlackDriver:
                                "blocks": msg.blocks},
                    "actions": [{"type": "button", "block_id": "b", "action_id": action_id,
                                 "value": button_value(msg, action_id),
+                                "action_ts": str(time.time())}]}
+        body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+        return await self.post(body, "application/x-www-form-urlencoded")
+
+    async def select(self, user: str, action_id: str, value: str, msg: Message,
+                     team: str = "T0FAKE") -> int:
+        """`user` picks the option `value` of the menu `action_id` in `msg`."""
+        payload = {"type": "block_actions", "team": {"id": team},
+                   "user": {"id": user, "name": user.lower()}, "api_app_id": "A0RED",
+                   "trigger_id": "1.2.3", "channel": {"id": msg.channel, "name": "research"},
+                   "container": {"type": "message", "message_ts": msg.ts,
+                                 "channel_id": msg.channel, "is_ephemeral": False},
+                   "message": {"type": "message", "ts": msg.ts, "text": msg.text,
+                               "blocks": msg.blocks},
+                   "actions": [{"type": "static_select", "block_id": "watch",
+                                "action_id": action_id,
+                                "selected_option": {"text": {"type": "plain_text",
+                                                             "text": value},
+                                                    "value": value},
                                 "action_ts": str(time.time())}]}
         body = urllib.parse.urlencode({"payload": json.dumps(payload)})
         return await self.post(body, "application/x-www-form-urlencoded")

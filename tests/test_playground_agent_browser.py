@@ -76,6 +76,9 @@ class PlanWorker:
         self.verdicts.append((user, part_key, verdict))
         return True
 
+    async def watch_set(self, request: ResearchRequestMsg, user: str, cadence: str) -> bool:
+        return True
+
     async def run(self, request: ResearchRequestMsg) -> None:
         publisher = SlackPublisher(make_client(TOKEN, self.api_url), request.channel,
                                    request.thread_ts, progress_interval=0.2,

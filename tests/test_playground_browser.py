@@ -59,6 +59,9 @@ class ScriptedWorker:
                        part_key: str, verdict: str) -> bool:
         return True
 
+    async def watch_set(self, request: ResearchRequestMsg, user: str, cadence: str) -> bool:
+        return True
+
     async def run(self, request: ResearchRequestMsg) -> None:
         publisher = SlackPublisher(make_client(TOKEN, self.api_url), request.channel,
                                    request.thread_ts, progress_interval=0.2)

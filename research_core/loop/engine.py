@@ -3,6 +3,7 @@ periodic reflection, and one report at the end (docs/design.md §1)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -10,9 +11,17 @@ from typing import Protocol
 from research_core import runlog
 from research_core.budget.axes import parse_mode
 from research_core.budget.owner import BudgetOwner
-from research_core.delivery.publications import Delivery, Outbox
+from research_core.delivery.publications import Delivery, Outbox, Publication
 from research_core.errors import InvalidQuestion
-from research_core.loop import claims, executor, followup, judgement, planner, reporter
+from research_core.loop import (
+    claims,
+    executor,
+    followup,
+    judgement,
+    planner,
+    reporter,
+    watch,
+)
 from research_core.loop.answer_stream import AnswerStream
 from research_core.loop.evidence import Evidence, combined_score, credibility, recency
 from research_core.loop.goal_tree import Node
@@ -108,6 +117,15 @@ class Engine:
         await research.checkpoint()
         return done
 
+    async def watch_cycle(self, state: RunState, as_of: dt.date) -> list[Publication]:
+        """Research a finished run again as of `as_of`, from its tree, evidence and findings,
+        searching only what is newer than its last date; returns the parts revised."""
+        run = watch.prepare(state, as_of)
+        research = _Research(self, state)
+        research.parts.reason_prefix = watch.reason_prefix(as_of)
+        with runlog.bound(state.log):
+            return await watch.cycle(research, research.delivery, state, run)
+
 
 class _Research:
     """One run's loop, over its state."""
@@ -195,6 +213,9 @@ class _Research:
         await self.announcer.after_step()
         await self.checkpoint()
 
+    async def revise_parts(self) -> None:
+        await self.parts.revise_all()
+
     async def checkpoint(self) -> None:
         self.state.extra.budget = self.owner.to_dict()
         await self.engine.store.save_checkpoint(self.state)
@@ -267,7 +288,8 @@ class _Research:
     async def _research_round(self, node: Node) -> None:
         plan = await planner.plan_queries(self.gateway, node, self.state.sent_queries(),
                                           self.state.as_of, self.config.query_variants)
-        window = planner.time_range(plan, self.state.as_of, self.config.lookback_days)
+        window = watch.narrowed(
+            planner.time_range(plan, self.state.as_of, self.config.lookback_days), self.state)
         queries = await self.search.dedupe(plan.queries, self.state.sent_queries())
         results = await self.search.batch(queries, window) if queries else []
         hits = self._new_hits(node, results)

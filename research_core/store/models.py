@@ -177,3 +177,21 @@ class FeedbackRow(Base):
     part_key: Mapped[str] = mapped_column(String(120))
     verdict: Mapped[str] = mapped_column(String(10))
     at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class WatchRow(Base):
+    """A watched thread: its run is researched again on its cadence (docs/watch.md)."""
+
+    __tablename__ = "watches"
+    request_key: Mapped[str] = mapped_column(String(120), primary_key=True)
+    team: Mapped[str] = mapped_column(String(32), index=True)
+    run_id: Mapped[str] = mapped_column(String(32))
+    channel: Mapped[str] = mapped_column(String(80))
+    thread_ts: Mapped[str] = mapped_column(String(40))
+    request: Mapped[dict[str, Any]] = mapped_column(JSON)  # the request record, to restore it
+    cadence: Mapped[str] = mapped_column(String(10))
+    next_due: Mapped[dt.date] = mapped_column(Date, index=True)
+    last_as_of: Mapped[dt.date] = mapped_column(Date)
+    active: Mapped[bool] = mapped_column(Boolean)
+    note: Mapped[str] = mapped_column(Text)  # the last cycle's outcome, or why it stopped
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
