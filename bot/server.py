@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from aiohttp import web
 from arq.connections import ArqRedis
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from bot.app import build_app, web_app
+from bot.oauth import oauth_settings
 from contract.queue import JobQueue, connect
 from research_core.settings import Settings
 
@@ -24,6 +26,7 @@ class BotServer:
     pool: ArqRedis
     port: int
     socket: AsyncSocketModeHandler | None = None
+    engine: AsyncEngine | None = None  # the installations' database (many workspaces)
 
     @property
     def events_url(self) -> str:
@@ -34,23 +37,28 @@ class BotServer:
             await self.socket.close_async()  # type: ignore[no-untyped-call]  # untyped in bolt
         await self.runner.cleanup()
         await self.pool.aclose()
+        if self.engine is not None:
+            await self.engine.dispose()
 
 
 async def start_bot(settings: Settings, redis_url: str, host: str = "0.0.0.0",
                     port: int | None = None) -> BotServer:
     """The bot listening on `port` (settings' RED_BOT_PORT when None; 0 picks a free one)."""
     pool = await connect(redis_url)
+    engine = create_async_engine(settings.db_url, pool_pre_ping=True) \
+        if settings.slack.oauth else None
+    oauth = await oauth_settings(settings.slack, engine) if engine is not None else None
     app = build_app(bot_token=settings.slack.bot_token,
                     signing_secret=settings.slack.signing_secret,
                     api_url=settings.slack.api_url, redis=pool, queue=JobQueue(pool),
                     max_question_chars=settings.engine.max_question_chars,
                     deep_allowed=settings.budget.deep_allowed,
-                    max_steps=settings.budget.steps, budget=settings.budget)
+                    max_steps=settings.budget.steps, budget=settings.budget, oauth=oauth)
     web_application = web_app(app, settings.slack.signing_secret)
     web_application.router.add_get("/healthz", _health)
     runner = web.AppRunner(web_application)
     await runner.setup()
-    server = BotServer(runner, pool, 0)
+    server = BotServer(runner, pool, 0, engine=engine)
     try:
         await web.TCPSite(runner, host, settings.slack.bot_port if port is None else port).start()
         server.port = int(runner.addresses[0][1])

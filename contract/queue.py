@@ -62,6 +62,7 @@ class JobPayload:
     verdict: str = ""
     cadence: str = ""  # watch-set: daily, weekly, monthly or stop
     as_of: str = ""  # watch: the cycle's date (ISO)
+    team: str = ""  # the workspace: the worker speaks to Slack with this team's token
 
     @property
     def run_id(self) -> str:
@@ -76,28 +77,32 @@ class JobPayload:
 
     @classmethod
     def research(cls, request: ResearchRequestMsg) -> JobPayload:
-        return cls(RESEARCH, request.job_id, request.key)
+        return cls(RESEARCH, request.job_id, request.key, team=request.team or "")
 
     @classmethod
     def followup(cls, request: ResearchRequestMsg, ts: str, user: str, text: str) -> JobPayload:
-        return cls(FOLLOWUP, followup_job_id(request.channel, ts), request.key, ts, user, text)
+        return cls(FOLLOWUP, followup_job_id(request.channel, ts), request.key, ts, user, text,
+                   team=request.team or "")
 
     @classmethod
     def feedback(cls, request: ResearchRequestMsg, message_ts: str, user: str, part_key: str,
                  verdict: str) -> JobPayload:
         job = f"feedback:{request.channel}:{message_ts}:{user}:{time.time():.6f}"
         return cls(FEEDBACK, job, request.key, message_ts=message_ts, voter=user,
-                   part_key=part_key, verdict=verdict)
+                   part_key=part_key, verdict=verdict, team=request.team or "")
 
     @classmethod
     def watch_set(cls, request: ResearchRequestMsg, user: str, cadence: str) -> JobPayload:
         job = f"watchset:{request.channel}:{request.thread_ts}:{user}:{time.time():.6f}"
-        return cls(WATCH_SET, job, request.key, voter=user, cadence=cadence)
+        return cls(WATCH_SET, job, request.key, voter=user, cadence=cadence,
+                   team=request.team or "")
 
     @classmethod
-    def watch(cls, request_key: str, channel: str, thread_ts: str, as_of: str) -> JobPayload:
+    def watch(cls, request_key: str, channel: str, thread_ts: str, as_of: str,
+              team: str = "") -> JobPayload:
         """One cycle per thread and date: ARQ drops the same job id queued twice."""
-        return cls(WATCH, f"watch:{channel}:{thread_ts}:{as_of}", request_key, as_of=as_of)
+        return cls(WATCH, f"watch:{channel}:{thread_ts}:{as_of}", request_key, as_of=as_of,
+                   team=team)
 
 
 class JobQueue:

@@ -73,6 +73,8 @@ class SlackDriver:
     session: aiohttp.ClientSession
     fake: FakeSlack
     seq: int = 0
+    team: str = "T0FAKE"  # the workspace the events and clicks come from
+    channel: str = CHANNEL
 
     async def post(self, body: str, content_type: str, secret: str = SECRET) -> int:
         headers = signed_headers(body, content_type, secret)
@@ -83,14 +85,14 @@ class SlackDriver:
     async def mention(self, text: str, *, user: str = ALICE, event_id: str | None = None,
                       secret: str = SECRET) -> tuple[int, Message]:
         """A person writes `text` in the channel mentioning the bot; Slack delivers the event."""
-        msg = self.fake.post_user_message(CHANNEL, user, text)
+        msg = self.fake.post_user_message(self.channel, user, text)
         status = await self.deliver(msg, event_id or self.next_event_id(), secret)
         return status, msg
 
     async def say_in_thread(self, thread_ts: str, text: str, *,
                             user: str = ALICE) -> tuple[int, Message]:
         """A person writes in a thread without mentioning the bot: a `message` event."""
-        msg = self.fake.post_user_message(CHANNEL, user, text, thread_ts=thread_ts)
+        msg = self.fake.post_user_message(self.channel, user, text, thread_ts=thread_ts)
         return await self.deliver(msg, self.next_event_id(), kind="message"), msg
 
     def next_event_id(self) -> str:
@@ -105,20 +107,20 @@ class SlackDriver:
             event["thread_ts"] = msg.thread_ts
         if kind == "message":
             event["channel_type"] = "channel"
-        body = {"token": "legacy", "team_id": "T0FAKE", "api_app_id": "A0RED",
+        body = {"token": "legacy", "team_id": self.team, "api_app_id": "A0RED",
                 "type": "event_callback", "event_id": event_id, "event_time": int(time.time()),
-                "authorizations": [{"team_id": "T0FAKE", "user_id": BOT_USER_ID,
+                "authorizations": [{"team_id": self.team, "user_id": BOT_USER_ID,
                                     "is_bot": True}],
                 "event": event}
         return await self.post(json.dumps(body), "application/json", secret)
 
     async def click(self, user: str, action_id: str, msg: Message) -> int:
         """`user` clicks the button `action_id` of `msg` as the clients saw it."""
-        payload = {"type": "block_actions", "team": {"id": "T0FAKE"},
+        payload = {"type": "block_actions", "team": {"id": self.team},
                    "user": {"id": user, "name": user.lower()}, "api_app_id": "A0RED",
-                   "trigger_id": "1.2.3", "channel": {"id": CHANNEL, "name": "research"},
+                   "trigger_id": "1.2.3", "channel": {"id": self.channel, "name": "research"},
                    "container": {"type": "message", "message_ts": msg.ts,
-                                 "channel_id": CHANNEL, "is_ephemeral": False},
+                                 "channel_id": self.channel, "is_ephemeral": False},
                    "message": {"type": "message", "ts": msg.ts, "text": msg.text,
                                "blocks": msg.blocks},
                    "actions": [{"type": "button", "block_id": "b", "action_id": action_id,
@@ -127,10 +129,9 @@ class SlackDriver:
         body = urllib.parse.urlencode({"payload": json.dumps(payload)})
         return await self.post(body, "application/x-www-form-urlencoded")
 
-    async def select(self, user: str, action_id: str, value: str, msg: Message,
-                     team: str = "T0FAKE") -> int:
+    async def select(self, user: str, action_id: str, value: str, msg: Message) -> int:
         """`user` picks the option `value` of the menu `action_id` in `msg`."""
-        payload = {"type": "block_actions", "team": {"id": team},
+        payload = {"type": "block_actions", "team": {"id": self.team},
                    "user": {"id": user, "name": user.lower()}, "api_app_id": "A0RED",
                    "trigger_id": "1.2.3", "channel": {"id": msg.channel, "name": "research"},
                    "container": {"type": "message", "message_ts": msg.ts,
@@ -147,4 +148,4 @@ class SlackDriver:
         return await self.post(body, "application/x-www-form-urlencoded")
 
     def replies(self, mention: Message) -> list[Message]:
-        return [m for m in self.fake.messages(CHANNEL, mention.ts) if m.ts != mention.ts]
+        return [m for m in self.fake.messages(self.channel, mention.ts) if m.ts != mention.ts]

@@ -23,6 +23,7 @@ from typing import Any
 from arq import Retry
 from redis.exceptions import RedisError
 
+from contract.installations import NotInstalled
 from contract.keys import KEEP_S, claim_key, crashes_key, doing_key, handover_key, started_key
 from contract.queue import FEEDBACK, FOLLOWUP, WATCH, WATCH_SET, JobPayload
 from contract.requests import ResearchRequestMsg
@@ -49,7 +50,13 @@ async def run_job(ctx: dict[str, Any], data: dict[str, Any]) -> str:
         return await record_feedback(ctx["services"], payload)
     if payload.kind == WATCH_SET:
         return await record_watch(ctx["services"], payload)
-    return await JobRunner(ctx["services"], payload).run()
+    try:  # the job speaks to Slack with its own workspace's token, never another's
+        services = await ctx["services"].for_team(payload.team)
+    except NotInstalled as exc:
+        log.error("job %s not run: %s", payload.job_id, exc)
+        await ctx["services"].queue.ended(payload.job_id)
+        return f"not run: {exc}"
+    return await JobRunner(services, payload).run()
 
 
 async def record_feedback(services: Services, payload: JobPayload) -> str:

@@ -4,14 +4,17 @@ search backend, store, Slack client and Redis."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from arq.connections import ArqRedis
+from slack_sdk.oauth.installation_store.sqlalchemy import AsyncSQLAlchemyInstallationStore
 from slack_sdk.web.async_client import AsyncWebClient
 
+from contract.installations import installation_store, team_client
 from contract.keys import RATE_PREFIX
 from contract.queue import JobQueue
 from contract.requests import Requests
@@ -38,6 +41,7 @@ class Services:
     store: SqlStore
     slack: AsyncWebClient
     redis: ArqRedis
+    installations: AsyncSQLAlchemyInstallationStore | None = None  # many workspaces (OAuth)
 
     @property
     def requests(self) -> Requests:
@@ -60,9 +64,21 @@ class Services:
         store = await SqlStore.open(settings.db_url)
         slack = make_client(settings.slack.bot_token, settings.slack.api_url)
         similarity = similarity or build_similarity(settings.embedding)
-        log.info("worker ready in %.1fs: search %s, store %s", time.monotonic() - started,
-                 backend.name, settings.db_url.split("://", 1)[0])
-        return cls(settings, tiers, similarity, backend, store, slack, redis)
+        installations = await installation_store(settings.slack.client_id, store.engine) \
+            if settings.slack.oauth else None
+        log.info("worker ready in %.1fs: search %s, store %s%s", time.monotonic() - started,
+                 backend.name, settings.db_url.split("://", 1)[0],
+                 ", many workspaces" if installations is not None else "")
+        return cls(settings, tiers, similarity, backend, store, slack, redis, installations)
+
+    async def for_team(self, team: str) -> Services:
+        """These services speaking to Slack with `team`'s bot token (many workspaces); the
+        same services with SLACK_BOT_TOKEN in single-workspace mode. NotInstalled when the
+        team has no installation."""
+        if self.installations is None or not team:
+            return self
+        client = await team_client(self.installations, team, self.settings.slack.api_url)
+        return dataclasses.replace(self, slack=client)
 
     def engine(self, publisher: Publisher) -> Engine:
         return Engine.build(self.settings, self.tiers, self.backend, self.store,

@@ -124,6 +124,7 @@ class ThreadWork:
         state = RunState.new(request.question, settings.as_of or dt.date.today(), settings,
                              mode=request.depth or "auto", requester=request.user)
         state.run_id = self.payload.run_id
+        state.extra.team = request.team or self.payload.team
         return state
 
     async def publisher(self, request: ResearchRequestMsg) -> SlackPublisher:

@@ -74,7 +74,7 @@ async def queue_due_watches(store: SqlStore, redis: ArqRedis, today: dt.date) ->
             await requests.save(request)
             await requests.link_thread(request)
         payload = JobPayload.watch(watch.request_key, watch.channel, watch.thread_ts,
-                                   today.isoformat())
+                                   today.isoformat(), watch.team)
         await JobQueue(redis).submit(payload)
         queued.append(payload.job_id)
     return queued

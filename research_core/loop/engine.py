@@ -140,7 +140,8 @@ class _Research:
                           permit=lambda: bool(self.owner.spend("model_calls")))
         self.search = SearchTool(engine.backend, engine.cache, self.config, state.log,
                                  engine.similarity,
-                                 permit_read=lambda: bool(self.owner.spend("reads")))
+                                 permit_read=lambda: bool(self.owner.spend("reads")),
+                                 scope=state.extra.team)
         self.delivery = Delivery(state.run_id, engine.publisher, engine.store, state.log,
                                  state.publications, self.owner)
         self.announcer = Announcer(state, self.delivery)

@@ -52,6 +52,7 @@ class RunExtras:
     announced: list[str] = field(default_factory=list)  # progress note keys already posted
     corpus: str = ""  # the corpus folder of a terminal run (so `resume` finds it)
     strategy: str = "hierarchical"  # hierarchical (the goal tree) or the monolithic baseline
+    team: str = ""  # the Slack workspace the run belongs to ("" outside Slack)
     watch_since: str = ""  # a watch cycle searches only what is newer than this (ISO date)
     watch_from_step: int = 0  # the step a watch cycle started after (its queries are new)
 
