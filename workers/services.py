@@ -27,6 +27,7 @@ from research_core.search.corpus import CorpusBackend, sample_corpus_dir
 from research_core.search.web.factory import build_backend, rate_table, uses_corpus
 from research_core.search.web.rate_limit import RedisRateLimiter
 from research_core.settings import Settings
+from research_core.store.patterns import SqlPatternBook
 from research_core.store.sql import SqlStore
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,8 @@ class Services:
 
     def engine(self, publisher: Publisher) -> Engine:
         return Engine.build(self.settings, self.tiers, self.backend, self.store,
-                            similarity=self.similarity, publisher=publisher)
+                            similarity=self.similarity, publisher=publisher,
+                            learning=SqlPatternBook(self.store, self.backend.name))
 
     async def aclose(self) -> None:
         await aclose_tiers(self.tiers)

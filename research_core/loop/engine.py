@@ -35,6 +35,8 @@ from research_core.models.gateway import Gateway
 from research_core.models.schemas import HitScore
 from research_core.protocols import ModelTier, Publisher, SearchBackend, SearchHit, Similarity
 from research_core.question import has_surrogates, is_blank
+from research_core.search import patterns
+from research_core.search.patterns import QueryLearning
 from research_core.search.reading import deep_read
 from research_core.search.tool import (
     DatesPages,
@@ -86,17 +88,21 @@ class Engine:
     similarity: Similarity
     publisher: Publisher | None = None
     exhaustive: bool = False  # every step of the budget: see `_Research.next_node`
+    learning: QueryLearning | None = None  # query patterns' records (docs/learning.md)
 
     @classmethod
     def build(cls, settings: Settings, tiers: Mapping[str, ModelTier], backend: SearchBackend,
               store: StoreAndCache, *, similarity: Similarity | None = None,
-              publisher: Publisher | None = None, exhaustive: bool = False) -> Engine:
+              publisher: Publisher | None = None, exhaustive: bool = False,
+              learning: QueryLearning | None = None) -> Engine:
         """The engine as every entry point builds it (CLI, evaluation, workers): the store is
         also the search cache; the similarity is the configured embedder unless given.
-        `exhaustive` (equal-work benchmarks) uses every step instead of ending early."""
+        `exhaustive` (equal-work benchmarks) uses every step instead of ending early;
+        `learning`: proposed queries are vetted against the query patterns' records, and a
+        finished run adds its queries' outcomes to them."""
         return cls(settings, tiers, backend, store, cache=store,
                    similarity=similarity or build_similarity(settings.embedding),
-                   publisher=publisher, exhaustive=exhaustive)
+                   publisher=publisher, exhaustive=exhaustive, learning=learning)
 
     async def run(self, state: RunState) -> Report:
         """Research until no node is open or the step limit is reached, then report."""
@@ -136,6 +142,7 @@ class _Research:
         self.config = engine.settings.engine
         self.owner = _owner(engine.settings, state)
         self._nodes_at_last_regrowth = -1
+        self._records: list[patterns.PatternRecord] | None = None
         self.gateway = Gateway(engine.tiers, state.ledger, state.log, self.config.json_max_tokens,
                           permit=lambda: bool(self.owner.spend("model_calls")))
         self.search = SearchTool(engine.backend, engine.cache, self.config, state.log,
@@ -291,7 +298,8 @@ class _Research:
                                           self.state.as_of, self.config.query_variants)
         window = watch.narrowed(
             planner.time_range(plan, self.state.as_of, self.config.lookback_days), self.state)
-        queries = await self.search.dedupe(plan.queries, self.state.sent_queries())
+        queries = await self.learned(
+            await self.search.dedupe(plan.queries, self.state.sent_queries()), node.question)
         results = await self.search.batch(queries, window) if queries else []
         hits = self._new_hits(node, results)
         node.rounds += 1
@@ -412,6 +420,7 @@ class _Research:
         if report is None:
             report = await self._write_report()
             await self.engine.store.save_report(self.state.run_id, report)
+            await self._teach(report)
         if self.delivery.latest("report") is None:  # not already out before a crash
             await self.delivery.part("report", report.render(), report.cited_source_ids())
         if self.state.status != "finished":
@@ -419,6 +428,27 @@ class _Research:
             self.state.log.emit("budget", "usage at the end:\n" + self.owner.usage_table())
         await self.checkpoint()
         return report
+
+    async def learned(self, queries: list[str], question: str) -> list[str]:
+        """The proposed queries vetted against the patterns earlier runs taught."""
+        if self.engine.learning is None or not queries:
+            return queries
+        if self._records is None:
+            self._records = await self.engine.learning.records()
+        return patterns.vet(queries, question, self._records,
+                            lambda kind, text: self.state.log.emit(kind, text))
+
+    async def _teach(self, report: Report) -> None:
+        """The finished run's queries, with what the report cited, go to their patterns."""
+        if self.engine.learning is None:
+            return
+        cited = set(report.cited_source_ids())
+        kept = {q.id: [e.source_id for e in self.state.evidence if e.query_id == q.id and e.kept]
+                for q in self.state.queries}
+        nodes = self.state.tree.nodes
+        await self.engine.learning.record(patterns.outcomes(
+            [(q.text, nodes[q.node_id].question if q.node_id in nodes else q.text,
+              list(q.result_ids), kept[q.id]) for q in self.state.queries], cited))
 
     async def _write_report(self) -> Report:
         kept = self.state.kept()

@@ -195,3 +195,18 @@ class WatchRow(Base):
     active: Mapped[bool] = mapped_column(Boolean)
     note: Mapped[str] = mapped_column(Text)  # the last cycle's outcome, or why it stopped
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class PatternRow(Base):
+    """A query pattern's record per search backend (whose name names the corpus too): how
+    often it was sent, what it returned, what the reports cited (docs/learning.md)."""
+
+    __tablename__ = "query_patterns"
+    backend: Mapped[str] = mapped_column(String(80), primary_key=True)
+    key: Mapped[str] = mapped_column(String(32), primary_key=True)
+    shape: Mapped[str] = mapped_column(Text)
+    terms: Mapped[list[Any]] = mapped_column(JSON)
+    sent: Mapped[int] = mapped_column(Integer)
+    results: Mapped[int] = mapped_column(Integer)
+    cited: Mapped[int] = mapped_column(Integer)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
