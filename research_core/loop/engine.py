@@ -25,6 +25,7 @@ from research_core.loop import (
 from research_core.loop.answer_stream import AnswerStream
 from research_core.loop.evidence import Evidence, combined_score, credibility, recency
 from research_core.loop.goal_tree import Node
+from research_core.loop.learning import Learner
 from research_core.loop.parts import Parts
 from research_core.loop.progress_notes import Announcer
 from research_core.loop.reflection import reflect_and_correct
@@ -35,7 +36,6 @@ from research_core.models.gateway import Gateway
 from research_core.models.schemas import HitScore
 from research_core.protocols import ModelTier, Publisher, SearchBackend, SearchHit, Similarity
 from research_core.question import has_surrogates, is_blank
-from research_core.search import patterns
 from research_core.search.patterns import QueryLearning
 from research_core.search.reading import deep_read
 from research_core.search.tool import (
@@ -142,7 +142,7 @@ class _Research:
         self.config = engine.settings.engine
         self.owner = _owner(engine.settings, state)
         self._nodes_at_last_regrowth = -1
-        self._records: list[patterns.PatternRecord] | None = None
+        self.learner = Learner(engine.learning, state)
         self.gateway = Gateway(engine.tiers, state.ledger, state.log, self.config.json_max_tokens,
                           permit=lambda: bool(self.owner.spend("model_calls")))
         self.search = SearchTool(engine.backend, engine.cache, self.config, state.log,
@@ -298,7 +298,7 @@ class _Research:
                                           self.state.as_of, self.config.query_variants)
         window = watch.narrowed(
             planner.time_range(plan, self.state.as_of, self.config.lookback_days), self.state)
-        queries = await self.learned(
+        queries = await self.learner.vet(
             await self.search.dedupe(plan.queries, self.state.sent_queries()), node.question)
         results = await self.search.batch(queries, window) if queries else []
         hits = self._new_hits(node, results)
@@ -420,7 +420,7 @@ class _Research:
         if report is None:
             report = await self._write_report()
             await self.engine.store.save_report(self.state.run_id, report)
-            await self._teach(report)
+            await self.learner.teach(report)
         if self.delivery.latest("report") is None:  # not already out before a crash
             await self.delivery.part("report", report.render(), report.cited_source_ids())
         if self.state.status != "finished":
@@ -428,27 +428,6 @@ class _Research:
             self.state.log.emit("budget", "usage at the end:\n" + self.owner.usage_table())
         await self.checkpoint()
         return report
-
-    async def learned(self, queries: list[str], question: str) -> list[str]:
-        """The proposed queries vetted against the patterns earlier runs taught."""
-        if self.engine.learning is None or not queries:
-            return queries
-        if self._records is None:
-            self._records = await self.engine.learning.records()
-        return patterns.vet(queries, question, self._records,
-                            lambda kind, text: self.state.log.emit(kind, text))
-
-    async def _teach(self, report: Report) -> None:
-        """The finished run's queries, with what the report cited, go to their patterns."""
-        if self.engine.learning is None:
-            return
-        cited = set(report.cited_source_ids())
-        kept = {q.id: [e.source_id for e in self.state.evidence if e.query_id == q.id and e.kept]
-                for q in self.state.queries}
-        nodes = self.state.tree.nodes
-        await self.engine.learning.record(patterns.outcomes(
-            [(q.text, nodes[q.node_id].question if q.node_id in nodes else q.text,
-              list(q.result_ids), kept[q.id]) for q in self.state.queries], cited))
 
     async def _write_report(self) -> Report:
         kept = self.state.kept()

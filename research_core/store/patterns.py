@@ -5,10 +5,13 @@ from __future__ import annotations
 import datetime as dt
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
 from research_core.search.patterns import Outcome, Pattern, PatternRecord, pattern_of
 from research_core.store.models import PatternRow
 from research_core.store.sql import SqlStore, reconnecting
+
+RECORD_TRIES = 3
 
 
 class SqlPatternBook:
@@ -26,10 +29,20 @@ class SqlPatternBook:
             return [PatternRecord(Pattern(r.shape, frozenset(r.terms)), r.sent, r.results,
                                   r.cited) for r in rows]
 
-    @reconnecting
     async def record(self, outcomes: list[Outcome]) -> None:
         """Add a finished run's queries to their patterns' records (one transaction; a row
-        locked while it is updated, so two runs finishing at once both count)."""
+        locked while it is updated, so two runs finishing at once both count; when both
+        created the same new pattern, the second tries again and finds it)."""
+        for attempt in range(1, RECORD_TRIES + 1):
+            try:
+                await self._record(outcomes)
+                return
+            except IntegrityError:
+                if attempt == RECORD_TRIES:
+                    raise
+
+    @reconnecting
+    async def _record(self, outcomes: list[Outcome]) -> None:
         now = dt.datetime.now(dt.UTC)
         async with self.store.sessions.begin() as session:
             for outcome in outcomes:
