@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,6 +38,10 @@ async def watched(store: SqlStore, key: str, what: str,
             return found
         await asyncio.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def fake_calls(stack: Stack, method: str) -> list[Any]:
+    return [c for c in stack.fake.calls(method) if c.error is None]
 
 
 async def research(stack: Stack) -> tuple[Message, Message]:
@@ -101,6 +106,8 @@ async def test_watch_a_thread_cycle_with_a_change_one_without_and_a_gone_thread(
         watch = await watched(store, key, "cycle 2")
         assert watch.last_as_of == day2 and "nothing changed since" in watch.note
         assert len(stack.thread(mention)) == before
+        home = [c.params for c in fake_calls(stack, "views.publish")][-1]
+        assert f"watched: as of {day2.isoformat()}: nothing changed since" in str(home)
 
         # the thread is deleted: the next cycle stops the watch
         stack.fake.forget(CHANNEL, mention.ts)

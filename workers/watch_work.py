@@ -29,7 +29,7 @@ from research_core.store.restore import load_state
 from research_core.store.sql import SqlStore
 from research_core.store.watches import Watch, WatchStore
 from workers import thread_messages as msgs
-from workers.run_view import name_sources
+from workers.run_view import name_sources, thread_link, update_home
 from workers.services import Services
 from workers.slack_publisher import SlackPublisher
 
@@ -134,10 +134,11 @@ class WatchCycle:
 
     async def report(self, request: ResearchRequestMsg, state: RunState, since: dt.date,
                      as_of: dt.date, revised: list[Publication]) -> str:
-        if not revised:
+        if not revised:  # no message: the log, the watch's note and the Home tab say so
             note = f"as of {as_of}: nothing changed since {since}"
             log.info("watch of %s %s", request.key, note)
             await self.watches.cycle_done(request.key, as_of, note)
+            await self.home(request, state, note)
             return f"watch cycle {note}"
         changes = [_change(state, p) for p in revised]
         message = Publication(state.run_id, f"watch-{as_of.isoformat()}", 1, "final",
@@ -146,7 +147,14 @@ class WatchCycle:
                              changes_blocks(since, changes))
         note = f"as of {as_of}: {len(changes)} finding(s) updated since {since}"
         await self.watches.cycle_done(request.key, as_of, note)
+        await self.home(request, state, note)
         return f"watch cycle {note}"
+
+    async def home(self, request: ResearchRequestMsg, state: RunState, note: str) -> None:
+        """The run's line on its requester's Home tab, with the cycle's outcome."""
+        link = await thread_link(self.services.slack, request)
+        await update_home(self.services.slack, self.services.redis, self.services.settings,
+                          request, state, link, watch=note)
 
     async def thread_gone(self, request: ResearchRequestMsg) -> str:
         """Why the thread cannot be posted in any more ("" when it is there)."""
