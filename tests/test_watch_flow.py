@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from contract.watch_blocks import WATCH_ACTION
+from contract.watch_blocks import WATCH_ACTION, watch_menu
 from playground.fake_slack import BOT_USER_ID, Message
 from research_core.store.sql import SqlStore
 from research_core.store.watches import Watch, WatchStore
@@ -116,3 +116,20 @@ async def test_watch_a_thread_cycle_with_a_change_one_without_and_a_gone_thread(
         assert "thread is gone" in watch.note
     finally:
         await store.close()
+
+
+def test_the_playground_sends_a_menu_choice_as_slack_does() -> None:
+    """The browser playground's Watch menu: the option picked is the action's
+    `selected_option`, which the bot reads."""
+    from playground.payloads import block_actions_payload, find_action
+
+    key = "red:req:C0RESEARCH:1.2"
+    msg = Message(channel=CHANNEL, ts="3.4", text="done", blocks=[watch_menu(key)])
+    found = find_action(msg, WATCH_ACTION, "", f"weekly|{key}")
+    assert found is not None
+    block_id, element = found
+    payload = block_actions_payload(msg, element, block_id, ALICE, "alice", "research", "")
+    [action] = payload["actions"]
+    assert action["type"] == "static_select"
+    assert action["selected_option"]["value"] == f"weekly|{key}"
+    assert find_action(msg, WATCH_ACTION, "", "hourly|" + key) is None
