@@ -24,9 +24,11 @@ from typing import Any
 import redis.asyncio as aioredis
 from aiohttp import web
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
+from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import commands, plans, surfaces
+from bot import commands, plans, surfaces, watching
+from bot.oauth import add_oauth_routes
 from bot.slack_fields import (
     UserMessage,
     channel_of,
@@ -233,7 +235,8 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
               process_before_response: bool = False, policy: Policy | None = None,
               plan_limit: int = EngineSettings().max_children,
               estimate: Estimate | None = None,
-              usage: surfaces.UsageReader | None = None) -> AsyncApp:
+              usage: surfaces.UsageReader | None = None,
+              oauth: AsyncOAuthSettings | None = None) -> AsyncApp:
     """The bot: signature verification on, the Web API at `api_url` (a trailing slash is added).
 
     `max_steps` is the workers' step budget (RED_BUDGET_STEPS), shown on the depth picker;
@@ -247,9 +250,10 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
     deterministic tests); by default the handlers ack first and keep running after the answer.
     """
     base_url = api_url if api_url.endswith("/") else api_url + "/"
-    client = make_client(bot_token, base_url)  # 429s wait for Retry-After, as in the worker
+    client = make_client("" if oauth else bot_token, base_url)  # 429s wait for Retry-After
     app = AsyncApp(client=client, signing_secret=signing_secret, name="red-searcher",
-                   process_before_response=process_before_response, logger=bolt_logger())
+                   process_before_response=process_before_response, logger=bolt_logger(),
+                   oauth_settings=oauth)
     starter = Starter(redis, queue, max_question_chars, deep_allowed, max_steps, policy,
                       estimate)
     handlers = _Handlers(starter)
@@ -260,13 +264,17 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
     commands.register(app, starter)
     plans.register(app, starter, plan_limit)
     surfaces.register(app, starter, budget or BudgetSettings(steps=max_steps), usage)
+    watching.register(app, starter)
     return app
 
 
 def web_app(app: AsyncApp, signing_secret: str) -> web.Application:
     """The aiohttp application serving POST `/slack/events` (events and interactivity): the
-    signature is verified on the raw body before anything parses it (`bot.slack_http`)."""
-    return events_app(app, signing_secret, EVENTS_PATH)
+    signature is verified on the raw body before anything parses it (`bot.slack_http`); with
+    an OAuth flow also GET `/slack/install` and `/slack/oauth_redirect` (`bot.oauth`)."""
+    application = events_app(app, signing_secret, EVENTS_PATH)
+    add_oauth_routes(application, app)
+    return application
 
 
 __all__ = ["EVENTS_PATH", "Queue", "ResearchRequestMsg", "build_app", "request_key",

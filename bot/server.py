@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from aiohttp import web
 from arq.connections import ArqRedis
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from bot.app import build_app, web_app
+from bot.oauth import oauth_settings
 from contract.estimates import estimate_line
 from contract.queue import JobQueue, connect
 from research_core.settings import Settings
@@ -27,6 +29,7 @@ class BotServer:
     port: int
     socket: AsyncSocketModeHandler | None = None
     usage: LazyUsage | None = None
+    engine: AsyncEngine | None = None  # the installations' database (many workspaces)
 
     @property
     def events_url(self) -> str:
@@ -39,6 +42,8 @@ class BotServer:
         await self.pool.aclose()
         if self.usage is not None:
             await self.usage.close()
+        if self.engine is not None:
+            await self.engine.dispose()
 
 
 async def start_bot(settings: Settings, redis_url: str, host: str = "0.0.0.0",
@@ -46,6 +51,9 @@ async def start_bot(settings: Settings, redis_url: str, host: str = "0.0.0.0",
     """The bot listening on `port` (settings' RED_BOT_PORT when None; 0 picks a free one)."""
     pool = await connect(redis_url)
     usage = LazyUsage(settings.db_url) if settings.policy.admins else None
+    engine = create_async_engine(settings.db_url, pool_pre_ping=True) \
+        if settings.slack.oauth else None
+    oauth = await oauth_settings(settings.slack, engine) if engine is not None else None
     app = build_app(bot_token=settings.slack.bot_token,
                     signing_secret=settings.slack.signing_secret,
                     api_url=settings.slack.api_url, redis=pool, queue=JobQueue(pool),
@@ -54,12 +62,12 @@ async def start_bot(settings: Settings, redis_url: str, host: str = "0.0.0.0",
                     max_steps=settings.budget.steps, budget=settings.budget,
                     policy=settings.policy, plan_limit=settings.engine.max_children,
                     estimate=lambda team: estimate_line(pool, team, settings.tiers),
-                    usage=usage)
+                    usage=usage, oauth=oauth)
     web_application = web_app(app, settings.slack.signing_secret)
     web_application.router.add_get("/healthz", _health)
     runner = web.AppRunner(web_application)
     await runner.setup()
-    server = BotServer(runner, pool, 0, usage=usage)
+    server = BotServer(runner, pool, 0, usage=usage, engine=engine)
     try:
         await web.TCPSite(runner, host, settings.slack.bot_port if port is None else port).start()
         server.port = int(runner.addresses[0][1])

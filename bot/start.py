@@ -49,6 +49,8 @@ class Queue(Protocol):
 
     async def preview(self, request: ResearchRequestMsg) -> bool: ...
 
+    async def watch_set(self, request: ResearchRequestMsg, user: str, cadence: str) -> bool: ...
+
 
 def strip_mention(text: str, bot_user_id: str | None) -> str:
     """The question without the bot's mention (any leading mention when the bot id is unknown)."""

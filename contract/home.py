@@ -21,7 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from contract.blocks import DEPTHS, STATUS_WORDS, shown
 from contract.keys import KEEP_S, stats_key, user_runs_key
-from contract.mrkdwn import clip, link
+from contract.mrkdwn import clip, escape, link
 from contract.requests import Requests, ResearchRequestMsg
 from research_core.budget.axes import deep_total
 from research_core.budget.caps import amount
@@ -45,6 +45,7 @@ class RunStats:
     tokens: int = 0
     cost_usd: float = 0.0
     permalink: str = ""
+    watch: str = ""  # the last watch cycle's outcome ("as of …: nothing changed since …")
 
     @classmethod
     def from_json(cls, raw: str | bytes | None) -> RunStats:
@@ -52,7 +53,8 @@ class RunStats:
             return cls()
         data = json.loads(raw)
         return cls(int(data.get("steps", 0)), int(data.get("tokens", 0)),
-                   float(data.get("cost_usd", 0.0)), str(data.get("permalink", "")))
+                   float(data.get("cost_usd", 0.0)), str(data.get("permalink", "")),
+                   str(data.get("watch", "")))
 
 
 async def remember(redis: aioredis.Redis, request: ResearchRequestMsg) -> None:
@@ -143,7 +145,8 @@ def _run_facts(request: ResearchRequestMsg, stats: RunStats) -> str:
     depth = DEPTHS.get(request.depth or "", "depth not chosen")
     status = STATUS_WORDS.get(request.status, request.status)
     return (f"{depth} · {status} · {stats.steps} steps · {stats.tokens:,} tokens · "
-            f"${stats.cost_usd:.4f}")
+            f"${stats.cost_usd:.4f}" + (f" · watched: {escape(stats.watch)}" if stats.watch
+                                        else ""))
 
 
 def _budget_text(budget: BudgetSettings, deep_allowed: bool) -> str:

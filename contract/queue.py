@@ -25,6 +25,8 @@ RESEARCH = "research"
 FOLLOWUP = "followup"
 FEEDBACK = "feedback"  # a person's verdict on an answer, stored with the run by a worker
 PREVIEW = "preview"  # split the question once and show the plan (docs/teams.md)
+WATCH_SET = "watch-set"  # the requester chose a watch cadence (or stop): stored by a worker
+WATCH = "watch"  # one watch cycle of a thread, as of a date (docs/watch.md)
 
 
 def serialize(data: dict[str, Any]) -> bytes:
@@ -59,6 +61,9 @@ class JobPayload:
     voter: str = ""
     part_key: str = ""
     verdict: str = ""
+    cadence: str = ""  # watch-set: daily, weekly, monthly or stop
+    as_of: str = ""  # watch: the cycle's date (ISO)
+    team: str = ""  # the workspace: the worker speaks to Slack with this team's token
 
     @property
     def run_id(self) -> str:
@@ -73,22 +78,37 @@ class JobPayload:
 
     @classmethod
     def research(cls, request: ResearchRequestMsg) -> JobPayload:
-        return cls(RESEARCH, request.job_id, request.key)
+        return cls(RESEARCH, request.job_id, request.key, team=request.team or "")
 
     @classmethod
     def followup(cls, request: ResearchRequestMsg, ts: str, user: str, text: str) -> JobPayload:
-        return cls(FOLLOWUP, followup_job_id(request.channel, ts), request.key, ts, user, text)
+        return cls(FOLLOWUP, followup_job_id(request.channel, ts), request.key, ts, user, text,
+                   team=request.team or "")
 
     @classmethod
     def feedback(cls, request: ResearchRequestMsg, message_ts: str, user: str, part_key: str,
                  verdict: str) -> JobPayload:
         job = f"feedback:{request.channel}:{message_ts}:{user}:{time.time():.6f}"
         return cls(FEEDBACK, job, request.key, message_ts=message_ts, voter=user,
-                   part_key=part_key, verdict=verdict)
+                   part_key=part_key, verdict=verdict, team=request.team or "")
+
+    @classmethod
+    def watch_set(cls, request: ResearchRequestMsg, user: str, cadence: str) -> JobPayload:
+        job = f"watchset:{request.channel}:{request.thread_ts}:{user}:{time.time():.6f}"
+        return cls(WATCH_SET, job, request.key, voter=user, cadence=cadence,
+                   team=request.team or "")
+
+    @classmethod
+    def watch(cls, request_key: str, channel: str, thread_ts: str, as_of: str,
+              team: str = "") -> JobPayload:
+        """One cycle per thread and date: ARQ drops the same job id queued twice."""
+        return cls(WATCH, f"watch:{channel}:{thread_ts}:{as_of}", request_key, as_of=as_of,
+                   team=team)
 
     @classmethod
     def preview(cls, request: ResearchRequestMsg) -> JobPayload:
-        return cls(PREVIEW, f"preview:{request.channel}:{request.ts}", request.key)
+        return cls(PREVIEW, f"preview:{request.channel}:{request.ts}", request.key,
+                   team=request.team or "")
 
 
 class JobQueue:
@@ -125,6 +145,11 @@ class JobQueue:
         """Queue the plan preview of a request: one planner call, no lease (not tracked as
         active; the requester can ask again if a worker dies under it)."""
         payload = JobPayload.preview(request)
+        return await self.resubmit(payload, payload.job_id)
+
+    async def watch_set(self, request: ResearchRequestMsg, user: str, cadence: str) -> bool:
+        """Queue a watch choice to be stored (not tracked as active: it holds no lease)."""
+        payload = JobPayload.watch_set(request, user, cadence)
         return await self.resubmit(payload, payload.job_id)
 
     async def active(self) -> list[JobPayload]:

@@ -32,6 +32,7 @@ from playground.fake_slack_messages import (
     Message,
     SlackError,
 )
+from playground.fake_slack_oauth import FakeOAuth
 from playground.fake_slack_streams import FakeStreams
 from playground.fake_slack_surfaces import FakeSurfaces
 
@@ -62,6 +63,9 @@ class FakeSlack:
         self._port = 0
         self._handlers: dict[str, Callable[[JSON], JSON]] = {"auth.test": self._auth_test}
         self._method_tokens: dict[str, str] = {}
+        self.team_tokens: dict[str, str] = {}  # more workspaces (OAuth): bot token -> team
+        self.channel_teams: dict[str, str] = {}  # a channel only its own team's token reaches
+        self.oauth: FakeOAuth | None = None  # serves oauth.v2.access once installed
         self.chat = FakeChat(self)
         self.streams = FakeStreams(self, stream_idle_s, stream_lifetime_s)
         self.surfaces = FakeSurfaces(self)
@@ -219,8 +223,12 @@ class FakeSlack:
     async def _handle(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         params = await self._params(request)
+        if method == "oauth.v2.access" and self.oauth is not None:  # client credentials
+            call = Call(method, params, time.time())
+            self._calls.append(call)
+            return web.json_response(self.oauth.access(params, request.headers))
         token = self._token(request, params)
-        call = Call(method, params, time.time())
+        call = Call(method, params, time.time(), team=self.team_of(token))
         self._calls.append(call)
         retry_after = self._ratelimited(method, params)
         if retry_after is not None:
@@ -268,14 +276,26 @@ class FakeSlack:
     def _dispatch(self, method: str, params: JSON, token: str | None) -> JSON:
         if not token:
             raise SlackError("not_authed")
-        if token != self._method_tokens.get(method, self.token):
+        team = self.team_tokens.get(token) if method not in self._method_tokens else None
+        if token != self._method_tokens.get(method, self.token) and team is None:
             raise SlackError("invalid_auth")
+        owner = self.channel_teams.get(str(params.get("channel") or ""))
+        if owner is not None and owner != self.team_of(token):
+            raise SlackError("channel_not_found")  # another workspace's channel
+        if team is not None and method == "auth.test":
+            return {"ok": True, **self._auth_test(params), "team_id": team, "team": team}
         handler = self._handlers.get(method)
         if handler is None:
             raise SlackError("unknown_method")
         if method in self._failures:
             raise SlackError(self._failures[method])
         return {"ok": True, **handler(params)}
+
+    def team_of(self, token: str | None) -> str:
+        """The workspace a token belongs to ("" for none)."""
+        if token and token in self.team_tokens:
+            return self.team_tokens[token]
+        return TEAM_ID if token == self.token else ""
 
     def _auth_test(self, params: JSON) -> JSON:
         return {"url": f"{self.permalink_base}/", "team": "Fake", "user": "red",

@@ -52,6 +52,7 @@ class Call:
     at: float
     status: int = 200
     error: str | None = None
+    team: str = ""  # the workspace of the token the call was made with
 
 
 @dataclass

@@ -109,7 +109,13 @@ def find_action(msg: Message, action_id: str, block_id: str,
 
 
 def _feedback_button(element: JSON, value: str) -> JSON | None:
-    """The element clicked: itself, or for feedback buttons the one whose value is `value`."""
+    """The element clicked: itself, for feedback buttons the one whose value is `value`, for
+    a menu (`static_select`) the menu with the option whose value is `value` selected."""
+    if element.get("type") == "static_select":
+        option = next((o for o in element.get("options") or [] if o.get("value") == value), None)
+        return None if option is None else {"type": "static_select",
+                                            "action_id": element["action_id"],
+                                            "selected_option": option}
     if element.get("type") != "feedback_buttons":
         return element
     for side in ("positive_button", "negative_button"):
@@ -130,7 +136,7 @@ def block_actions_payload(msg: Message, element: JSON, block_id: str, user: str,
     action: JSON = {"type": element.get("type", "button"),
                     "action_id": element.get("action_id"), "block_id": block_id,
                     "action_ts": f"{time.time():.6f}"}
-    for key in ("text", "value", "style", "url"):
+    for key in ("text", "value", "style", "url", "selected_option"):
         if key in element:
             action[key] = element[key]
     payload: JSON = {

@@ -78,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_eval_arguments(evaluation)
     replay = commands.add_parser("replay", help="print the search replay of a stored run")
     replay.add_argument("run_id", help="the run's id (printed in the report's heading)")
+    commands.add_parser("learn-report", help="two rounds of related questions: does the "
+                        "replay's learning raise the citation rate? (docs/learning.md)")
     bot = commands.add_parser("bot", help="serve the Slack bot (SLACK_BOT_TOKEN, "
                               "SLACK_SIGNING_SECRET, REDIS_URL)")
     bot.add_argument("--port", type=_port, help="HTTP port (default RED_BOT_PORT or 3000)")
@@ -109,6 +111,9 @@ def _guarded(args: argparse.Namespace) -> int:
         _check_text(args)
         if args.command == "replay":
             return asyncio.run(run_replay(args.run_id))
+        if args.command == "learn-report":
+            from redsearch.learn_report import learn_report
+            return asyncio.run(learn_report())
         if args.command == "resume":
             return asyncio.run(run_resume(args.run_id))
         if args.command == "eval":

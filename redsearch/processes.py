@@ -53,8 +53,9 @@ async def run_bot(port: int | None, settings: Settings | None = None) -> int:
     settings = settings or Settings.from_env()
     if not settings.slack.configured:
         raise SettingsError("set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (or SLACK_APP_TOKEN "
-                            "for Socket Mode; see docs/slack.md), or try `redsearch up` for the "
-                            "local playground")
+                            "for Socket Mode; see docs/slack.md; SLACK_CLIENT_ID and "
+                            "SLACK_CLIENT_SECRET for many workspaces), or try `redsearch up` "
+                            "for the local playground")
     configure_logging()
     server = await start_bot(settings, await _redis_url(settings), port=port)
     how = "Socket Mode" if server.socket else "HTTP events at /slack/events"

@@ -33,6 +33,7 @@ from research_core.runlog import LogEvent
 from research_core.search.corpus import CorpusBackend, sample_corpus_dir
 from research_core.search.web.factory import build_backend, uses_corpus
 from research_core.settings import TIERS, Settings
+from research_core.store.patterns import SqlPatternBook
 from research_core.store.restore import load_state
 from research_core.store.sql import SqlStore
 
@@ -63,7 +64,8 @@ def make_runner(strategy: str, settings: Settings, tiers: Mapping[str, ModelTier
     if strategy == "monolithic":
         return MonolithicAgent(settings, tiers, backend, store)
     if strategy == "hierarchical":
-        return Engine.build(settings, tiers, backend, store, publisher=TerminalPublisher())
+        return Engine.build(settings, tiers, backend, store, publisher=TerminalPublisher(),
+                            learning=SqlPatternBook(store, backend.name))
     raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
 
 

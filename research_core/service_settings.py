@@ -17,11 +17,18 @@ SENTINEL_SCHEME = "redis+sentinel"
 REDIS_SCHEMES = ("redis", "rediss", "unix", SENTINEL_SCHEME)
 
 
+OAUTH_SCOPES = ("app_mentions:read,chat:write,channels:history,groups:history,im:history,"
+                "assistant:write,commands")  # manifest.yml's bot scopes
+
+
 @dataclass(frozen=True)
 class SlackSettings:
     """The Slack surface: SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, SLACK_API_URL (the Web API
     base URL; tests and the playground point it at a local fake), SLACK_APP_TOKEN (set: Socket
-    Mode instead of HTTP events), RED_BOT_PORT and the progress coalescing interval."""
+    Mode instead of HTTP events), RED_BOT_PORT and the progress coalescing interval.
+    SLACK_CLIENT_ID and SLACK_CLIENT_SECRET (both set): many workspaces, installed through
+    Slack's OAuth flow (SLACK_SCOPES: the bot scopes asked for), each with its own token kept
+    in the database; without them one workspace and SLACK_BOT_TOKEN (docs/workspaces.md)."""
 
     bot_token: Secret = field(default_factory=lambda: Secret(""))
     signing_secret: Secret = field(default_factory=lambda: Secret(""))
@@ -29,12 +36,20 @@ class SlackSettings:
     app_token: Secret = field(default_factory=lambda: Secret(""))
     bot_port: int = bounded(3000, 0, 65_535)
     progress_interval_s: float = bounded(1.0, 0, HOUR_S)
+    client_id: str = ""
+    client_secret: Secret = field(default_factory=lambda: Secret(""))
+    scopes: str = OAUTH_SCOPES
+
+    @property
+    def oauth(self) -> bool:
+        """Many workspaces: installed with the OAuth flow, a token per team."""
+        return bool(self.client_id and self.client_secret)
 
     @property
     def configured(self) -> bool:
-        """Real Slack: a bot token, and the signing secret (HTTP) or an app token (Socket
-        Mode)."""
-        return bool(self.bot_token and (self.signing_secret or self.app_token))
+        """Real Slack: a bot token (or the OAuth client), and the signing secret (HTTP) or an
+        app token (Socket Mode)."""
+        return bool((self.bot_token or self.oauth) and (self.signing_secret or self.app_token))
 
 
 @dataclass(frozen=True)
@@ -165,6 +180,9 @@ def slack_from_env(env: Mapping[str, str]) -> SlackSettings:
         bot_port=parse_field(env, "RED_BOT_PORT", SlackSettings, "bot_port"),
         progress_interval_s=parse_field(env, "RED_SLACK_PROGRESS_INTERVAL_S", SlackSettings,
                                         "progress_interval_s"),
+        client_id=env.get("SLACK_CLIENT_ID", ""),
+        client_secret=Secret(env.get("SLACK_CLIENT_SECRET", "")),
+        scopes=env.get("SLACK_SCOPES", "") or d.scopes,
     )
 
 

@@ -13,6 +13,7 @@ from research_core.loop.state import RunState
 from research_core.models.embeddings import build_similarity
 from research_core.models.tier_factory import aclose_tiers, build_tiers
 from research_core.protocols import Publisher, SearchBackend, Similarity
+from research_core.search.patterns import QueryLearning
 from research_core.settings import EmbeddingSettings
 from research_core.store.sql import SqlStore
 from tests.conftest import AS_OF, scripted_settings
@@ -38,23 +39,25 @@ class Outcome:
 async def run_engine(serve: Serve, handler: Handler, backend: SearchBackend, store: SqlStore,
                      question: str = QUESTION, similarity: Similarity | None = None,
                      publisher: Publisher | None = None, mode: str = "auto",
-                     **engine: Any) -> Outcome:
+                     learning: QueryLearning | None = None, **engine: Any) -> Outcome:
     server = await serve(handler)
     settings = scripted_settings(server.base_url, **engine)
     state = RunState.new(question, AS_OF, settings, mode=mode)
-    report = await run_state(server, state, backend, store, similarity, publisher, **engine)
+    report = await run_state(server, state, backend, store, similarity, publisher,
+                             learning=learning, **engine)
     return Outcome(state, report, server)
 
 
 async def run_state(server: FakeOpenAIServer, state: RunState, backend: SearchBackend,
                     store: SqlStore, similarity: Similarity | None = None,
-                    publisher: Publisher | None = None, **engine: Any) -> Report:
+                    publisher: Publisher | None = None, learning: QueryLearning | None = None,
+                    **engine: Any) -> Report:
     """Run (or resume) the engine on a given state, with the tiers on `server`."""
     settings = scripted_settings(server.base_url, **engine)
     tiers = build_tiers(settings)
     try:
         return await Engine.build(settings, tiers, backend, store,
                                   similarity=similarity or default_similarity(),
-                                  publisher=publisher).run(state)
+                                  publisher=publisher, learning=learning).run(state)
     finally:
         await aclose_tiers(tiers)

@@ -47,6 +47,7 @@ class RecordingQueue:
     followups: list[tuple[str, str, str]] = field(default_factory=list)
     verdicts: list[tuple[str, str, str, str]] = field(default_factory=list)
     previews: list[ResearchRequestMsg] = field(default_factory=list)
+    watches: list[tuple[str, str, str]] = field(default_factory=list)
 
     async def research(self, request: ResearchRequestMsg) -> bool:
         self.research_requests.append(request)
@@ -66,6 +67,10 @@ class RecordingQueue:
         self.previews.append(request)
         return True
 
+    async def watch_set(self, request: ResearchRequestMsg, user: str, cadence: str) -> bool:
+        self.watches.append((request.key, user, cadence))
+        return True
+
 
 @dataclass
 class SlackDriver:
@@ -73,6 +78,8 @@ class SlackDriver:
     session: aiohttp.ClientSession
     fake: FakeSlack
     seq: int = 0
+    team: str = "T0FAKE"  # the workspace the events and clicks come from
+    channel: str = CHANNEL
 
     async def post(self, body: str, content_type: str, secret: str = SECRET) -> int:
         headers = signed_headers(body, content_type, secret)
@@ -83,14 +90,14 @@ class SlackDriver:
     async def mention(self, text: str, *, user: str = ALICE, event_id: str | None = None,
                       secret: str = SECRET) -> tuple[int, Message]:
         """A person writes `text` in the channel mentioning the bot; Slack delivers the event."""
-        msg = self.fake.post_user_message(CHANNEL, user, text)
+        msg = self.fake.post_user_message(self.channel, user, text)
         status = await self.deliver(msg, event_id or self.next_event_id(), secret)
         return status, msg
 
     async def say_in_thread(self, thread_ts: str, text: str, *,
                             user: str = ALICE) -> tuple[int, Message]:
         """A person writes in a thread without mentioning the bot: a `message` event."""
-        msg = self.fake.post_user_message(CHANNEL, user, text, thread_ts=thread_ts)
+        msg = self.fake.post_user_message(self.channel, user, text, thread_ts=thread_ts)
         return await self.deliver(msg, self.next_event_id(), kind="message"), msg
 
     def next_event_id(self) -> str:
@@ -105,9 +112,9 @@ class SlackDriver:
             event["thread_ts"] = msg.thread_ts
         if kind == "message":
             event["channel_type"] = "channel"
-        body = {"token": "legacy", "team_id": "T0FAKE", "api_app_id": "A0RED",
+        body = {"token": "legacy", "team_id": self.team, "api_app_id": "A0RED",
                 "type": "event_callback", "event_id": event_id, "event_time": int(time.time()),
-                "authorizations": [{"team_id": "T0FAKE", "user_id": BOT_USER_ID,
+                "authorizations": [{"team_id": self.team, "user_id": BOT_USER_ID,
                                     "is_bot": True}],
                 "event": event}
         return await self.post(json.dumps(body), "application/json", secret)
@@ -118,11 +125,11 @@ class SlackDriver:
         self.seq += 1
         trigger = f"{self.seq}.2.3"
         self.fake.surfaces.trigger(trigger, user)
-        payload = {"type": "block_actions", "team": {"id": "T0FAKE"},
+        payload = {"type": "block_actions", "team": {"id": self.team},
                    "user": {"id": user, "name": user.lower()}, "api_app_id": "A0RED",
-                   "trigger_id": trigger, "channel": {"id": CHANNEL, "name": "research"},
+                   "trigger_id": trigger, "channel": {"id": self.channel, "name": "research"},
                    "container": {"type": "message", "message_ts": msg.ts,
-                                 "channel_id": CHANNEL, "is_ephemeral": False},
+                                 "channel_id": self.channel, "is_ephemeral": False},
                    "message": {"type": "message", "ts": msg.ts, "text": msg.text,
                                "blocks": msg.blocks},
                    "actions": [{"type": "button", "block_id": "b", "action_id": action_id,
@@ -137,7 +144,7 @@ class SlackDriver:
         None); the app's answer (`{}` closes it, `response_action: errors` keeps it)."""
         payload = self.fake.surfaces.submission(view_id, values)
         if user is not None:
-            payload["user"] = {"id": user, "username": user.lower(), "team_id": "T0FAKE"}
+            payload["user"] = {"id": user, "username": user.lower(), "team_id": self.team}
         body = urllib.parse.urlencode({"payload": json.dumps(payload)})
         headers = signed_headers(body, "application/x-www-form-urlencoded")
         async with self.session.post(self.url, data=body.encode(), headers=headers) as resp:
@@ -147,6 +154,23 @@ class SlackDriver:
         if answer.get("response_action") != "errors":
             self.fake.surfaces.close_modal(view_id)
         return answer
+    async def select(self, user: str, action_id: str, value: str, msg: Message) -> int:
+        """`user` picks the option `value` of the menu `action_id` in `msg`."""
+        payload = {"type": "block_actions", "team": {"id": self.team},
+                   "user": {"id": user, "name": user.lower()}, "api_app_id": "A0RED",
+                   "trigger_id": "1.2.3", "channel": {"id": msg.channel, "name": "research"},
+                   "container": {"type": "message", "message_ts": msg.ts,
+                                 "channel_id": msg.channel, "is_ephemeral": False},
+                   "message": {"type": "message", "ts": msg.ts, "text": msg.text,
+                               "blocks": msg.blocks},
+                   "actions": [{"type": "static_select", "block_id": "watch",
+                                "action_id": action_id,
+                                "selected_option": {"text": {"type": "plain_text",
+                                                             "text": value},
+                                                    "value": value},
+                                "action_ts": str(time.time())}]}
+        body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+        return await self.post(body, "application/x-www-form-urlencoded")
 
     def replies(self, mention: Message) -> list[Message]:
-        return [m for m in self.fake.messages(CHANNEL, mention.ts) if m.ts != mention.ts]
+        return [m for m in self.fake.messages(self.channel, mention.ts) if m.ts != mention.ts]

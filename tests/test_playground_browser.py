@@ -61,6 +61,8 @@ class ScriptedWorker:
 
     async def preview(self, request: ResearchRequestMsg) -> bool:
         return False  # no plan previews in this test
+    async def watch_set(self, request: ResearchRequestMsg, user: str, cadence: str) -> bool:
+        return True
 
     async def run(self, request: ResearchRequestMsg) -> None:
         publisher = SlackPublisher(make_client(TOKEN, self.api_url), request.channel,

@@ -65,6 +65,9 @@ class PreviewWorker:
         await self.requests.update(request.key, lambda r: r.with_(preview_ts=posted["ts"]))
         return True
 
+    async def watch_set(self, request: ResearchRequestMsg, user: str, cadence: str) -> bool:
+        return False  # no watches in this test
+
 
 @pytest.fixture
 async def redis() -> AsyncIterator[aioredis.Redis]:

@@ -23,14 +23,16 @@ from typing import Any
 from arq import Retry
 from redis.exceptions import RedisError
 
+from contract.installations import NotInstalled
 from contract.keys import KEEP_S, claim_key, crashes_key, doing_key, handover_key, started_key
-from contract.queue import FEEDBACK, FOLLOWUP, PREVIEW, JobPayload
+from contract.queue import FEEDBACK, FOLLOWUP, PREVIEW, WATCH, WATCH_SET, JobPayload
 from contract.requests import ResearchRequestMsg
 from research_core.errors import RunError
 from workers.lease import Lease
 from workers.services import Services
 from workers.team_rules import preview_job
 from workers.thread_work import ThreadWork
+from workers.watch_work import record_watch
 
 log = logging.getLogger(__name__)
 
@@ -47,9 +49,17 @@ async def run_job(ctx: dict[str, Any], data: dict[str, Any]) -> str:
     payload = JobPayload.from_dict(data)
     if payload.kind == FEEDBACK:
         return await record_feedback(ctx["services"], payload)
+    if payload.kind == WATCH_SET:
+        return await record_watch(ctx["services"], payload)
+    try:  # the job speaks to Slack with its own workspace's token, never another's
+        services = await ctx["services"].for_team(payload.team)
+    except NotInstalled as exc:
+        log.error("job %s not run: %s", payload.job_id, exc)
+        await ctx["services"].queue.ended(payload.job_id)
+        return f"not run: {exc}"
     if payload.kind == PREVIEW:
-        return await preview_job(ctx["services"], payload)
-    return await JobRunner(ctx["services"], payload).run()
+        return await preview_job(services, payload)
+    return await JobRunner(services, payload).run()
 
 
 async def record_feedback(services: Services, payload: JobPayload) -> str:
@@ -73,7 +83,8 @@ class JobRunner:
         if request is None:
             await self.services.queue.ended(self.payload.job_id)
             return "request expired"
-        if self.payload.kind == FOLLOWUP and await self.services.queue.is_active(request.job_id):
+        if self.payload.kind in (FOLLOWUP, WATCH) \
+                and await self.services.queue.is_active(request.job_id):
             raise Retry(defer=self.config.lease_s / 2)  # answered once the research has ended
         lease = Lease(self.services.redis, self.payload.run_id, self.payload.job_id,
                       self.config.lease_s)

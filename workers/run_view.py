@@ -54,15 +54,18 @@ async def thread_link(slack: AsyncWebClient, request: ResearchRequestMsg) -> str
     return str(resp.get("permalink") or "")
 
 
-def stats_of(state: RunState, permalink: str) -> RunStats:
+def stats_of(state: RunState, permalink: str, watch: str = "") -> RunStats:
     totals = state.ledger.totals()
     return RunStats(steps=state.step, tokens=sum(t.total_tokens for t in totals),
-                    cost_usd=round(sum(t.cost_usd for t in totals), 6), permalink=permalink)
+                    cost_usd=round(sum(t.cost_usd for t in totals), 6), permalink=permalink,
+                    watch=watch)
 
 
 async def update_home(slack: AsyncWebClient, redis: aioredis.Redis, settings: Settings,
-                      request: ResearchRequestMsg, state: RunState, permalink: str) -> None:
-    """Record what the run cost and republish its requester's Home tab (best effort)."""
-    await record_stats(redis, request.key, stats_of(state, permalink))
+                      request: ResearchRequestMsg, state: RunState, permalink: str,
+                      watch: str = "") -> None:
+    """Record what the run cost (and its last watch cycle) and republish its requester's
+    Home tab (best effort)."""
+    await record_stats(redis, request.key, stats_of(state, permalink, watch))
     allowed = is_allowed(settings.budget, request.user)
     await publish_home(slack, redis, request.user, settings.budget, allowed)

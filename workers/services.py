@@ -4,14 +4,17 @@ search backend, store, Slack client and Redis."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from arq.connections import ArqRedis
+from slack_sdk.oauth.installation_store.sqlalchemy import AsyncSQLAlchemyInstallationStore
 from slack_sdk.web.async_client import AsyncWebClient
 
+from contract.installations import installation_store, team_client
 from contract.keys import RATE_PREFIX
 from contract.queue import JobQueue
 from contract.requests import Requests
@@ -25,6 +28,7 @@ from research_core.search.corpus import CorpusBackend, sample_corpus_dir
 from research_core.search.web.factory import build_backend, rate_table, uses_corpus
 from research_core.search.web.rate_limit import RedisRateLimiter
 from research_core.settings import Settings
+from research_core.store.patterns import SqlPatternBook
 from research_core.store.sql import SqlStore
 
 log = logging.getLogger(__name__)
@@ -39,6 +43,7 @@ class Services:
     store: SqlStore
     slack: AsyncWebClient
     redis: ArqRedis
+    installations: AsyncSQLAlchemyInstallationStore | None = None  # many workspaces (OAuth)
 
     @property
     def requests(self) -> Requests:
@@ -61,16 +66,29 @@ class Services:
         store = await SqlStore.open(settings.db_url)
         slack = make_client(settings.slack.bot_token, settings.slack.api_url)
         similarity = similarity or build_similarity(settings.embedding)
-        log.info("worker ready in %.1fs: search %s, store %s", time.monotonic() - started,
-                 backend.name, settings.db_url.split("://", 1)[0])
-        return cls(settings, tiers, similarity, backend, store, slack, redis)
+        installations = await installation_store(settings.slack.client_id, store.engine) \
+            if settings.slack.oauth else None
+        log.info("worker ready in %.1fs: search %s, store %s%s", time.monotonic() - started,
+                 backend.name, settings.db_url.split("://", 1)[0],
+                 ", many workspaces" if installations is not None else "")
+        return cls(settings, tiers, similarity, backend, store, slack, redis, installations)
+
+    async def for_team(self, team: str) -> Services:
+        """These services speaking to Slack with `team`'s bot token (many workspaces); the
+        same services with SLACK_BOT_TOKEN in single-workspace mode. NotInstalled when the
+        team has no installation."""
+        if self.installations is None or not team:
+            return self
+        client = await team_client(self.installations, team, self.settings.slack.api_url)
+        return dataclasses.replace(self, slack=client)
 
     def engine(self, publisher: Publisher, settings: Settings | None = None,
                caps: CapGuard | None = None) -> Engine:
         """The engine for one job: `settings` as the job sees them (Deep per channel),
         `caps` the run's spending caps."""
         return Engine.build(settings or self.settings, self.tiers, self.backend, self.store,
-                            similarity=self.similarity, publisher=publisher, caps=caps)
+                            similarity=self.similarity, publisher=publisher, caps=caps,
+                            learning=SqlPatternBook(self.store, self.backend.name))
 
     async def aclose(self) -> None:
         await aclose_tiers(self.tiers)

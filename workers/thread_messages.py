@@ -14,6 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from contract.blocks import final_blocks, status_blocks, status_text
 from contract.mrkdwn import NO_PARSE, escape, mention
 from contract.requests import ResearchRequestMsg
+from contract.watch_blocks import watch_menu
 from research_core.delivery.publications import Outbox, Publication
 from research_core.loop.reporter import Report
 from research_core.loop.state import RunState
@@ -69,9 +70,10 @@ def tokens_section(state: RunState) -> tuple[str, str]:
 CAP_REACHED = "spending cap reached"
 
 
-def finished_message(state: RunState, report: Report) -> tuple[Publication, Blocks]:
+def finished_message(state: RunState, report: Report,
+                     request_key: str = "") -> tuple[Publication, Blocks]:
     """The closing message: flagged claims and the token/cost table (the report part above
-    already lists its sources)."""
+    already lists its sources), and the Watch menu when the request is named."""
     cited = [s for s in report.sources if s.number in report.cited] or report.sources
     flagged = "\n".join(f"• {escape(c.text[:200])} — {escape(c.reason)}"
                         for c in report.flagged[:FLAGGED_SHOWN]) or "none"
@@ -82,8 +84,10 @@ def finished_message(state: RunState, report: Report) -> tuple[Publication, Bloc
                             "; the report was written from what was found until then."))
     title = f"Research finished: {state.step} steps, {len(cited)} sources"
     text = f"{title}; {len(report.flagged)} flagged claims."
-    return (Publication(state.run_id, "final", 1, "final", text),
-            final_blocks(title, sections))
+    blocks = final_blocks(title, sections)
+    if request_key:
+        blocks.append(watch_menu(request_key))
+    return Publication(state.run_id, "final", 1, "final", text), blocks
 
 
 def stopped_message(state: RunState, request: ResearchRequestMsg,

@@ -14,7 +14,7 @@ from redis.exceptions import RedisError
 from slack_sdk.errors import SlackApiError
 
 from contract.keys import KEEP_S, before_key, doing_key, progress_key, stream_key
-from contract.queue import FOLLOWUP, JobPayload
+from contract.queue import FOLLOWUP, WATCH, JobPayload
 from contract.redis_server import awaited
 from contract.requests import ENDED, FAILED, FINISHED, RUNNING, STOPPED, ResearchRequestMsg
 from research_core.errors import RunNotFound
@@ -26,6 +26,7 @@ from workers.run_view import follow_plan, name_sources, thread_link, update_home
 from workers.services import Services
 from workers.slack_publisher import SlackPublisher
 from workers.team_rules import admit, job_settings, remember_cost, run_caps
+from workers.watch_work import WatchCycle
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,8 @@ class ThreadWork:
     async def run(self, request: ResearchRequestMsg) -> str:
         if self.payload.kind == FOLLOWUP:
             return await self.followup(request)
+        if self.payload.kind == WATCH:
+            return await WatchCycle(self.services, self.payload).run(request)
         return await self.research(request)
 
     async def research(self, request: ResearchRequestMsg) -> str:
@@ -80,7 +83,7 @@ class ThreadWork:
             report = await self.services.engine(publisher, settings, caps).run(state)
         finally:
             await publisher.close()
-        note, blocks = msgs.finished_message(state, report)
+        note, blocks = msgs.finished_message(state, report, request.key)
         await msgs.post_once(self.services.slack, self.services.store, request, note, blocks)
         await self.status(request, FINISHED)
         await self.home(request, state, link)
@@ -136,6 +139,7 @@ class ThreadWork:
         state = RunState.new(request.question, settings.as_of or dt.date.today(), settings,
                              mode=request.depth or "auto", requester=request.user)
         state.run_id = self.payload.run_id
+        state.extra.team = request.team or self.payload.team
         return state
 
     async def publisher(self, request: ResearchRequestMsg) -> SlackPublisher:
@@ -184,7 +188,7 @@ class ThreadWork:
 
     async def failed(self, request: ResearchRequestMsg, why: str) -> None:
         """A research that cannot go on fails the request; a follow-up only itself."""
-        followup = self.payload.kind == FOLLOWUP
+        followup = self.payload.kind in (FOLLOWUP, WATCH)  # a failed cycle fails only itself
         note, blocks = msgs.failed_message(self.payload.run_id, self.payload.job_id, why, followup)
         await msgs.post_once(self.services.slack, self.services.store, request, note, blocks)
         if not followup:

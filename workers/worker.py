@@ -12,6 +12,7 @@ import contextlib
 import logging
 from typing import Any
 
+from arq.cron import cron
 from arq.worker import Worker, func
 from redis.exceptions import RedisError
 
@@ -20,11 +21,13 @@ from research_core.settings import Settings
 from workers.jobs import run_job
 from workers.reconciler import reconcile_forever
 from workers.services import Services
+from workers.watch_work import watch_tick
 
 log = logging.getLogger(__name__)
 
 RETRY_TRIES = 2000  # a follow-up retries (every lease_s / 2) until its research has ended
 POLL_DELAY_S = 0.5  # a queued job waits at most this long for an idle worker
+WATCH_TICK_MINUTES = set(range(0, 60, 5))  # the cron job that queues due watch cycles
 REDIS_AWAY_PAUSE_S = 1.0
 
 
@@ -77,6 +80,7 @@ def build_worker(settings: Settings, pool: Any, **ctx: Any) -> Worker:
     timeout_s = settings.worker.job_timeout_s
     return SteadyWorker(
         functions=[func(run_job, name=JOB_FUNCTION, timeout=timeout_s)],
+        cron_jobs=[cron(watch_tick, minute=WATCH_TICK_MINUTES, unique=True)],
         redis_pool=pool, ctx={"settings": settings, **ctx}, max_jobs=settings.worker.max_jobs,
         job_timeout=timeout_s, job_serializer=serialize, job_deserializer=deserialize,
         on_startup=startup, on_shutdown=shutdown, max_tries=RETRY_TRIES,

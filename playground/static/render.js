@@ -226,8 +226,22 @@ function feedbackButtons(element, block, msg, ctx) {
   return node;
 }
 
+function menu(element, block, msg, ctx) {
+  const node = el("select", "menu");
+  node.dataset.actionId = element.action_id || "";
+  const label = (element.placeholder && element.placeholder.text) || element.action_id;
+  node.append(new Option(label, "", true, true));
+  node.options[0].disabled = true;
+  for (const option of element.options || []) {
+    node.append(new Option((option.text && option.text.text) || option.value, option.value));
+  }
+  node.addEventListener("change", () => ctx.onAction(node, msg, block, element, node.value));
+  return node;
+}
+
 function interactive(element, block, msg, ctx) {
   if (element.type === "button") return button(element, block, msg, ctx);
+  if (element.type === "static_select") return menu(element, block, msg, ctx);
   if (element.type === "feedback_buttons") return feedbackButtons(element, block, msg, ctx);
   if (element.type === "icon_button") return button({ ...element, text: element.text }, block, msg, ctx);
   return el("span", "unsupported", escapeHtml(`[${element.type}]`));

@@ -3,6 +3,7 @@ periodic reflection, and one report at the end (docs/design.md §1)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -11,12 +12,21 @@ from research_core import runlog
 from research_core.budget.axes import parse_mode
 from research_core.budget.caps import CapGuard
 from research_core.budget.owner import BudgetOwner
-from research_core.delivery.publications import Delivery, Outbox
+from research_core.delivery.publications import Delivery, Outbox, Publication
 from research_core.errors import InvalidQuestion
-from research_core.loop import claims, executor, followup, judgement, planner, reporter
+from research_core.loop import (
+    claims,
+    executor,
+    followup,
+    judgement,
+    planner,
+    reporter,
+    watch,
+)
 from research_core.loop.answer_stream import AnswerStream
 from research_core.loop.evidence import Evidence, combined_score, credibility, recency
 from research_core.loop.goal_tree import Node
+from research_core.loop.learning import Learner
 from research_core.loop.parts import Parts
 from research_core.loop.progress_notes import Announcer
 from research_core.loop.reflection import reflect_and_correct
@@ -27,6 +37,7 @@ from research_core.models.gateway import Gateway
 from research_core.models.schemas import HitScore
 from research_core.protocols import ModelTier, Publisher, SearchBackend, SearchHit, Similarity
 from research_core.question import has_surrogates, is_blank
+from research_core.search.patterns import QueryLearning
 from research_core.search.reading import deep_read
 from research_core.search.tool import (
     DatesPages,
@@ -79,18 +90,23 @@ class Engine:
     publisher: Publisher | None = None
     exhaustive: bool = False  # every step of the budget: see `_Research.next_node`
     caps: CapGuard | None = None  # the run's spending caps (docs/teams.md); None: no caps
+    learning: QueryLearning | None = None  # query patterns' records (docs/learning.md)
 
     @classmethod
     def build(cls, settings: Settings, tiers: Mapping[str, ModelTier], backend: SearchBackend,
               store: StoreAndCache, *, similarity: Similarity | None = None,
               publisher: Publisher | None = None, exhaustive: bool = False,
-              caps: CapGuard | None = None) -> Engine:
+              caps: CapGuard | None = None,
+              learning: QueryLearning | None = None) -> Engine:
         """The engine as every entry point builds it (CLI, evaluation, workers): the store is
         also the search cache; the similarity is the configured embedder unless given.
-        `exhaustive` (equal-work benchmarks) uses every step instead of ending early."""
+        `exhaustive` (equal-work benchmarks) uses every step instead of ending early;
+        `learning`: proposed queries are vetted against the query patterns' records, and a
+        finished run adds its queries' outcomes to them."""
         return cls(settings, tiers, backend, store, cache=store,
                    similarity=similarity or build_similarity(settings.embedding),
-                   publisher=publisher, exhaustive=exhaustive, caps=caps)
+                   publisher=publisher, exhaustive=exhaustive, caps=caps,
+                   learning=learning)
 
     async def run(self, state: RunState) -> Report:
         """Research until no node is open or the step limit is reached, then report."""
@@ -111,6 +127,15 @@ class Engine:
         await research.checkpoint()
         return done
 
+    async def watch_cycle(self, state: RunState, as_of: dt.date) -> list[Publication]:
+        """Research a finished run again as of `as_of`, from its tree, evidence and findings,
+        searching only what is newer than its last date; returns the parts revised."""
+        run = watch.prepare(state, as_of)
+        research = _Research(self, state)
+        research.parts.reason_prefix = watch.reason_prefix(as_of)
+        with runlog.bound(state.log):
+            return await watch.cycle(research, research.delivery, state, run)
+
 
 class _Research:
     """One run's loop, over its state."""
@@ -121,11 +146,13 @@ class _Research:
         self.config = engine.settings.engine
         self.owner = _owner(engine.settings, state)
         self._nodes_at_last_regrowth = -1
+        self.learner = Learner(engine.learning, state)
         self.gateway = Gateway(engine.tiers, state.ledger, state.log, self.config.json_max_tokens,
                           permit=lambda: bool(self.owner.spend("model_calls")))
         self.search = SearchTool(engine.backend, engine.cache, self.config, state.log,
                                  engine.similarity,
-                                 permit_read=lambda: bool(self.owner.spend("reads")))
+                                 permit_read=lambda: bool(self.owner.spend("reads")),
+                                 scope=state.extra.team)
         self.delivery = Delivery(state.run_id, engine.publisher, engine.store, state.log,
                                  state.publications, self.owner)
         self.announcer = Announcer(state, self.delivery)
@@ -198,6 +225,9 @@ class _Research:
         self._consider_upgrade()
         await self.announcer.after_step()
         await self.checkpoint()
+
+    async def revise_parts(self) -> None:
+        await self.parts.revise_all()
 
     async def checkpoint(self) -> None:
         await self._charge()
@@ -289,8 +319,10 @@ class _Research:
     async def _research_round(self, node: Node) -> None:
         plan = await planner.plan_queries(self.gateway, node, self.state.sent_queries(),
                                           self.state.as_of, self.config.query_variants)
-        window = planner.time_range(plan, self.state.as_of, self.config.lookback_days)
-        queries = await self.search.dedupe(plan.queries, self.state.sent_queries())
+        window = watch.narrowed(
+            planner.time_range(plan, self.state.as_of, self.config.lookback_days), self.state)
+        queries = await self.learner.vet(
+            await self.search.dedupe(plan.queries, self.state.sent_queries()), node.question)
         results = await self.search.batch(queries, window) if queries else []
         hits = self._new_hits(node, results)
         node.rounds += 1
@@ -411,6 +443,7 @@ class _Research:
         if report is None:
             report = await self._write_report()
             await self.engine.store.save_report(self.state.run_id, report)
+            await self.learner.teach(report)
         if self.delivery.latest("report") is None:  # not already out before a crash
             await self.delivery.part("report", report.render(), report.cited_source_ids())
         if self.state.status != "finished":

@@ -22,6 +22,7 @@ class Parts:
         self.gateway = gw
         self.similarity = similarity
         self.config = cfg
+        self.reason_prefix = ""  # a watch cycle's revisions say "update <date>: …"
 
     async def publish(self, node: Node, deep: bool) -> None:
         """A finished sub-question's part goes out when the cadence says it is ready."""
@@ -74,6 +75,6 @@ class Parts:
                                            self.state.summaries.get(node.id))
         self.state.summaries[node.id] = summary
         sources = frozenset(e.source_id for e in news)
-        reason = "new evidence from " + ", ".join(sorted(sources))
+        reason = self.reason_prefix + "new evidence from " + ", ".join(sorted(sources))
         await self.delivery.part(node.id, cadence.part_text(summary, sources),
                                  summary.source_ids, reason=reason)

@@ -52,6 +52,9 @@ class RunExtras:
     announced: list[str] = field(default_factory=list)  # progress note keys already posted
     corpus: str = ""  # the corpus folder of a terminal run (so `resume` finds it)
     strategy: str = "hierarchical"  # hierarchical (the goal tree) or the monolithic baseline
+    team: str = ""  # the Slack workspace the run belongs to ("" outside Slack)
+    watch_since: str = ""  # a watch cycle searches only what is newer than this (ISO date)
+    watch_from_step: int = 0  # the step a watch cycle started after (its queries are new)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -105,4 +108,6 @@ class RunState:
         return sum(r.node_id == node_id for r in self.deep_reads)
 
     def sent_queries(self) -> list[str]:
-        return [q.text for q in self.queries]
+        """The queries of this run (of this watch cycle only, in a watch cycle: the same
+        query asks something new of a newer time range)."""
+        return [q.text for q in self.queries if q.step > self.extra.watch_from_step]

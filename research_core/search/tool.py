@@ -76,6 +76,7 @@ class SearchTool:
     log: RunLog
     similarity: Similarity
     permit_read: Callable[[], bool] = lambda: True
+    scope: str = ""  # the workspace a run belongs to: its cached hits are its own
 
     async def dedupe(self, queries: list[str], earlier: list[str]) -> list[str]:
         """Drop each query at `dedup_similarity` or more to an earlier one of the run that
@@ -106,7 +107,8 @@ class SearchTool:
         return list(await asyncio.gather(*(one(q) for q in queries)))
 
     async def _search(self, query: str, time_range: TimeRange) -> QueryResult:
-        key = cache_key(self.backend.name, query, time_range)
+        scoped = f"{self.backend.name}@{self.scope}" if self.scope else self.backend.name
+        key = cache_key(scoped, query, time_range)
         cached = await self.cache.cache_get(key, self.config.cache_ttl_s)
         if cached is not None:
             if isinstance(self.backend, RemembersHits):

@@ -205,3 +205,34 @@ class ChargeRow(Base):
     month: Mapped[str] = mapped_column(String(20))
     tokens: Mapped[int] = mapped_column(BigInteger, default=0)
     cost_usd: Mapped[float] = mapped_column(Float, default=0.0)
+class WatchRow(Base):
+    """A watched thread: its run is researched again on its cadence (docs/watch.md)."""
+
+    __tablename__ = "watches"
+    request_key: Mapped[str] = mapped_column(String(120), primary_key=True)
+    team: Mapped[str] = mapped_column(String(32), index=True)
+    run_id: Mapped[str] = mapped_column(String(32))
+    channel: Mapped[str] = mapped_column(String(80))
+    thread_ts: Mapped[str] = mapped_column(String(40))
+    request: Mapped[dict[str, Any]] = mapped_column(JSON)  # the request record, to restore it
+    cadence: Mapped[str] = mapped_column(String(10))
+    next_due: Mapped[dt.date] = mapped_column(Date, index=True)
+    last_as_of: Mapped[dt.date] = mapped_column(Date)
+    active: Mapped[bool] = mapped_column(Boolean)
+    note: Mapped[str] = mapped_column(Text)  # the last cycle's outcome, or why it stopped
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class PatternRow(Base):
+    """A query pattern's record per search backend (whose name names the corpus too): how
+    often it was sent, what it returned, what the reports cited (docs/learning.md)."""
+
+    __tablename__ = "query_patterns"
+    backend: Mapped[str] = mapped_column(String(80), primary_key=True)
+    key: Mapped[str] = mapped_column(String(32), primary_key=True)
+    shape: Mapped[str] = mapped_column(Text)
+    terms: Mapped[list[Any]] = mapped_column(JSON)
+    sent: Mapped[int] = mapped_column(Integer)
+    results: Mapped[int] = mapped_column(Integer)
+    cited: Mapped[int] = mapped_column(Integer)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))

@@ -231,10 +231,14 @@ class RunCaps:
     user: str
     channel: str
     caps: Caps
+    spent_before: tuple[int, float] = (0, 0.0)  # what the run had spent before this charge
+    # id began (a watch cycle charges only its own spending, to the day it runs)
 
     async def charge(self, tokens: int, cost_usd: float) -> CapStatus:
-        return await self.usage.charge(self.charge_id, self.user, self.channel, tokens,
-                                       cost_usd, self.caps)
+        base_tokens, base_cost = self.spent_before
+        return await self.usage.charge(self.charge_id, self.user, self.channel,
+                                       max(0, tokens - base_tokens),
+                                       max(0.0, cost_usd - base_cost), self.caps)
 
 
 class LazyUsage:

@@ -1,0 +1,83 @@
+"""The "Watch" menu under a finished research, and the "What changed" message of a watch
+cycle (docs/watch.md). Shared by the bot (the menu's choices) and the workers (the blocks)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from contract.keys import REQUEST_KEY
+from contract.mrkdwn import escape
+
+Block = dict[str, Any]
+
+WATCH_ACTION = "watch_thread"
+WATCH_CHOICES: dict[str, str] = {"daily": "Watch daily", "weekly": "Watch weekly",
+                                 "monthly": "Watch monthly", "stop": "Stop watching"}
+CHANGES_SHOWN = 10
+_VALUE = re.compile(r"(daily|weekly|monthly|stop)\|(.+)")
+
+
+@dataclass(frozen=True)
+class WatchChoice:
+    cadence: str  # daily, weekly, monthly, or stop
+    request_key: str
+
+
+def parse_choice(value: object) -> WatchChoice | None:
+    """The menu option's value ("weekly|red:req:C1:1.2"), or None for anything else."""
+    match = _VALUE.fullmatch(value) if isinstance(value, str) else None
+    if match is None or not REQUEST_KEY.fullmatch(match.group(2)):
+        return None
+    return WatchChoice(match.group(1), match.group(2))
+
+
+def watch_menu(request_key: str) -> Block:
+    """An actions block with the Watch menu; each option's value names the request."""
+    options = [{"text": {"type": "plain_text", "text": label}, "value": f"{cadence}|{request_key}"}
+               for cadence, label in WATCH_CHOICES.items()]
+    return {"type": "actions", "block_id": "watch", "elements": [
+        {"type": "static_select", "action_id": WATCH_ACTION, "options": options,
+         "placeholder": {"type": "plain_text", "text": "Watch"}}]}
+
+
+def watch_confirmation(choice: WatchChoice) -> str:
+    if choice.cadence == "stop":
+        return "This thread is no longer watched."
+    return (f"Watching this thread {choice.cadence}: I will research it again and post what "
+            "changed (nothing when nothing did).")
+
+
+@dataclass(frozen=True)
+class Change:
+    """A part a watch cycle revised: its question, its new text and what sourced it."""
+
+    question: str
+    reason: str
+    sources: list[tuple[str, str]]  # (url, title) of the sources that changed it
+
+
+def changes_text(since: dt.date, changes: list[Change]) -> str:
+    return f"What changed since {since.isoformat()}: {len(changes)} finding(s) updated."
+
+
+def changes_blocks(since: dt.date, changes: list[Change]) -> list[Block]:
+    """One short message: each revised finding's question, why, and its sources."""
+    lines = [f"• *{escape(c.question[:200])}* — {escape(c.reason[:300])}"
+             + (f" (sources: {', '.join(_link(u, t) for u, t in c.sources[:5])})"
+                if c.sources else "")
+             for c in changes[:CHANGES_SHOWN]]
+    return [{"type": "header", "text": {"type": "plain_text",
+                                        "text": f"What changed since {since.isoformat()}"}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)[:3000]}},
+            {"type": "context", "elements": [{"type": "mrkdwn", "text":
+                "The findings above were revised in place."}]}]
+
+
+def _link(url: str, title: str) -> str:
+    shown = escape(title[:120]).replace("|", "¦")
+    if url.startswith(("https://", "http://")) and not any(ch in url for ch in "<>| "):
+        return f"<{url}|{shown}>"
+    return shown
