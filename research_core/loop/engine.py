@@ -12,7 +12,7 @@ from research_core.budget.axes import parse_mode
 from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery, Outbox
 from research_core.errors import InvalidQuestion
-from research_core.loop import claims, executor, followup, judgement, planner, reporter
+from research_core.loop import claims, executor, followup, judgement, planner, relevance, reporter
 from research_core.loop.answer_stream import AnswerStream
 from research_core.loop.evidence import Evidence, combined_score, credibility, recency
 from research_core.loop.goal_tree import Node
@@ -274,9 +274,8 @@ class _Research:
         node.rounds += 1
         if hits:
             found = [h for _, h in hits]
-            scores = await executor.score_hits(self.gateway, node.question, found)
-            scores = await judgement.cross_check_relevance(
-                self.similarity, node.question, found, scores, self.config, self.state.log)
+            scores = await relevance.judge(self.gateway, self.similarity, node.question, found,
+                                           self.config, self.state.log)
             await self._admit(node, hits, scores)
         self._settle(node)
 
@@ -403,8 +402,8 @@ class _Research:
         report = await reporter.write_report(
             self.gateway, self.state.question, self.state.as_of,
             list(self.state.summaries.values()), kept,
-            (self.config.report_max_sources, self.config.report_max_tokens),
-        )
+            (self.config.report_max_sources, self.config.report_max_tokens), self.similarity,
+            {n.id: n.question for n in self.state.tree.nodes.values()})
         asked = [n.question for n in self.state.tree.nodes.values()]
         report = await claims.double_check(self.gateway, report, kept, asked)
         self.state.log.emit("report", f"{len(report.cited)} of {len(report.sources)} sources cited"

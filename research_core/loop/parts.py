@@ -1,12 +1,17 @@
 """Answer parts of finished sub-questions: published when the cadence says they are ready,
 revised in place when later evidence about their own facet (close to their question, and
-naming what sets it apart from the root question) brings figures they lack."""
+naming what sets it apart from the root question) brings figures they lack. Where the
+summary fell back, the part is the extractive builder's (`research_core.loop.answering`)."""
 
 from __future__ import annotations
 
 from research_core.delivery.publications import Delivery
 from research_core.loop import cadence, executor, followup
+from research_core.loop.answering import builder
+from research_core.loop.evidence import Evidence
 from research_core.loop.goal_tree import Node
+from research_core.loop.memory import Summary
+from research_core.loop.sentences import sentences
 from research_core.loop.state import RunState
 from research_core.models.gateway import Gateway
 from research_core.protocols import Similarity
@@ -32,7 +37,8 @@ class Parts:
             self._weigh(node.id, [e.id for e in self.state.kept_for({node.id})])
             return
         if cadence.ready(summary, node.status == "done", deep):
-            await self.delivery.part(node.id, cadence.part_text(summary), summary.source_ids)
+            text = await self._text(node, summary, self.state.kept_for({node.id}))
+            await self.delivery.part(node.id, text, summary.source_ids)
             self._weigh(node.id, [e.id for e in self.state.kept_for({node.id})])
 
     async def revise_all(self) -> None:
@@ -75,5 +81,17 @@ class Parts:
         self.state.summaries[node.id] = summary
         sources = frozenset(e.source_id for e in news)
         reason = "new evidence from " + ", ".join(sorted(sources))
-        await self.delivery.part(node.id, cadence.part_text(summary, sources),
-                                 summary.source_ids, reason=reason)
+        text = await self._text(node, summary, [*news, *self.state.kept_for({node.id})],
+                                sources)
+        await self.delivery.part(node.id, text, summary.source_ids, reason=reason)
+
+    async def _text(self, node: Node, summary: Summary, items: list[Evidence],
+                    first: frozenset[str] = frozenset()) -> str:
+        """The model's summary as a part; a fallback summary's part is extractive: the node's
+        best sentences not already said by another part, each citing its source id."""
+        if not summary.lossless_fallback:
+            return cadence.part_text(summary, first)
+        said = [s for p in self.delivery.parts() if p.part_key != node.id
+                for s in sentences(p.text)]
+        return await builder.part(self.similarity, builder.Section(node.question, items),
+                                  lambda e: f"[{e.source_id}]", said)

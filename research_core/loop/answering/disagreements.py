@@ -1,0 +1,103 @@
+"""Where two sources give different figures for the same measure and period: sentences from
+different sources that name the same period, speak of the same thing (most of the words of one
+occur in the other) and state figures in the same unit, none of them shared. The more credible
+source is preferred, or at equal credibility the later one, and the reason is said. A sentence
+of a third source that states both figures (a reconciliation, a correction) explains it.
+Percentages are left out: two rates in two texts are too often rates of different things."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import combinations
+
+from research_core.loop.answering.periods import periods_in
+from research_core.loop.answering.pool import Line
+from research_core.loop.figures import Figure, figures_in
+from research_core.terms import overlap
+
+SAME_TOPIC = 0.4
+MAX_SHOWN = 4
+_NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    period: str
+    unit: str
+    first: tuple[Line, Figure]  # the preferred source and its figure
+    second: tuple[Line, Figure]
+    reason: str  # why the first is preferred: "credibility", "later" or "" (neither)
+    explained_by: Line | None = None
+
+
+def find(lines: list[Line]) -> list[Disagreement]:
+    """The disagreements among the lines, one per source pair, most credible first."""
+    found: dict[tuple[str, str], Disagreement] = {}
+    for a, b in combinations(lines, 2):
+        pair = tuple(sorted((a.source_id, b.source_id)))
+        if a.source_id == b.source_id or pair in found:
+            continue
+        clash = _clash(a, b)
+        if clash is not None:
+            found[(pair[0], pair[1])] = _explained(clash, lines)
+    ranked = sorted(found.values(), key=lambda d: -d.first[0].evidence.credibility)
+    return ranked[:MAX_SHOWN]
+
+
+def _clash(a: Line, b: Line) -> Disagreement | None:
+    shared = set(periods_in(a.text, a.evidence.published)) & set(
+        periods_in(b.text, b.evidence.published))
+    if not shared or max(_topic(a, b), _topic(b, a)) < SAME_TOPIC:
+        return None
+    mine, theirs = _by_unit(a.text), _by_unit(b.text)
+    for unit in sorted(set(mine) & set(theirs)):
+        if {f.value for f in mine[unit]}.isdisjoint(f.value for f in theirs[unit]):
+            return _ordered(sorted(shared)[0], unit, (a, mine[unit][0]), (b, theirs[unit][0]))
+    return None
+
+
+def _topic(a: Line, b: Line) -> float:
+    return overlap(_NUMBERS.sub(" ", a.text), _NUMBERS.sub(" ", b.text))
+
+
+def _by_unit(text: str) -> dict[str, list[Figure]]:
+    units: dict[str, list[Figure]] = {}
+    for figure in figures_in(text):
+        if figure.unit and not figure.percent:
+            units.setdefault(figure.unit, []).append(figure)
+    return units
+
+
+def _ordered(period: str, unit: str, a: tuple[Line, Figure],
+             b: tuple[Line, Figure]) -> Disagreement:
+    ea, eb = a[0].evidence, b[0].evidence
+    if abs(ea.credibility - eb.credibility) > 1e-9:
+        first, second = (a, b) if ea.credibility > eb.credibility else (b, a)
+        return Disagreement(period, unit, first, second, "credibility")
+    da, db = ea.published, eb.published
+    if da and db and da != db:
+        first, second = (b, a) if db > da else (a, b)
+        return Disagreement(period, unit, first, second, "later")
+    return Disagreement(period, unit, a, b, "")
+
+
+def _explained(d: Disagreement, lines: list[Line]) -> Disagreement:
+    """The disagreement with a third source's sentence that states both figures, if any."""
+    values = {d.first[1].value, d.second[1].value}
+    sources = {d.first[0].source_id, d.second[0].source_id}
+    for line in lines:
+        if line.source_id not in sources and values <= {f.value for f in figures_in(line.text)}:
+            return Disagreement(d.period, d.unit, d.first, d.second, d.reason, line)
+    return d
+
+
+_CUE = re.compile(r"differ|different figures|disagree|discrepan|reconcil|revis|correct|"
+                  r"whereas|不一致|分歧|差异|口径|更正|修正|下修|上修", re.I)
+
+
+def documented(lines: list[Line]) -> list[Line]:
+    """Sentences that themselves report a disagreement or a correction: a cue ("differ",
+    "revised", "更正" …) and two different figures in one unit."""
+    return [ln for ln in lines if _CUE.search(ln.text)
+            and any(len({f.value for f in fs}) >= 2 for fs in _by_unit(ln.text).values())]
