@@ -106,9 +106,10 @@ async def test_the_relevance_fallback_keeps_a_paraphrase_and_drops_keyword_stuff
 
 
 def _evidence(n: int, node: str, source_id: str, source_type: str, published: str,
-              text: str, publisher: str = "") -> Evidence:
+              text: str, publisher: str = "", title: str = "") -> Evidence:
     cred = credibility(source_type)
-    return Evidence(f"E{n}", node, "Q1", source_id, source_id, f"https://x.example/{source_id}",
+    return Evidence(f"E{n}", node, "Q1", source_id, title or source_id,
+                    f"https://x.example/{source_id}",
                     dt.date.fromisoformat(published), source_type, publisher or source_id, text,
                     0.8, cred, 1.0, 0.8, "", True)
 
@@ -128,7 +129,7 @@ COFFEE = [
               "Prices rose because a July frost damaged about 8% of the highland crop. "
               "Arabica exports from Veloria reached 1.42 million bags in the second quarter of "
               "2026, up 6.0% on a year earlier.",
-              "Daily Bean"),
+              "Daily Bean", "Frost lifts Veloria arabica prices"),
     _evidence(4, "N2", "research-prices", "research_report", "2026-10-01",
               "Green arabica export prices averaged 3.85 dollars per pound in September 2026, "
               "the highest monthly average since 2011.",

@@ -14,6 +14,7 @@ from research_core.delivery.publications import Delivery, Outbox
 from research_core.errors import InvalidQuestion
 from research_core.loop import claims, executor, followup, judgement, planner, relevance, reporter
 from research_core.loop.answer_stream import AnswerStream
+from research_core.loop.answering.completion import local_reader
 from research_core.loop.evidence import Evidence, combined_score, credibility, recency
 from research_core.loop.goal_tree import Node
 from research_core.loop.parts import Parts
@@ -126,7 +127,8 @@ class _Research:
         self.delivery = Delivery(state.run_id, engine.publisher, engine.store, state.log,
                                  state.publications, self.owner)
         self.announcer = Announcer(state, self.delivery)
-        self.parts = Parts(state, self.delivery, self.gateway, engine.similarity, self.config)
+        self.parts = Parts(state, self.delivery, self.gateway, engine.similarity, self.config,
+                           local_reader(engine.backend))
         if isinstance(engine.backend, RemembersHits):  # a resumed run can read its pages
             engine.backend.remember([e.as_hit() for e in state.evidence])
 
@@ -403,7 +405,7 @@ class _Research:
             self.gateway, self.state.question, self.state.as_of,
             list(self.state.summaries.values()), kept,
             (self.config.report_max_sources, self.config.report_max_tokens), self.similarity,
-            {n.id: n.question for n in self.state.tree.nodes.values()})
+            {n.id: n.question for n in self.state.tree.nodes.values()}, self.parts.read)
         asked = [n.question for n in self.state.tree.nodes.values()]
         report = await claims.double_check(self.gateway, report, kept, asked)
         self.state.log.emit("report", f"{len(report.cited)} of {len(report.sources)} sources cited"

@@ -8,6 +8,7 @@ from __future__ import annotations
 from research_core.delivery.publications import Delivery
 from research_core.loop import cadence, executor, followup
 from research_core.loop.answering import builder
+from research_core.loop.answering.completion import Reader
 from research_core.loop.evidence import Evidence
 from research_core.loop.goal_tree import Node
 from research_core.loop.memory import Summary
@@ -21,12 +22,13 @@ from research_core.terms import speaks_to
 
 class Parts:
     def __init__(self, state: RunState, delivery: Delivery, gw: Gateway,
-                 similarity: Similarity, cfg: EngineSettings) -> None:
+                 similarity: Similarity, cfg: EngineSettings, read: Reader | None = None) -> None:
         self.state = state
         self.delivery = delivery
         self.gateway = gw
         self.similarity = similarity
         self.config = cfg
+        self.read = read  # pages that complete cut snippets (the local corpus's)
 
     async def publish(self, node: Node, deep: bool) -> None:
         """A finished sub-question's part goes out when the cadence says it is ready."""
@@ -94,4 +96,4 @@ class Parts:
         said = [s for p in self.delivery.parts() if p.part_key != node.id
                 for s in sentences(p.text)]
         return await builder.part(self.similarity, builder.Section(node.question, items),
-                                  lambda e: f"[{e.source_id}]", said)
+                                  lambda e: f"[{e.source_id}]", said, self.read)

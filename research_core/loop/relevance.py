@@ -3,9 +3,9 @@ embedder (`judgement.cross_check_relevance`: where they differ wildly the lower 
 the log says so); without a model, the embedder and term overlap together.
 
 The fallback is not term overlap alone, which keeps a keyword-stuffed page about something
-else and drops an on-topic paraphrase: relevance = embedder × (0.7 + 0.3 × √overlap). The
+else and drops an on-topic paraphrase: relevance = embedder × (0.85 + 0.15 × √overlap). The
 embedder decides (shared words never lift a hit above what the embedder finds); the question's
-own words confirm it, so a paraphrase keeps 70% of the embedder's relevance and a hit that
+own words confirm it, so a paraphrase keeps 85% of the embedder's relevance and a hit that
 also names what was asked keeps all of it. The embedder's relevance is the similarity on the
 relevance scale, min(1, similarity / `relevance_full_similarity`).
 """
@@ -22,7 +22,7 @@ from research_core.runlog import RunLog
 from research_core.settings import EngineSettings
 from research_core.terms import overlap
 
-PARAPHRASE_SHARE = 0.7  # of the embedder's relevance, for a hit without the question's words
+PARAPHRASE_SHARE = 0.85  # of the embedder's relevance, for a hit without the question's words
 
 
 async def judge(gw: Gateway, similarity: Similarity, question: str, hits: list[SearchHit],

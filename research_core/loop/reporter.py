@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from research_core.loop.answering import builder
+from research_core.loop.answering.completion import Reader
 from research_core.loop.evidence import Evidence
 from research_core.loop.figures import figures_in
 from research_core.loop.memory import Summary
@@ -140,9 +141,11 @@ def citation_problem(text: str, count: int) -> str | None:
 
 async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: list[Summary],
                        evidence: list[Evidence], limits: tuple[int, int],
-                       similarity: Similarity, questions: Mapping[str, str]) -> Report:
+                       similarity: Similarity, questions: Mapping[str, str],
+                       read: Reader | None = None) -> Report:
     """The final report; `limits` = (max sources, max tokens); `questions`: each node's
-    sub-question (for the extractive report the fallback builds)."""
+    sub-question, and `read` the pages that complete cut snippets (for the extractive report
+    the fallback builds)."""
     sources, carried = number_sources(evidence, limits[0])
     numbers = {s.source_id: s.number for s in sources}
     messages = render(
@@ -154,7 +157,7 @@ async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: li
     async def extractive() -> str:
         return await builder.report(similarity, question, _sections(carried, questions),
                                     lambda e: f"[{numbers[e.source_id]}]"
-                                    if e.source_id in numbers else None)
+                                    if e.source_id in numbers else None, read)
 
     if not sources:
         return Report(text=await extractive(), sources=[], cited=[], fallback=True)

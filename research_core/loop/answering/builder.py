@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from research_core.loop.answering import coverage, disagreements, labels
+from research_core.loop.answering.completion import Reader, completed
 from research_core.loop.answering.periods import time_key
 from research_core.loop.answering.pool import Line, lines_of
 from research_core.loop.answering.select import Picker
@@ -22,6 +23,7 @@ from research_core.terms import has_cjk
 
 Cite = Callable[[Evidence], str | None]  # the citation mark of an item ("[3]"), None: none
 LEAD_MOST, SECTION_MOST, PART_MOST = 4, 3, 5
+LEAD_FLOOR = 0.5
 MIN_CREDIBILITY = 0.35  # company releases, SEO blogs and forums do not carry the answer
 
 
@@ -32,25 +34,30 @@ class Section:
 
 
 async def report(similarity: Similarity, question: str, sections: list[Section],
-                 cite: Cite) -> str:
-    """The whole answer to `question` from the sections' evidence."""
+                 cite: Cite, read: Reader | None = None) -> str:
+    """The whole answer to `question` from the sections' evidence (`read`: page bodies that
+    complete cut snippets)."""
     zh = has_cjk(question)
     words = labels.ZH if zh else labels.EN
-    pool = usable(lines_of([e for s in sections for e in s.items]), cite)
+    items = await completed([e for s in sections for e in s.items], read)
+    pool = usable(lines_of(items), cite)
     if not pool:
         return words["nothing"]
     picker = Picker(similarity)
+    conflicts = conflict_lines(pool, cite, zh)
+    picker.remember(conflicts)
     outvoted = {d.second[0].text for d in disagreements.find(pool)}
-    lead = await _lead(picker, question, sections, [ln for ln in pool if ln.text not in outvoted])
+    lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted])
     out = [" ".join(_cited(ln, cite) for ln in lead), ""]
     unanswered = []
+    on_topic = _on_point(question, pool, len(pool))
     for section in sections:
-        chosen = await picker.pick(section.question, pool, SECTION_MOST)
+        chosen = await picker.pick(section.question, on_topic, SECTION_MOST)
         if chosen:
             out += [f"*{section.question}*", *(f"• {_cited(ln, cite)}" for ln in chosen), ""]
         elif not any(ln.evidence.node_id == _node(section) for ln in lead):
             unanswered.append(section.question)
-    out += conflict_lines(pool, cite, zh)
+    out += conflicts
     used = " ".join(picker.chosen)
     missing = coverage.not_found(question, unanswered, " ".join(ln.text for ln in pool), used)
     if missing:
@@ -59,15 +66,16 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
 
 
 async def part(similarity: Similarity, section: Section, cite: Cite,
-               said: list[str]) -> str:
+               said: list[str], read: Reader | None = None) -> str:
     """One sub-question's part: its best sentences not `said` in other parts, its conflicts."""
     zh = has_cjk(section.question)
     picker = Picker(similarity)
     picker.remember(said)
-    pool = usable(lines_of(section.items), cite)
+    pool = usable(lines_of(await completed(section.items, read)), cite)
+    conflicts = conflict_lines(pool, cite, zh)
+    picker.remember(conflicts)
     chosen = await picker.pick(section.question, pool, PART_MOST)
-    out = [f"*{section.question}*", *(f"• {_cited(ln, cite)}" for ln in chosen)]
-    out += conflict_lines(pool, cite, zh)
+    out = [f"*{section.question}*", *(f"• {_cited(ln, cite)}" for ln in chosen), *conflicts]
     if not chosen:
         out.append((labels.ZH if zh else labels.EN)["part_not_found"])
     return "\n".join(ln for ln in out if ln).strip()
@@ -79,18 +87,27 @@ def usable(lines: list[Line], cite: Cite) -> list[Line]:
             and ln.evidence.credibility >= MIN_CREDIBILITY]
 
 
-async def _lead(picker: Picker, question: str, sections: list[Section],
-                pool: list[Line]) -> list[Line]:
-    """2–4 sentences with figures that answer the question, one per sub-question first."""
+async def _lead(picker: Picker, question: str, pool: list[Line]) -> list[Line]:
+    """2–4 sentences with figures that answer the question, in time order."""
+    pool = _on_point(question, pool)
     with_figures = [ln for ln in pool if labels.has_figures(ln.text)] or pool
-    chosen: list[Line] = []
-    for section in sections[:LEAD_MOST]:
-        own = [ln for ln in with_figures if ln.evidence.node_id == _node(section)]
-        chosen += await picker.pick(f"{question} {section.question}", own or with_figures, 1,
-                                    figures_first=True)
+    chosen = await picker.pick(question, with_figures, LEAD_MOST - 1, figures_first=True)
     if len(chosen) < 2:
-        chosen += await picker.pick(question, with_figures, 2 - len(chosen), figures_first=True)
-    return sorted(chosen[:LEAD_MOST], key=lambda ln: time_key(ln.text, ln.evidence.published))
+        chosen += await picker.pick(question, pool, 2 - len(chosen))
+    return sorted(chosen, key=lambda ln: time_key(ln.text, ln.evidence.published))
+
+
+def _on_point(question: str, pool: list[Line], enough: int = 2) -> list[Line]:
+    """The lines that name the most of what the question names (in their own words or their
+    source's title): the best-named `enough` lines and those that name as much, never lines
+    that name less than half of it."""
+    shares = [coverage.named_share(question, f"{ln.evidence.title} {ln.text}") for ln in pool]
+    for floor in sorted(set(shares), reverse=True):
+        chosen = [ln for ln, s in zip(pool, shares, strict=True) if s >= floor]
+        if len(chosen) >= enough or floor <= LEAD_FLOOR:
+            return [ln for ln, s in zip(pool, shares, strict=True)
+                    if s >= max(floor, LEAD_FLOOR)] or pool
+    return pool
 
 
 def conflict_lines(pool: list[Line], cite: Cite, zh: bool) -> list[str]:

@@ -11,7 +11,8 @@ from research_core.terms import has_cjk, terms
 
 MAX_TERMS = 5
 _CAUSAL = re.compile(r"\b(?:because|due to|driven by|owing to|as a result|reflects?|reflecting|"
-                     r"led by|supported by|caused|after|amid|thanks to|explain\w*)\b|由于|因为|"
+                     r"led by|supported by|caused|after|amid|thanks to|explain\w*|helped by|"
+                     r"hit by|held back|weigh\w*|boost\w*|kept|lifted|drove|driven)\b|由于|因为|"
                      r"受.{0,12}影响|导致|推动|带动|拖累|主要是|原因", re.I)
 _WHY = re.compile(r"\b(?:why|reasons?|causes?|drivers?)\b|为什么|为何|原因", re.I)
 # Words of a question that ask rather than name: never "missing" from evidence.
@@ -34,8 +35,8 @@ def not_found(question: str, unanswered: list[str], evidence_text: str,
     """What to list as not found: unanswered sub-questions, the question's named things no
     evidence mentions, and "the reasons" when why was asked and nothing chosen says why."""
     missing = list(unanswered)
-    have = {t.casefold() for t in terms(evidence_text)}
-    named = [t for t in dict.fromkeys(terms(question)) if _names_something(t)]
+    have = {t.casefold() for t in _words(evidence_text)}
+    named = [t for t in dict.fromkeys(_words(question)) if _names_something(t)]
     absent = [t for t in named if t.casefold() not in have and t.rstrip("s") not in have]
     if absent:
         quoted = ", ".join(f"“{t}”" for t in absent[:MAX_TERMS])
@@ -43,6 +44,17 @@ def not_found(question: str, unanswered: list[str], evidence_text: str,
     if _WHY.search(question) and not _CAUSAL.search(chosen_text):
         missing.append("原因（为什么）" if has_cjk(question) else "the reasons (why)")
     return missing
+
+
+def named_share(question: str, text: str) -> float:
+    """The share of the things the question names that the text names too (1.0: all)."""
+    named = {t.rstrip("s") for t in _words(question) if _names_something(t)}
+    have = {t.rstrip("s") for t in _words(text)}
+    return len(named & have) / len(named) if named else 1.0
+
+
+def _words(text: str) -> list[str]:
+    return [w for t in terms(text) if (w := t.strip(".-%"))]
 
 
 def _names_something(term: str) -> bool:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from itertools import combinations
 
-from research_core.loop.answering.periods import periods_in
+from research_core.loop.answering.periods import spans
 from research_core.loop.answering.pool import Line
 from research_core.loop.figures import Figure, figures_in
 from research_core.terms import overlap
@@ -46,15 +46,46 @@ def find(lines: list[Line]) -> list[Disagreement]:
 
 
 def _clash(a: Line, b: Line) -> Disagreement | None:
-    shared = set(periods_in(a.text, a.evidence.published)) & set(
-        periods_in(b.text, b.evidence.published))
-    if not shared or max(_topic(a, b), _topic(b, a)) < SAME_TOPIC:
+    if max(_topic(a, b), _topic(b, a)) < SAME_TOPIC:
         return None
-    mine, theirs = _by_unit(a.text), _by_unit(b.text)
-    for unit in sorted(set(mine) & set(theirs)):
-        if {f.value for f in mine[unit]}.isdisjoint(f.value for f in theirs[unit]):
-            return _ordered(sorted(shared)[0], unit, (a, mine[unit][0]), (b, theirs[unit][0]))
+    mine, theirs = _stated(a), _stated(b)
+    for (period, unit) in sorted(set(mine) & set(theirs)):
+        if unit == "(none)":
+            continue
+        if {f.value for f in mine[period, unit]}.isdisjoint(f.value for f in theirs[period, unit]):
+            return _ordered(period, unit, (a, mine[period, unit][0]),
+                            (b, theirs[period, unit][0]))
     return None
+
+
+def _stated(line: Line) -> dict[tuple[str, str], list[Figure]]:
+    """The line's figures (no percentages, no years) by (period, unit) and by (period,
+    magnitude word), each figure's period the one named nearest to it: "2.84 million in" and
+    "2.61 million trips" compare by their magnitude, "612,000 units" and "571,000 units" by
+    their unit."""
+    named = spans(line.text, line.evidence.published)
+    out: dict[tuple[str, str], list[Figure]] = {}
+    if not named:
+        return out
+    for figure in figures_in(line.text):
+        if figure.percent or _a_year(figure):
+            continue
+        at = line.text.find(figure.text)
+        period = min(named, key=lambda p: abs(p[0] - at))[1]
+        for unit in {figure.unit or _magnitude(figure), _magnitude(figure)}:
+            out.setdefault((period, unit), []).append(figure)
+    return out
+
+
+def _a_year(figure: Figure) -> bool:
+    return not figure.unit and len(figure.value) == 4 and figure.value.startswith(("19", "20"))
+
+
+def _magnitude(figure: Figure) -> str:
+    """A unitless figure's stand-in unit: its magnitude word ("million", "万"), so that "2.84
+    million" and "2.61 million" compare, while a bare "14" compares with nothing."""
+    word = figure.text[len(figure.mantissa):].strip() if figure.value != figure.mantissa else ""
+    return f"({word})" if word else "(none)"
 
 
 def _topic(a: Line, b: Line) -> float:
@@ -93,7 +124,7 @@ def _explained(d: Disagreement, lines: list[Line]) -> Disagreement:
 
 
 _CUE = re.compile(r"differ|different figures|disagree|discrepan|reconcil|revis|correct|"
-                  r"whereas|不一致|分歧|差异|口径|更正|修正|下修|上修", re.I)
+                  r"whereas|\bwhile\b|不一致|分歧|差异|口径|更正|修正|下修|上修|而", re.I)
 
 
 def documented(lines: list[Line]) -> list[Line]:

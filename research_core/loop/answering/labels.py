@@ -37,8 +37,8 @@ def disagreement(d: Disagreement, cite: Callable[[Evidence], str | None], zh: bo
     e1, e2 = line1.evidence, line2.evidence
     c1, c2 = cite(e1) or "", cite(e2) or ""
     who1, who2 = e1.publisher or e1.source_id, e2.publisher or e2.source_id
-    what = f"{fig1.text} {d.unit}".replace(f"{d.unit} {d.unit}", d.unit)
-    other = f"{fig2.text} {d.unit}".replace(f"{d.unit} {d.unit}", d.unit)
+    unit = "" if d.unit.startswith("(") else f" {d.unit}"  # a magnitude stand-in: no unit
+    what, other = f"{fig1.text}{unit}", f"{fig2.text}{unit}"
     if zh:
         head = f"{d.period}：{who1} 为 {what} {c1}，{who2} 为 {other} {c2}。"
         why = {"credibility": f"采用 {who1} 的数字：来源类型更可信（{e1.source_type} 高于 "

@@ -11,18 +11,24 @@ import re
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "一": 1, "二": 2, "三": 3, "四": 4,
             "1": 1, "2": 2, "3": 3, "4": 4, "上": 1, "下": 2}
-_QUARTER = re.compile(r"\bq([1-4])\s*(?:of\s+)?(\d{4})\b|\b(first|second|third|fourth) quarter "
+_QUARTER = re.compile(r"\bq([1-4])\s*(?:of\s+)?(\d{4})\b|\b(first|second|third|fourth)[\s-]quarter "
                       r"(?:of\s+)?(\d{4})|(\d{4})\s*年?\s*第?([一二三四1-4])季度", re.I)
-_HALF = re.compile(r"\bh([12])\s*(\d{4})\b|\b(first|second) half (?:of\s+)?(\d{4})|"
+_HALF = re.compile(r"\bh([12])\s*(\d{4})\b|\b(first|second)[\s-]half (?:of\s+)?(\d{4})|"
                    r"(\d{4})\s*年?\s*([上下])半年", re.I)
-_MONTH_EN = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
-                       r"(?:\s+\d{1,2},?)?(?:\s+(\d{4}))?\b", re.I)
+_MONTH_EN = re.compile(r"\b(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
+                       r"aug(?:ust)?|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+                       r"\.?(?:\s+\d{1,2},?)?\s+(\d{4})\b", re.I)
 _MONTH_ZH = re.compile(r"(?:(\d{2,4})\s*年\s*)?(\d{1,2})\s*月")
 _YEAR = re.compile(r"(?<!\d)(20\d{2})(?!\d)")
 
 
 def periods_in(text: str, published: dt.date | None = None) -> list[str]:
     """The period keys of a text, in order of appearance, each once."""
+    return list(dict.fromkeys(k for _, k in spans(text, published)))
+
+
+def spans(text: str, published: dt.date | None = None) -> list[tuple[int, str]]:
+    """Each period the text names, with where it is named, in order."""
     default = published.year if published else None
     found: list[tuple[int, str]] = []
     for m in _QUARTER.finditer(text):
@@ -32,7 +38,7 @@ def periods_in(text: str, published: dt.date | None = None) -> list[str]:
         n, year = _pick(m.groups())
         found.append((m.start(), f"{year}-H{_ORDINAL[n.lower()]}"))
     for m in _MONTH_EN.finditer(text):
-        month_year = int(m.group(2)) if m.group(2) else default
+        month_year = int(m.group(2)) if m.group(2) else None
         if month_year and m.group(1).lower()[:3] in _MONTHS:
             month = _MONTHS.index(m.group(1).lower()[:3]) + 1
             found.append((m.start(), f"{month_year}-{month:02d}"))
@@ -42,7 +48,7 @@ def periods_in(text: str, published: dt.date | None = None) -> list[str]:
             found.append((m.start(), f"{zh_year}-{int(m.group(2)):02d}"))
     if not found:
         found = [(m.start(), m.group(1)) for m in _YEAR.finditer(text)]
-    return list(dict.fromkeys(k for _, k in sorted(found)))
+    return sorted(found)
 
 
 def time_key(text: str, published: dt.date | None) -> str:
