@@ -7,7 +7,9 @@ else and drops an on-topic paraphrase: relevance = embedder × (0.85 + 0.15 × �
 embedder decides (shared words never lift a hit above what the embedder finds); the question's
 own words confirm it, so a paraphrase keeps 85% of the embedder's relevance and a hit that
 also names what was asked keeps all of it. The embedder's relevance is the similarity on the
-relevance scale, min(1, similarity / `relevance_full_similarity`).
+relevance scale, min(1, similarity / `relevance_full_similarity`), that threshold shrunk for a
+Chinese pair as `judgement.scaled` shrinks every English-pair threshold (half of a Chinese
+pair's similarity is bigram overlap, which scores a long chatty question's genuine hits low).
 """
 
 from __future__ import annotations
@@ -36,8 +38,10 @@ async def judge(gw: Gateway, similarity: Similarity, question: str, hits: list[S
 
 async def embedder_relevance(similarity: Similarity, question: str, hits: list[SearchHit],
                              cfg: EngineSettings) -> list[float]:
-    cosines = (await similarity.matrix([question], [hit_text(h) for h in hits]))[0]
-    return [min(1.0, max(0.0, c) / cfg.relevance_full_similarity) for c in cosines]
+    texts = [hit_text(h) for h in hits]
+    cosines = (await similarity.matrix([question], texts))[0]
+    return [min(1.0, max(0.0, c) / judgement.scaled(cfg.relevance_full_similarity, question, t))
+            for c, t in zip(cosines, texts, strict=True)]
 
 
 def blended_scores(question: str, hits: list[SearchHit], embedder: list[float]) -> HitScores:

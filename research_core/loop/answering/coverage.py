@@ -10,6 +10,7 @@ import re
 from research_core.terms import has_cjk, terms
 
 MAX_TERMS = 5
+NAMED_ENOUGH = 4  # naming this many of the things a long question names is naming enough
 _CAUSAL = re.compile(r"\b(?:because|due to|driven by|owing to|as a result|reflects?|reflecting|"
                      r"led by|supported by|caused|after|amid|thanks to|explain\w*|helped by|"
                      r"hit by|held back|weigh\w*|boost\w*|kept|lifted|drove|driven)\b|由于|因为|"
@@ -23,7 +24,7 @@ _ASKING_TEXT = (
     "direction latest recent trend trends explain data details summary overview main "
     "key all covered between and about tell me give channel team materials question "
     "answer help need look "
-    "梳理 一下 帮忙 帮我 数字 出处 例会 周五 覆盖 覆盖到 主要 具体 要有 "
+    "怎么 梳理 一下 帮忙 帮我 数字 出处 例会 周五 覆盖 覆盖到 主要 具体 要有 "
     "要 用 情况 怎么样 如何 整理 影响 最近 近一年 一年 研究 助手 研究助手 "
     "什么 哪些 多少 时间 原因 变化 波动 数据 一年 年 月 "
 )
@@ -50,7 +51,7 @@ def named_share(question: str, text: str) -> float:
     """The share of the things the question names that the text names too (1.0: all)."""
     named = {t.rstrip("s") for t in _words(question) if _names_something(t)}
     have = {t.rstrip("s") for t in _words(text)}
-    return len(named & have) / len(named) if named else 1.0
+    return min(1.0, len(named & have) / min(len(named), NAMED_ENOUGH)) if named else 1.0
 
 
 def _words(text: str) -> list[str]:

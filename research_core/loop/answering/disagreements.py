@@ -60,10 +60,11 @@ def _clash(a: Line, b: Line) -> Disagreement | None:
 
 def _stated(line: Line) -> dict[tuple[str, str], list[Figure]]:
     """The line's figures (no percentages, no years) by (period, unit) and by (period,
-    magnitude word), each figure's period the one named nearest to it: "2.84 million in" and
-    "2.61 million trips" compare by their magnitude, "612,000 units" and "571,000 units" by
-    their unit."""
-    named = spans(line.text, line.evidence.published)
+    magnitude word): "2.84 million in" and "2.61 million trips" compare by their magnitude,
+    "612,000 units" and "571,000 units" by their unit. Each figure's period is the one named
+    nearest to it, a quarter, a half or a month: a whole year is too coarse to say that two
+    figures measure the same thing."""
+    named = [(at, key) for at, key in spans(line.text, line.evidence.published) if "-" in key]
     out: dict[tuple[str, str], list[Figure]] = {}
     if not named:
         return out

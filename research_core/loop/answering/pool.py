@@ -53,8 +53,8 @@ def lines_of(items: list[Evidence]) -> list[Line]:
 
 def whole(text: str) -> bool:
     """A sentence that can stand in an answer: not a fragment, not a bare heading."""
-    if is_cut(text) or text.rstrip().endswith((":", "：")):
-        return False
+    if is_cut(text) or text.rstrip().endswith((":", "：")) or text.count("|") >= 2:
+        return False  # a fragment, a lead-in, a table row
     if len(CJK.findall(text)) >= _MIN_CJK:
         return True
     return len(terms(text)) >= _MIN_TERMS
