@@ -248,3 +248,23 @@ async def test_an_offline_run_answers_in_whole_sentences_each_said_once(
     report_said = [s for s in sentences(body, headings=False) if re.search(r"\[\d+\]$", s)]
     assert len(report_said) == len(set(report_said)) >= 2
     assert not re.search(r"\w…", body)  # nothing cut inside a word
+
+
+async def test_the_same_figures_in_other_words_are_said_once() -> None:
+    items = [
+        _evidence(1, "N1", "weekly", "news", "2026-04-22",
+                  "Heat pump sales in the 14 markets fell 8.0% year on year to 474,000 units in "
+                  "the first quarter of 2026, according to figures released on 21 April."),
+        _evidence(2, "N1", "association", "industry_association", "2026-10-29",
+                  "The payback came in the first quarter of 2026, when heat pump sales fell "
+                  "8.0% to 474,000 units from 515,000 in Q1 2025."),
+        _evidence(3, "N1", "monthly", "news", "2026-10-14",
+                  "Heat pump sales rose to 214,000 units in September 2026, up 12.4% on the "
+                  "year."),
+    ]
+    text = await builder.report(default_similarity(), "How did heat pump sales move in 2026?",
+                                [builder.Section("What were heat pump sales in 2026?", items)],
+                                lambda e: f"[{int(e.id[1:])}]")
+    assert text.count("474,000") == 1 and "214,000" in text
+    lead = text.split("\n\n", 1)[0]
+    assert lead.index("474,000") < lead.index("214,000")  # in time order
