@@ -51,7 +51,7 @@ async def test_malformed_json_is_retried_with_the_error_then_falls_back(
     assert "not valid JSON" in last_user_text(calls[1])
     root = out.state.tree.root
     children = [out.state.tree.nodes[c].question for c in root.children]
-    assert children[0] == "What were heat pump sales in 2026, and when were they reported?"
+    assert children[0] == "What were heat pump sales in 2026?"
     assert [e.kind for e in out.state.log.events].count("fallback") == 1
     outcomes = [e.outcome for e in out.state.ledger.entries if e.purpose == "decompose"]
     assert outcomes == ["invalid-1", "invalid-2"]

@@ -71,7 +71,7 @@ def test_sub_questions_are_read_off_an_english_question() -> None:
         "How did European residential heat pump sales and prices move between November 2025 "
         "and October 2026, and why?")]
     assert subs[0] == ("What were European residential heat pump sales between November 2025 "
-                       "and October 2026, and when were they reported?")
+                       "and October 2026?")
     assert "prices" in subs[1]
     assert any(s.startswith("What caused the changes in European residential heat pump sales "
                             "and prices") for s in subs)

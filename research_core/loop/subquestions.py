@@ -110,10 +110,10 @@ def _en_measures(core: str) -> tuple[str, list[str]]:
 def _en_questions(p: _Parsed) -> list[str]:
     when = f" {p.period}" if p.period else ""
     whole = f"{p.subject} {' and '.join(p.measures)}".strip()
-    asks = [f"What were {p.subject} {m}{when}, and when were they reported?"
+    asks = [f"What were {p.subject} {m}{when}?"
             for m in p.measures[:2]]
     if not asks:
-        asks = [f"What are the latest figures for {whole}{when}, with their dates?"]
+        asks = [f"What are the latest figures for {whole}{when}?"]
     because = f"What caused the changes in {whole}{when}?"
     others = [f"{_capital(o.rstrip('?'))} ({whole})?" for o in p.others]
     return [*asks, because, *others] if p.why else [*asks, *others, because]
