@@ -14,7 +14,6 @@ from research_core.delivery.publications import Delivery, Outbox
 from research_core.errors import InvalidQuestion
 from research_core.loop import claims, executor, followup, judgement, planner, relevance, reporter
 from research_core.loop.answer_stream import AnswerStream
-from research_core.loop.answering.completion import local_reader
 from research_core.loop.evidence import Evidence, combined_score, credibility, recency
 from research_core.loop.goal_tree import Node
 from research_core.loop.parts import Parts
@@ -128,7 +127,7 @@ class _Research:
                                  state.publications, self.owner)
         self.announcer = Announcer(state, self.delivery)
         self.parts = Parts(state, self.delivery, self.gateway, engine.similarity, self.config,
-                           local_reader(engine.backend))
+                           engine.backend)
         if isinstance(engine.backend, RemembersHits):  # a resumed run can read its pages
             engine.backend.remember([e.as_hit() for e in state.evidence])
 

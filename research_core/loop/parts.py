@@ -8,27 +8,29 @@ from __future__ import annotations
 from research_core.delivery.publications import Delivery
 from research_core.loop import cadence, executor, followup
 from research_core.loop.answering import builder
-from research_core.loop.answering.completion import Reader
+from research_core.loop.answering.completion import Reader, local_reader
 from research_core.loop.evidence import Evidence
 from research_core.loop.goal_tree import Node
 from research_core.loop.memory import Summary
 from research_core.loop.sentences import sentences
 from research_core.loop.state import RunState
 from research_core.models.gateway import Gateway
-from research_core.protocols import Similarity
+from research_core.protocols import SearchBackend, Similarity
 from research_core.settings import EngineSettings
 from research_core.terms import speaks_to
 
 
 class Parts:
     def __init__(self, state: RunState, delivery: Delivery, gw: Gateway,
-                 similarity: Similarity, cfg: EngineSettings, read: Reader | None = None) -> None:
+                 similarity: Similarity, cfg: EngineSettings,
+                 backend: SearchBackend | None = None) -> None:
         self.state = state
         self.delivery = delivery
         self.gateway = gw
         self.similarity = similarity
         self.config = cfg
-        self.read = read  # pages that complete cut snippets (the local corpus's)
+        # pages that complete cut snippets (the local corpus's; None: none)
+        self.read: Reader | None = local_reader(backend) if backend else None
 
     async def publish(self, node: Node, deep: bool) -> None:
         """A finished sub-question's part goes out when the cadence says it is ready."""
