@@ -124,7 +124,8 @@ def _explained(d: Disagreement, lines: list[Line]) -> Disagreement:
     return d
 
 
-_CUE = re.compile(r"differ|different figures|disagree|discrepan|reconcil|revis|correct|"
+_CUE = re.compile(r"differ|different figures|two (?:figures|numbers)|disagree|discrepan|reconcil|"
+                  r"revis|correct|两个数|两组数|"
                   r"whereas|\bwhile\b|不一致|分歧|差异|口径|更正|修正|下修|上修", re.I)
 
 
