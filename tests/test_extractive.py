@@ -268,3 +268,18 @@ async def test_the_same_figures_in_other_words_are_said_once() -> None:
     assert text.count("474,000") == 1 and "214,000" in text
     lead = text.split("\n\n", 1)[0]
     assert lead.index("474,000") < lead.index("214,000")  # in time order
+
+
+async def test_a_snippet_announcing_a_disagreement_gets_the_figures_that_follow() -> None:
+    body = ("Two credible sources give different figures for heat pump sales in the second "
+            "quarter of 2026. The association reported 571,000 units, while the statistics "
+            "board reported 612,000 units. The difference is one of definition.")
+    item = _evidence(1, "N1", "reconciliation", "research_report", "2026-09-22",
+                     snippets.cut(body, 120))
+    assert "571,000" not in item.text
+
+    async def read(source_id: str) -> str:
+        return body
+
+    [done] = await completion.completed([item], read)
+    assert done.text.endswith("reported 612,000 units.") and "571,000" in done.text

@@ -124,7 +124,7 @@ def _explained(d: Disagreement, lines: list[Line]) -> Disagreement:
     return d
 
 
-_CUE = re.compile(r"differ|different figures|two (?:figures|numbers)|disagree|discrepan|reconcil|"
+CUE = re.compile(r"differ|different figures|two (?:figures|numbers)|disagree|discrepan|reconcil|"
                   r"revis|correct|两个数|两组数|"
                   r"whereas|\bwhile\b|不一致|分歧|差异|口径|更正|修正|下修|上修", re.I)
 
@@ -132,5 +132,5 @@ _CUE = re.compile(r"differ|different figures|two (?:figures|numbers)|disagree|di
 def documented(lines: list[Line]) -> list[Line]:
     """Sentences that themselves report a disagreement or a correction: a cue ("differ",
     "revised", "更正" …) and two different figures in one unit."""
-    return [ln for ln in lines if _CUE.search(ln.text)
+    return [ln for ln in lines if CUE.search(ln.text)
             and any(len({f.value for f in fs}) >= 2 for fs in _by_unit(ln.text).values())]
