@@ -283,3 +283,16 @@ async def test_a_snippet_announcing_a_disagreement_gets_the_figures_that_follow(
 
     [done] = await completion.completed([item], read)
     assert done.text.endswith("reported 612,000 units.") and "571,000" in done.text
+
+
+def test_two_products_moving_apart_in_one_sentence_are_no_disagreement() -> None:
+    one_source = lines_of([_evidence(
+        1, "N1", "research", "research_report", "2026-10-27",
+        "Carbonate rose from 76,700 yuan/t in October 2025 to 85,500 yuan/t in September 2026, "
+        "while hydroxide slipped from 72,000 yuan/t to 68,000 yuan/t.")])
+    two_sources = lines_of([_evidence(
+        2, "N1", "note", "research_report", "2026-09-22",
+        "The association reported 571,000 units for Q2 2026, up 4.2%, while the statistics board "
+        "reported 612,000 units.")])
+    assert disagreements.documented(one_source) == []
+    assert len(disagreements.documented(two_sources)) == 1
