@@ -295,4 +295,9 @@ def test_two_products_moving_apart_in_one_sentence_are_no_disagreement() -> None
         "The association reported 571,000 units for Q2 2026, up 4.2%, while the statistics board "
         "reported 612,000 units.")])
     assert disagreements.documented(one_source) == []
+    announced = lines_of([_evidence(
+        3, "N1", "analytics", "research_report", "2026-08-30",
+        "Two figures circulate for Calvera bike-share trips in the second quarter of 2026: 2.84 "
+        "million from the transit authority and 2.61 million from the operators council.")])
+    assert len(disagreements.documented(announced)) == 1
     assert len(disagreements.documented(two_sources)) == 1

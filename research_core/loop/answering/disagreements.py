@@ -94,10 +94,13 @@ def _topic(a: Line, b: Line) -> float:
 
 
 def _by_unit(text: str) -> dict[str, list[Figure]]:
+    """The text's figures (no percentages, no years) by unit, or by magnitude word where no
+    unit stands after them ("2.84 million from …")."""
     units: dict[str, list[Figure]] = {}
     for figure in figures_in(text):
-        if figure.unit and not figure.percent:
-            units.setdefault(figure.unit, []).append(figure)
+        unit = figure.unit or _magnitude(figure)
+        if not figure.percent and not _a_year(figure) and unit != "(none)":
+            units.setdefault(unit, []).append(figure)
     return units
 
 
