@@ -102,5 +102,6 @@ async def test_a_root_whose_sub_questions_are_all_refused_is_split_by_the_fallba
     script = Script(subquestions=[("Who painted the Mona Lisa?", 0.95)])
     out = await run_engine(serve, script, backend, store, max_steps=3)
     children = [out.state.tree.nodes[c].question for c in out.state.tree.root.children]
-    assert children == [f"{QUESTION.rstrip('?')}: latest figures and dates",
-                        f"{QUESTION.rstrip('?')}: causes and explanations"]
+    assert children == ["What were heat pump sales in 2026?",
+                        "What were heat pump prices in 2026?",
+                        "What caused the changes in heat pump sales and prices in 2026?"]

@@ -20,6 +20,7 @@ from research_core.loop import (
     followup,
     judgement,
     planner,
+    relevance,
     reporter,
     watch,
 )
@@ -156,7 +157,8 @@ class _Research:
         self.delivery = Delivery(state.run_id, engine.publisher, engine.store, state.log,
                                  state.publications, self.owner)
         self.announcer = Announcer(state, self.delivery)
-        self.parts = Parts(state, self.delivery, self.gateway, engine.similarity, self.config)
+        self.parts = Parts(state, self.delivery, self.gateway, engine.similarity, self.config,
+                           engine.backend)
         if isinstance(engine.backend, RemembersHits):  # a resumed run can read its pages
             engine.backend.remember([e.as_hit() for e in state.evidence])
 
@@ -328,9 +330,8 @@ class _Research:
         node.rounds += 1
         if hits:
             found = [h for _, h in hits]
-            scores = await executor.score_hits(self.gateway, node.question, found)
-            scores = await judgement.cross_check_relevance(
-                self.similarity, node.question, found, scores, self.config, self.state.log)
+            scores = await relevance.judge(self.gateway, self.similarity, node.question, found,
+                                           self.config, self.state.log)
             await self._admit(node, hits, scores)
         self._settle(node)
 
@@ -458,8 +459,8 @@ class _Research:
         report = await reporter.write_report(
             self.gateway, self.state.question, self.state.as_of,
             list(self.state.summaries.values()), kept,
-            (self.config.report_max_sources, self.config.report_max_tokens),
-        )
+            (self.config.report_max_sources, self.config.report_max_tokens), self.similarity,
+            {n.id: n.question for n in self.state.tree.nodes.values()}, self.parts.read)
         asked = [n.question for n in self.state.tree.nodes.values()]
         report = await claims.double_check(self.gateway, report, kept, asked)
         self.state.log.emit("report", f"{len(report.cited)} of {len(report.sources)} sources cited"

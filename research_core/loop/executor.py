@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from research_core.loop.evidence import Evidence
 from research_core.loop.memory import (
     Summary,
@@ -15,7 +17,6 @@ from research_core.models.gateway import Gateway
 from research_core.models.prompts import max_tokens, render
 from research_core.models.schemas import HitScore, HitScores, MemorySummaryOut
 from research_core.protocols import SearchHit
-from research_core.terms import overlap
 
 
 def hit_block(index: int, hit: SearchHit) -> str:
@@ -23,8 +24,10 @@ def hit_block(index: int, hit: SearchHit) -> str:
     return f"#{index} {hit.title} ({hit.source_type}, {date}) {hit.snippet}"
 
 
-async def score_hits(gw: Gateway, question: str, hits: list[SearchHit]) -> list[HitScore]:
-    """One relevance score (0..1) and a reason per hit, in one batched call."""
+async def score_hits(gw: Gateway, question: str, hits: list[SearchHit],
+                     fallback: Callable[[], HitScores]) -> list[HitScore]:
+    """One relevance score (0..1) and a reason per hit, in one batched call; `fallback` scores
+    them without a model (`research_core.loop.relevance`)."""
     messages = render("score_hits", question=question,
                       hits="\n".join(hit_block(i, h) for i, h in enumerate(hits)))
 
@@ -33,20 +36,9 @@ async def score_hits(gw: Gateway, question: str, hits: list[SearchHit]) -> list[
         want = list(range(len(hits)))
         return None if got == want else f"score every index {want} exactly once, got {got}"
 
-    out = await gw.structured("executor", "score_hits", messages, HitScores,
-                              lambda: lexical_scores(question, hits), check,
+    out = await gw.structured("executor", "score_hits", messages, HitScores, fallback, check,
                               max_tokens=max_tokens("score_hits") * len(hits))
     return sorted(out.scores, key=lambda s: s.index)
-
-
-def lexical_scores(question: str, hits: list[SearchHit]) -> HitScores:
-    """Fallback relevance: the square root of the share of the question's terms in the hit
-    (a hit with half the terms is fairly relevant: 0.71)."""
-    return HitScores(scores=[
-        HitScore(index=i, relevance=round(overlap(question, f"{h.title} {h.snippet}") ** 0.5, 3),
-                 reason="fallback: term overlap with the question")
-        for i, h in enumerate(hits)
-    ])
 
 
 async def summarise(gw: Gateway, node_id: str, question: str, items: list[Evidence],

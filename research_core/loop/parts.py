@@ -1,28 +1,37 @@
 """Answer parts of finished sub-questions: published when the cadence says they are ready,
 revised in place when later evidence about their own facet (close to their question, and
-naming what sets it apart from the root question) brings figures they lack."""
+naming what sets it apart from the root question) brings figures they lack. Where the
+summary fell back, the part is the extractive builder's (`research_core.loop.answering`)."""
 
 from __future__ import annotations
 
 from research_core.delivery.publications import Delivery
 from research_core.loop import cadence, executor, followup
+from research_core.loop.answering import builder
+from research_core.loop.answering.completion import Reader, local_reader
+from research_core.loop.evidence import Evidence
 from research_core.loop.goal_tree import Node
+from research_core.loop.memory import Summary
+from research_core.loop.sentences import sentences
 from research_core.loop.state import RunState
 from research_core.models.gateway import Gateway
-from research_core.protocols import Similarity
+from research_core.protocols import SearchBackend, Similarity
 from research_core.settings import EngineSettings
 from research_core.terms import speaks_to
 
 
 class Parts:
     def __init__(self, state: RunState, delivery: Delivery, gw: Gateway,
-                 similarity: Similarity, cfg: EngineSettings) -> None:
+                 similarity: Similarity, cfg: EngineSettings,
+                 backend: SearchBackend | None = None) -> None:
         self.state = state
         self.delivery = delivery
         self.gateway = gw
         self.similarity = similarity
         self.config = cfg
         self.reason_prefix = ""  # a watch cycle's revisions say "update <date>: …"
+        # pages that complete cut snippets (the local corpus's; None: none)
+        self.read: Reader | None = local_reader(backend) if backend else None
 
     async def publish(self, node: Node, deep: bool) -> None:
         """A finished sub-question's part goes out when the cadence says it is ready."""
@@ -33,7 +42,8 @@ class Parts:
             self._weigh(node.id, [e.id for e in self.state.kept_for({node.id})])
             return
         if cadence.ready(summary, node.status == "done", deep):
-            await self.delivery.part(node.id, cadence.part_text(summary), summary.source_ids)
+            text = await self._text(node, summary, self.state.kept_for({node.id}))
+            await self.delivery.part(node.id, text, summary.source_ids)
             self._weigh(node.id, [e.id for e in self.state.kept_for({node.id})])
 
     async def revise_all(self) -> None:
@@ -76,5 +86,17 @@ class Parts:
         self.state.summaries[node.id] = summary
         sources = frozenset(e.source_id for e in news)
         reason = self.reason_prefix + "new evidence from " + ", ".join(sorted(sources))
-        await self.delivery.part(node.id, cadence.part_text(summary, sources),
-                                 summary.source_ids, reason=reason)
+        text = await self._text(node, summary, [*news, *self.state.kept_for({node.id})],
+                                sources)
+        await self.delivery.part(node.id, text, summary.source_ids, reason=reason)
+
+    async def _text(self, node: Node, summary: Summary, items: list[Evidence],
+                    first: frozenset[str] = frozenset()) -> str:
+        """The model's summary as a part; a fallback summary's part is extractive: the node's
+        best sentences not already said by another part, each citing its source id."""
+        if not summary.lossless_fallback:
+            return cadence.part_text(summary, first)
+        said = [s for p in self.delivery.parts() if p.part_key != node.id
+                for s in sentences(p.text)]
+        return await builder.part(self.similarity, builder.Section(node.question, items),
+                                  lambda e: f"[{e.source_id}]", said, self.read)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 
+from research_core.loop import subquestions
 from research_core.loop.evidence import Evidence
 from research_core.loop.goal_tree import GoalTree, Node
 from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.models.schemas import Decomposition, QueryPlan, ReflectionOut, SubQuestion
 from research_core.protocols import TimeRange
-from research_core.terms import has_cjk, terms
+from research_core.terms import terms
 
 MIN_RANGE_DAYS = 28
 QUERY_CHARS = 120
@@ -34,14 +35,10 @@ async def decompose(gw: Gateway, goal: str, node: Node, known: str, max_children
 
 
 def split_fallback(question: str) -> list[SubQuestion]:
-    """For the root: two narrower questions that always make sense, figures and causes.
-    Deeper nodes get no fallback split (they are marked insufficient instead)."""
-    core = question.strip(" ?？。")
-    if has_cjk(core):
-        aspects = [("：最新数据与日期", 0.9), ("：原因与解释", 0.7)]
-    else:
-        aspects = [(": latest figures and dates", 0.9), (": causes and explanations", 0.7)]
-    return [SubQuestion(question=core[:130] + suffix, value=v) for suffix, v in aspects]
+    """For the root: sub-questions read off the question itself (its subject, the figures and
+    period it asks about, the why; `research_core.loop.subquestions`). Deeper nodes get no
+    fallback split (they are marked insufficient instead)."""
+    return subquestions.derive(question)
 
 
 def _duplicate_problem(taken: set[str], questions: list[str]) -> str | None:

@@ -1,21 +1,26 @@
 """The reporter tier, called once: a cited report written from the evidence list only.
 
 Every citation must resolve to a numbered, stored source; a report whose citations do not
-resolve goes back to the model once, then a report is assembled from the evidence itself.
+resolve goes back to the model once, then an extractive report is built from the evidence
+itself (`research_core.loop.answering.builder`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from research_core.loop.answering import builder
+from research_core.loop.answering.completion import Reader
 from research_core.loop.evidence import Evidence
 from research_core.loop.figures import figures_in
 from research_core.loop.memory import Summary
 from research_core.loop.sentences import sentences
 from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
+from research_core.protocols import Similarity
 
 CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 SOURCES_HEADING = "\n\nSources\n"
@@ -135,8 +140,12 @@ def citation_problem(text: str, count: int) -> str | None:
 
 
 async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: list[Summary],
-                       evidence: list[Evidence], limits: tuple[int, int]) -> Report:
-    """The final report; `limits` = (max sources, max tokens)."""
+                       evidence: list[Evidence], limits: tuple[int, int],
+                       similarity: Similarity, questions: Mapping[str, str],
+                       read: Reader | None = None) -> Report:
+    """The final report; `limits` = (max sources, max tokens); `questions`: each node's
+    sub-question, and `read` the pages that complete cut snippets (for the extractive report
+    the fallback builds)."""
     sources, carried = number_sources(evidence, limits[0])
     numbers = {s.source_id: s.number for s in sources}
     messages = render(
@@ -144,20 +153,36 @@ async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: li
         summaries="\n".join(f"- {s.question}: {s.conclusion}" for s in summaries) or "- none",
         sources="\n".join(_source_block(s, carried) for s in sources) or "(no sources)",
     )
+
+    async def extractive() -> str:
+        return await builder.report(similarity, question, _sections(carried, questions),
+                                    lambda e: f"[{numbers[e.source_id]}]"
+                                    if e.source_id in numbers else None, read)
+
     if not sources:
-        text = assembled_report(question, summaries, carried, numbers)
-        return Report(text=text, sources=[], cited=[], fallback=True)
-    fallback_used = False
+        return Report(text=await extractive(), sources=[], cited=[], fallback=True)
+    fell_back = False
 
     def fallback() -> str:
-        nonlocal fallback_used
-        fallback_used = True
-        return assembled_report(question, summaries, carried, numbers)
+        nonlocal fell_back
+        fell_back = True
+        return ""
 
     text = await gw.text("reporter", "report", messages, limits[1], fallback,
                          lambda t: report_problem(t, len(sources)))
+    if fell_back:
+        text = await extractive()
     cited = [n for n in cited_numbers(text) if 1 <= n <= len(sources)]
-    return Report(text=text, sources=sources, cited=cited, fallback=fallback_used)
+    return Report(text=text, sources=sources, cited=cited, fallback=fell_back)
+
+
+def _sections(carried: list[Evidence], questions: Mapping[str, str]) -> list[builder.Section]:
+    """The evidence by sub-question, in the plan's order."""
+    by_node: dict[str, list[Evidence]] = {}
+    for e in carried:
+        by_node.setdefault(e.node_id, []).append(e)
+    order = [n for n in questions if n in by_node] + [n for n in by_node if n not in questions]
+    return [builder.Section(questions.get(n, "Findings"), by_node[n]) for n in order]
 
 
 def _source_block(source: Source, carried: list[Evidence]) -> str:
@@ -165,25 +190,3 @@ def _source_block(source: Source, carried: list[Evidence]) -> str:
     head = f"[{source.number}] {source.title} ({source.publisher}, {source.source_type}, " \
            f"{source.published or 'undated'})"
     return "\n".join([head, *(f"    {f}" for f in facts)])
-
-
-def _uncited(text: str) -> str:
-    """Copied text keeps its bracketed numbers as (n): only our citations use [n]."""
-    return CITATION.sub(lambda m: f"({m.group(1)})", text)
-
-
-def assembled_report(question: str, summaries: list[Summary], carried: list[Evidence],
-                     numbers: dict[str, int]) -> str:
-    """A report built from the evidence itself, each line cited: it cannot cite wrongly."""
-    lines = [f"Report: {' '.join(question.split())}", ""]
-    by_node: dict[str, list[Evidence]] = {}
-    for e in carried:
-        by_node.setdefault(e.node_id, []).append(e)
-    titles = {s.node_id: s.question for s in summaries}
-    for node_id, items in by_node.items():
-        lines.append(_uncited(titles.get(node_id, "Findings")))
-        lines += [f"- {_uncited(e.text)} [{numbers[e.source_id]}]" for e in items[:6]]
-        lines.append("")
-    if not by_node:
-        lines.append("No evidence above the reliability threshold was found.")
-    return "\n".join(lines).strip()

@@ -25,6 +25,7 @@ import yaml
 from research_core import safe_yaml
 from research_core.errors import CorpusError
 from research_core.protocols import SearchHit, SearchRequest
+from research_core.search import snippets
 from research_core.search.reading import clean_markdown, split_paragraphs
 from research_core.terms import segment
 
@@ -152,20 +153,12 @@ def best_paragraph(paragraphs: list[str], needles: Iterable[str]) -> str:
 
 
 def make_snippet(paragraph: str, needles: Iterable[str]) -> str:
-    """A cleaned paragraph of at most SNIPPET_MAX chars, windowed around the longest match."""
+    """A cleaned paragraph of at most SNIPPET_MAX chars around its longest match, cut at
+    sentence or word boundaries (`research_core.search.snippets`)."""
     text = clean_markdown(paragraph)
-    if len(text) <= SNIPPET_MAX:
-        return text
     lowered = text.lower()
     found = [n for n in sorted(needles, key=len, reverse=True) if n in lowered]
-    start = max(0, lowered.find(found[0]) - 80) if found else 0
-    start = min(start, len(text) - (SNIPPET_MAX - 1))
-    prefix = "…" if start > 0 else ""
-    room = SNIPPET_MAX - len(prefix)
-    window = text[start : start + room]
-    if start + room < len(text):
-        window = window[: room - 1].rstrip() + "…"
-    return prefix + window
+    return snippets.around(text, lowered.find(found[0]) if found else 0, SNIPPET_MAX)
 
 
 def _fail(path: Path, reason: str) -> CorpusError:

@@ -18,6 +18,7 @@ from research_core.protocols import (
     TimeRange,
 )
 from research_core.runlog import RunLog
+from research_core.search import snippets
 from research_core.settings import EngineSettings
 from research_core.terms import ask_apart
 
@@ -63,9 +64,8 @@ def cache_key(backend: str, query: str, time_range: TimeRange) -> str:
 
 
 def truncate(hit: SearchHit, chars: int) -> SearchHit:
-    """Title + the first `chars` characters of the snippet + date + url."""
-    snippet = " ".join(hit.snippet.split())
-    return replace(hit, snippet=snippet[:chars])
+    """Title + the snippet cut at a boundary within `chars` characters + date + url."""
+    return replace(hit, snippet=snippets.cut(hit.snippet, chars))
 
 
 @dataclass

@@ -12,6 +12,7 @@ import re
 from yarl import URL
 
 from research_core.protocols import SearchHit
+from research_core.search import snippets
 
 SNIPPET_CHARS = 200
 WEB_ID_PREFIX = "web-"
@@ -71,7 +72,7 @@ def web_hit(url: str, title: str, snippet: str, published: dt.date | None,
     return SearchHit(
         source_id=source_id_for(url),
         title=clean_text(title)[:300],
-        snippet=clean_text(snippet)[:SNIPPET_CHARS],
+        snippet=snippets.cut(clean_text(snippet), SNIPPET_CHARS),
         url=url,
         published=published,
         source_type=guess_source_type(url),

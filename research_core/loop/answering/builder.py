@@ -1,0 +1,161 @@
+"""The extractive answer, for when the reporter or the summariser falls back: whole sentences
+of the kept evidence, each with its citation and each said once.
+
+A report: a lead of 2–4 sentences that answers the question with its key figures and dates, in
+time order; one short section per sub-question; the disagreements between sources, with both
+figures, both sources and which one is preferred and why; and a closing line naming what the
+question asked and the evidence does not cover. A part: the same for one sub-question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from research_core.loop import subquestions
+from research_core.loop.answering import coverage, disagreements, labels
+from research_core.loop.answering.completion import Reader, completed
+from research_core.loop.answering.periods import time_key
+from research_core.loop.answering.pool import Line, lines_of
+from research_core.loop.answering.select import Picker
+from research_core.loop.evidence import Evidence
+from research_core.protocols import Similarity
+from research_core.terms import has_cjk
+
+Cite = Callable[[Evidence], str | None]  # the citation mark of an item ("[3]"), None: none
+LEAD_MOST, SECTION_MOST, PART_MOST = 4, 3, 5
+LEAD_FLOOR = 0.5
+MIN_CREDIBILITY = 0.35  # company releases, SEO blogs and forums do not carry the answer
+
+
+@dataclass(frozen=True)
+class Section:
+    question: str
+    items: list[Evidence]
+
+
+async def report(similarity: Similarity, question: str, sections: list[Section],
+                 cite: Cite, read: Reader | None = None) -> str:
+    """The whole answer to `question` from the sections' evidence (`read`: page bodies that
+    complete cut snippets)."""
+    zh = has_cjk(question)
+    words = labels.ZH if zh else labels.EN
+    items = await completed([e for s in sections for e in s.items], read)
+    pool = usable(lines_of(items), cite)
+    if not pool:
+        return words["nothing"]
+    picker = Picker(similarity)
+    conflicts = conflict_lines(pool, cite, zh)
+    picker.remember(conflicts)
+    outvoted = {d.second[0].text for d in disagreements.find(pool)}
+    lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted])
+    out = [" ".join(_cited(ln, cite) for ln in lead), ""]
+    unanswered = []
+    on_topic = _on_point(question, pool, len(pool))
+    for section in sections:
+        chosen = await _section(picker, section.question, on_topic, SECTION_MOST)
+        if chosen:
+            out += [f"*{section.question}*", *(f"• {_cited(ln, cite)}" for ln in chosen), ""]
+        elif not any(ln.evidence.node_id == _node(section) for ln in lead):
+            unanswered.append(section.question)
+    out += conflicts
+    used = " ".join(picker.chosen)
+    missing = coverage.not_found(question, unanswered, " ".join(ln.text for ln in pool), used)
+    if missing:
+        out.append(words["not_found"] + "; ".join(missing) + ("。" if zh else "."))
+    return "\n".join(out).strip()
+
+
+async def part(similarity: Similarity, section: Section, cite: Cite,
+               said: list[str], read: Reader | None = None) -> str:
+    """One sub-question's part: its best sentences not `said` in other parts, its conflicts."""
+    zh = has_cjk(section.question)
+    picker = Picker(similarity)
+    picker.remember(said)
+    pool = usable(lines_of(await completed(section.items, read)), cite)
+    conflicts = conflict_lines(pool, cite, zh)
+    picker.remember(conflicts)
+    chosen = await _section(picker, section.question, pool, PART_MOST)
+    out = [f"*{section.question}*", *(f"• {_cited(ln, cite)}" for ln in chosen), *conflicts]
+    if not chosen:
+        out.append((labels.ZH if zh else labels.EN)["part_not_found"])
+    return "\n".join(ln for ln in out if ln).strip()
+
+
+def usable(lines: list[Line], cite: Cite) -> list[Line]:
+    """Lines that can be cited, from sources credible and recent enough to carry an answer."""
+    return [ln for ln in lines if cite(ln.evidence) is not None and ln.evidence.recency > 0
+            and ln.evidence.credibility >= MIN_CREDIBILITY]
+
+
+async def _lead(picker: Picker, question: str, pool: list[Line]) -> list[Line]:
+    """2–4 sentences with figures that answer the question, in time order."""
+    pool = _on_point(question, pool)
+    with_figures = [ln for ln in pool if labels.has_figures(ln.text)] or pool
+    candidates, chosen = _measured(question, with_figures), list[Line]()
+    while len(chosen) < LEAD_MOST:  # one sentence a source, so the lead is not one report's
+        sources = {ln.source_id for ln in chosen}
+        more = await picker.pick(question, [ln for ln in candidates if ln.source_id not in sources],
+                                 1, figures_first=True)
+        if not more:
+            break
+        chosen += more
+    if len(chosen) < 2:
+        chosen += await picker.pick(question, pool, 2 - len(chosen))
+    return sorted(chosen, key=lambda ln: time_key(ln.text, ln.evidence.published))
+
+
+async def _section(picker: Picker, question: str, pool: list[Line], most: int) -> list[Line]:
+    """A sub-question's sentences: reasons first when it asks why, else figures on what it
+    measures."""
+    if coverage.asks_why(question):
+        return await picker.pick(question, pool, most, causes_first=True)
+    return await picker.pick(question, _measured(question, pool), most, figures_first=True)
+
+
+def _measured(question: str, pool: list[Line]) -> list[Line]:
+    """The lines that name what the question measures (its "sales", its "价格") in their text
+    or title; all of them when it names no measure or no line names one."""
+    wanted = subquestions.measures_in(question)
+    named = [ln for ln in pool
+             if any(m in f"{ln.evidence.title} {ln.text}".casefold() for m in wanted)]
+    return named or pool
+
+
+def _on_point(question: str, pool: list[Line], enough: int = 2) -> list[Line]:
+    """The lines that name the most of what the question names (in their own words or their
+    source's title): the best-named `enough` lines and those that name as much, never lines
+    that name less than half of it."""
+    shares = [coverage.named_share(question, f"{ln.evidence.title} {ln.text}") for ln in pool]
+    for floor in sorted(set(shares), reverse=True):
+        chosen = [ln for ln, s in zip(pool, shares, strict=True) if s >= floor]
+        if len(chosen) >= enough or floor <= LEAD_FLOOR:
+            return [ln for ln, s in zip(pool, shares, strict=True)
+                    if s >= max(floor, LEAD_FLOOR)] or pool
+    return pool
+
+
+def conflict_lines(pool: list[Line], cite: Cite, zh: bool) -> list[str]:
+    """The "where the sources disagree" block (empty when they agree)."""
+    words = labels.ZH if zh else labels.EN
+    found = disagreements.find(pool)
+    shown = {d.explained_by.text for d in found if d.explained_by}
+    notes = [ln for ln in disagreements.documented(pool) if ln.text not in shown][:2]
+    if not found and not notes:
+        return []
+    out = [f"*{words['conflicts']}*"]
+    for d in found:
+        out.append("• " + labels.disagreement(d, cite, zh))
+        if d.explained_by:
+            out.append(f"  {words['explained']}{_cited(d.explained_by, cite)}")
+    out += [f"• {_cited(ln, cite)}" for ln in notes]
+    return [*out, ""]
+
+
+def _cited(line: Line, cite: Cite) -> str:
+    mark = cite(line.evidence) or ""
+    return f"{line.text} {mark}".strip()
+
+
+def _node(section: Section) -> str:
+    return section.items[0].node_id if section.items else ""

@@ -1,0 +1,78 @@
+"""Whole sentences for evidence whose snippet was cut short ("… cut its household heat pump
+g…" is no sentence to quote): the sentence is completed from the page it came from, where that
+page costs nothing to read (the local corpus; a web page is not fetched again for this). A
+snippet that ends announcing a disagreement without its figures gets the next sentence too."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+
+from research_core.loop.answering.disagreements import CUE as _CUE
+from research_core.loop.evidence import Evidence
+from research_core.loop.figures import figures_in
+from research_core.loop.sentences import sentences
+from research_core.protocols import SearchBackend
+from research_core.search.corpus import CorpusBackend
+from research_core.search.reading import clean_markdown
+from research_core.search.snippets import ELLIPSIS, is_cut
+
+Reader = Callable[[str], Awaitable[str | None]]
+MAX_CHARS = 600
+_END = re.compile(r"[。！？][”’」』)）]*|[.!?][\"'”’)\]]*(?=\s|$)")
+
+
+def local_reader(backend: SearchBackend) -> Reader | None:
+    """The backend's page reader where reading is free (the corpus), else None."""
+    return backend.read_body if isinstance(backend, CorpusBackend) else None
+
+
+async def completed(items: list[Evidence], read: Reader | None) -> list[Evidence]:
+    """The items, each cut snippet replaced in place by its whole sentences from its page (as
+    a deep read replaces it by paragraphs), so that the claim check that follows the report
+    sees the text the answer quotes."""
+    if read is None:
+        return items
+    for item in items:
+        announces = announces_figures(item.text)
+        body = await read(item.source_id) if is_cut(item.text) or announces else None
+        whole = whole_text(item.text, clean_markdown(body)) if body else None
+        if whole and announces:
+            whole = next_sentence(whole, clean_markdown(body or "")) or whole
+        if whole:
+            item.text = whole
+    return items
+
+
+def announces_figures(text: str) -> bool:
+    """A text whose last sentence announces a disagreement ("Two credible sources give different
+    figures for …") without stating the figures, which the next sentence then gives."""
+    last = sentences(text)[-1] if text.strip() else ""
+    return bool(_CUE.search(last)) and len(figures_in(last)) < 2
+
+
+def next_sentence(text: str, body: str) -> str | None:
+    """The text with the body's sentence that follows it (None: the body does not hold it)."""
+    at = body.find(text)
+    if at < 0:
+        return None
+    end = at + len(text)
+    following = _END.search(body, end + 1)
+    extended = body[at:following.end() if following else len(body)].strip()
+    return extended if len(extended) <= MAX_CHARS else None
+
+
+def whole_text(snippet: str, body: str) -> str | None:
+    """The snippet extended to the sentence boundaries of the body around it (None: the body
+    does not hold it)."""
+    head = snippet.strip().strip(ELLIPSIS).strip()
+    at = body.find(head)
+    if at < 0 or not head:
+        return None
+    start = 0
+    for match in _END.finditer(body, 0, at + 1):
+        start = match.end() if match.end() <= at else start
+    end_match = _END.search(body, at + len(head) - 1)
+    end = end_match.end() if end_match else len(body)
+    text = body[start:end].strip()
+    return text if len(text) <= MAX_CHARS else None

@@ -1,0 +1,140 @@
+"""Where two sources give different figures for the same measure and period: sentences from
+different sources that name the same period, speak of the same thing (most of the words of one
+occur in the other) and state figures in the same unit, none of them shared. The more credible
+source is preferred, or at equal credibility the later one, and the reason is said. A sentence
+of a third source that states both figures (a reconciliation, a correction) explains it.
+Percentages are left out: two rates in two texts are too often rates of different things."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import combinations
+
+from research_core.loop.answering.periods import spans
+from research_core.loop.answering.pool import Line
+from research_core.loop.figures import Figure, figures_in
+from research_core.terms import overlap
+
+SAME_TOPIC = 0.4
+MAX_SHOWN = 4
+_NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    period: str
+    unit: str
+    first: tuple[Line, Figure]  # the preferred source and its figure
+    second: tuple[Line, Figure]
+    reason: str  # why the first is preferred: "credibility", "later" or "" (neither)
+    explained_by: Line | None = None
+
+
+def find(lines: list[Line]) -> list[Disagreement]:
+    """The disagreements among the lines, one per source pair, most credible first."""
+    found: dict[tuple[str, str], Disagreement] = {}
+    for a, b in combinations(lines, 2):
+        pair = tuple(sorted((a.source_id, b.source_id)))
+        if a.source_id == b.source_id or pair in found:
+            continue
+        clash = _clash(a, b)
+        if clash is not None:
+            found[(pair[0], pair[1])] = _explained(clash, lines)
+    ranked = sorted(found.values(), key=lambda d: -d.first[0].evidence.credibility)
+    return ranked[:MAX_SHOWN]
+
+
+def _clash(a: Line, b: Line) -> Disagreement | None:
+    if max(_topic(a, b), _topic(b, a)) < SAME_TOPIC:
+        return None
+    mine, theirs = _stated(a), _stated(b)
+    for (period, unit) in sorted(set(mine) & set(theirs)):
+        if unit == "(none)":
+            continue
+        if {f.value for f in mine[period, unit]}.isdisjoint(f.value for f in theirs[period, unit]):
+            return _ordered(period, unit, (a, mine[period, unit][0]),
+                            (b, theirs[period, unit][0]))
+    return None
+
+
+def _stated(line: Line) -> dict[tuple[str, str], list[Figure]]:
+    """The line's figures (no percentages, no years) by (period, unit) and by (period,
+    magnitude word): "2.84 million in" and "2.61 million trips" compare by their magnitude,
+    "612,000 units" and "571,000 units" by their unit. Each figure's period is the one named
+    nearest to it, a quarter, a half or a month: a whole year is too coarse to say that two
+    figures measure the same thing."""
+    named = [(at, key) for at, key in spans(line.text, line.evidence.published) if "-" in key]
+    out: dict[tuple[str, str], list[Figure]] = {}
+    if not named:
+        return out
+    for figure in figures_in(line.text):
+        if figure.percent or _a_year(figure):
+            continue
+        at = line.text.find(figure.text)
+        period = min(named, key=lambda p: abs(p[0] - at))[1]
+        for unit in {figure.unit or _magnitude(figure), _magnitude(figure)}:
+            out.setdefault((period, unit), []).append(figure)
+    return out
+
+
+def _a_year(figure: Figure) -> bool:
+    return not figure.unit and len(figure.value) == 4 and figure.value.startswith(("19", "20"))
+
+
+def _magnitude(figure: Figure) -> str:
+    """A unitless figure's stand-in unit: its magnitude word ("million", "万"), so that "2.84
+    million" and "2.61 million" compare, while a bare "14" compares with nothing."""
+    word = figure.text[len(figure.mantissa):].strip() if figure.value != figure.mantissa else ""
+    return f"({word})" if word else "(none)"
+
+
+def _topic(a: Line, b: Line) -> float:
+    return overlap(_NUMBERS.sub(" ", a.text), _NUMBERS.sub(" ", b.text))
+
+
+def _by_unit(text: str) -> dict[str, list[Figure]]:
+    """The text's figures (no percentages, no years) by unit, or by magnitude word where no
+    unit stands after them ("2.84 million from …")."""
+    units: dict[str, list[Figure]] = {}
+    for figure in figures_in(text):
+        unit = figure.unit or _magnitude(figure)
+        if not figure.percent and not _a_year(figure) and unit != "(none)":
+            units.setdefault(unit, []).append(figure)
+    return units
+
+
+def _ordered(period: str, unit: str, a: tuple[Line, Figure],
+             b: tuple[Line, Figure]) -> Disagreement:
+    ea, eb = a[0].evidence, b[0].evidence
+    if abs(ea.credibility - eb.credibility) > 1e-9:
+        first, second = (a, b) if ea.credibility > eb.credibility else (b, a)
+        return Disagreement(period, unit, first, second, "credibility")
+    da, db = ea.published, eb.published
+    if da and db and da != db:
+        first, second = (b, a) if db > da else (a, b)
+        return Disagreement(period, unit, first, second, "later")
+    return Disagreement(period, unit, a, b, "")
+
+
+def _explained(d: Disagreement, lines: list[Line]) -> Disagreement:
+    """The disagreement with a third source's sentence that states both figures, if any."""
+    values = {d.first[1].value, d.second[1].value}
+    sources = {d.first[0].source_id, d.second[0].source_id}
+    for line in lines:
+        if line.source_id not in sources and values <= {f.value for f in figures_in(line.text)}:
+            return Disagreement(d.period, d.unit, d.first, d.second, d.reason, line)
+    return d
+
+
+_SAYS = r"(?:reported|reports|estimated|estimates|gives|gave|puts|put|counts|counted)"
+CUE = re.compile(r"differ|different figures|two (?:figures|numbers)|disagree|discrepan|reconcil|"
+                 r"revis|correct|两个数|两组数|whereas|不一致|分歧|差异|口径|更正|修正|下修|上修|"
+                 rf"\b{_SAYS}\b[^;]*\bwhile\b[^;]*\b{_SAYS}\b", re.I)
+
+
+def documented(lines: list[Line]) -> list[Line]:
+    """Sentences that themselves report a disagreement or a correction: a cue ("differ",
+    "revised", "更正" …) and two different figures in one unit."""
+    return [ln for ln in lines if CUE.search(ln.text)
+            and any(len({f.value for f in fs}) >= 2 for fs in _by_unit(ln.text).values())]

@@ -1,0 +1,303 @@
+"""The offline answer path (issue 15): snippets cut at boundaries, sub-questions read off the
+question, the relevance fallback, and the extractive answer (lead, sections, conflicts, "not
+found") on small corpora written for these tests, with the real bundled embedder."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+
+from redsearch.recording import RecordingPublisher
+from research_core.loop import relevance, subquestions
+from research_core.loop.answering import builder, completion, disagreements
+from research_core.loop.answering.pool import key, lines_of
+from research_core.loop.evidence import Evidence, combined_score, credibility
+from research_core.loop.sentences import sentences
+from research_core.protocols import SearchHit
+from research_core.search import snippets
+from research_core.settings import EngineSettings
+from research_core.store.sql import SqlStore
+from research_core.terms import overlap
+from tests.conftest import RecordingBackend
+from tests.engine_run import Serve, default_similarity, run_engine
+from tests.scripted import Script
+
+EN_TEXT = ("Heat pump sales in the 14 markets reached 612,000 units in the second quarter of "
+           "2026, up 10.1% year on year. Shipments were supported by a new household bonus in "
+           "Sudria and by distributors building stock of propane models ahead of the season.")
+ZH_TEXT = ("2026年10月电池级碳酸锂现货均价为8.62万元/吨，环比上涨3.1%。"
+           "氢氧化锂均价为6.85万元/吨，两者价差扩大至1.77万元/吨，主要受锂云母许可审查影响，"
+           "市场预计价差将在四季度继续维持高位并逐步传导至下游正极材料企业的采购定价。")
+
+
+def test_an_english_snippet_ends_at_the_last_sentence_end() -> None:
+    cut = snippets.cut(EN_TEXT, 200)
+    assert cut.endswith("year on year.") and len(cut) <= 200
+
+
+def test_without_a_sentence_end_the_cut_falls_between_words_with_an_ellipsis() -> None:
+    text = "Heat pump sales " + "rose strongly across twelve markets " * 8 + "in 2026"
+    cut = snippets.cut(text, 60)
+    assert cut.endswith("…") and len(cut) <= 60
+    assert text.startswith(cut[:-1]) and text[len(cut) - 1] == " "  # a whole word before
+    number = "Sales were " + "1,234,567.89 units and " * 5
+    for limit in range(15, 70, 3):
+        got = snippets.cut(number, limit)
+        head = got[:-1]
+        assert got.endswith("…") and len(got) <= limit, got
+        assert number.startswith(head) and number[len(head)] == " ", got  # a whole figure
+
+
+def test_a_chinese_snippet_ends_at_a_full_stop_or_between_words() -> None:
+    cut = snippets.cut(ZH_TEXT, 60)
+    assert cut.endswith("。") and "8.62万元/吨" in cut and len(cut) <= 60
+    no_stop = ZH_TEXT.replace("。", "，")
+    for limit in range(20, 90, 7):
+        got = snippets.cut(no_stop, limit)
+        assert got.endswith("…") and len(got) <= limit
+        head = got[:-1]
+        assert no_stop.startswith(head)
+        assert not (head[-1].isdigit() or head[-1] in ".万/"), got  # never inside a figure
+
+
+def test_a_short_text_is_left_whole() -> None:
+    assert snippets.cut("Sales rose 4.2% in Q2 2026", 200) == "Sales rose 4.2% in Q2 2026"
+
+
+def test_sub_questions_are_read_off_an_english_question() -> None:
+    subs = [s.question for s in subquestions.derive(
+        "How did European residential heat pump sales and prices move between November 2025 "
+        "and October 2026, and why?")]
+    assert subs[0] == ("What were European residential heat pump sales between November 2025 "
+                       "and October 2026?")
+    assert "prices" in subs[1]
+    assert any(s.startswith("What caused the changes in European residential heat pump sales "
+                            "and prices") for s in subs)
+    assert not any("latest figures and dates" in s for s in subs)
+
+
+def test_sub_questions_are_read_off_a_chinese_question() -> None:
+    subs = [s.question for s in subquestions.derive(
+        "@研究助手 隔膜龙头企业最近一年的产能扩张情况怎么样？"
+        "帮我整理下主要项目（规模、投资、投产时间）和对行业供需的影响。")]
+    assert all(re.search(r"[\u4e00-\u9fff]", s) for s in subs)
+    assert subs[0].startswith("最近一年隔膜龙头企业产能")
+    assert any("供需" in s for s in subs) and any("原因" in s for s in subs)
+
+
+def _hit(source_id: str, title: str, snippet: str) -> SearchHit:
+    return SearchHit(source_id, title, snippet, f"https://x.example/{source_id}",
+                     dt.date(2026, 9, 1), "news", "X")
+
+
+async def test_the_relevance_fallback_keeps_a_paraphrase_and_drops_keyword_stuffing() -> None:
+    question = "How did heat pump sales move in 2026?"
+    paraphrase = _hit("para", "Households bought more heat pumps",
+                      "Residential installations of air-to-water units climbed 4% in the second "
+                      "quarter as buyers returned to the market.")
+    stuffed = _hit("stuffed", "Cheap flights 2026",
+                   "How to book cheap flights in 2026: sales, deals, heat, pump up your travel "
+                   "savings, move fast on fares.")
+    cfg = EngineSettings()
+    hits = [paraphrase, stuffed]
+    emb = await relevance.embedder_relevance(default_similarity(), question, hits, cfg)
+    scores = relevance.blended_scores(question, hits, emb).scores
+    assert overlap(question, relevance.hit_text(stuffed)) == 1.0  # terms alone would keep it
+    kept = [combined_score(s.relevance, credibility("news"), 1.0, cfg) >= cfg.evidence_threshold
+            for s in scores]
+    assert kept == [True, False], scores
+
+
+def _evidence(n: int, node: str, source_id: str, source_type: str, published: str,
+              text: str, publisher: str = "", title: str = "") -> Evidence:
+    cred = credibility(source_type)
+    return Evidence(f"E{n}", node, "Q1", source_id, title or source_id,
+                    f"https://x.example/{source_id}",
+                    dt.date.fromisoformat(published), source_type, publisher or source_id, text,
+                    0.8, cred, 1.0, 0.8, "", True)
+
+
+# A small corpus on coffee harvests, two sources disagreeing on one quarter's exports.
+COFFEE = [
+    _evidence(1, "N1", "board-q2", "official_statistics", "2026-08-10",
+              "Arabica exports from Veloria reached 1.42 million bags in the second quarter of "
+              "2026, up 6.0% on a year earlier. The board counts shipments cleared by customs.",
+              "Veloria Coffee Board"),
+    _evidence(2, "N1", "guild-q2", "industry_association", "2026-08-20",
+              "Arabica exports from Veloria were 1.31 million bags in the second quarter of "
+              "2026, according to the exporters' guild survey. Roasters reported tight supply "
+              "of washed arabica in June.",
+              "Exporters Guild"),
+    _evidence(3, "N2", "news-frost", "news", "2026-09-05",
+              "Prices rose because a July frost damaged about 8% of the highland crop. "
+              "Arabica exports from Veloria reached 1.42 million bags in the second quarter of "
+              "2026, up 6.0% on a year earlier.",
+              "Daily Bean", "Frost lifts Veloria arabica prices"),
+    _evidence(4, "N2", "research-prices", "research_report", "2026-10-01",
+              "Green arabica export prices averaged 3.85 dollars per pound in September 2026, "
+              "the highest monthly average since 2011.",
+              "Crema Research"),
+]
+SECTIONS = [builder.Section("How much arabica did Veloria export in Q2 2026?", COFFEE[:2]),
+            builder.Section("Why did arabica prices rise in 2026?", COFFEE[2:])]
+
+
+def _numbered(e: Evidence) -> str:
+    return f"[{[c.source_id for c in COFFEE].index(e.source_id) + 1}]"
+
+
+async def test_the_extractive_report_says_each_sentence_once_with_its_citation() -> None:
+    text = await builder.report(default_similarity(), "How did Veloria's arabica exports and "
+                                "prices move in 2026, and why?", SECTIONS, _numbered)
+    said = [s for s in sentences(text, headings=False)]
+    bodies = [re.sub(r"\s*\[\d\]", "", s) for s in said if re.search(r"\[\d\]$", s)]
+    assert len(bodies) == len(set(bodies)) and len(bodies) >= 3
+    assert "July frost" in text and "3.85 dollars" in text
+
+
+async def test_a_conflict_between_two_sources_is_shown_with_both_figures() -> None:
+    text = await builder.report(default_similarity(), "How much arabica did Veloria export "
+                                "in Q2 2026?", SECTIONS[:1], _numbered)
+    block = text.split("Where the sources disagree", 1)[1]
+    assert "1.42 million" in block and "1.31 million" in block
+    assert "[1]" in block and "[2]" in block
+    assert "Veloria Coffee Board's figure is preferred" in block
+    assert "official statistics over industry association" in block
+
+
+async def test_parts_do_not_repeat_what_another_part_said() -> None:
+    sim = default_similarity()
+    first = await builder.part(sim, SECTIONS[0], lambda e: f"[{e.source_id}]", [])
+    second = await builder.part(sim, SECTIONS[1], lambda e: f"[{e.source_id}]",
+                                sentences(first))
+    assert "1.42 million bags in the second quarter" in first
+    assert "1.42 million bags" not in second  # the news rewrite of the board's figure
+    assert "July frost" in second
+
+
+async def test_what_the_evidence_does_not_cover_is_named_as_not_found() -> None:
+    text = await builder.report(default_similarity(), "How did arabica exports from Veloria "
+                                "and Norway move in 2026?", SECTIONS[:1], _numbered)
+    last = text.splitlines()[-1]
+    assert last.startswith("Not found in the sources:") and "norway" in last
+
+
+@pytest.mark.parametrize("question", ["热泵价格如何变化？", "How did prices move?"])
+def test_fallback_sub_questions_follow_the_question_language(question: str) -> None:
+    subs = subquestions.derive(question)
+    assert subs and all(bool(re.search(r"[\u4e00-\u9fff]", s.question)) ==
+                        bool(re.search(r"[\u4e00-\u9fff]", question)) for s in subs)
+
+
+def test_a_cut_snippet_is_completed_from_its_page() -> None:
+    body = ("Sales fell in the first quarter. Three policy changes took effect on 1 January "
+            "2026: the grant was cut from €6,000 to €3,500, and the reduced VAT rate expired. "
+            "Sales recovered later.")
+    snippet = snippets.cut(body[33:], 60)
+    assert snippet.endswith("…")
+    assert completion.whole_text(snippet, body) == body[33:-len(" Sales recovered later.")]
+    assert completion.whole_text("Not on the page at all…", body) is None
+
+
+async def test_figures_without_a_unit_compare_by_magnitude_for_the_same_quarter() -> None:
+    lines = lines_of([
+        _evidence(1, "N1", "authority", "official_statistics", "2026-07-18",
+                  "Bike-share trips in Calvera reached 2.84 million in the second quarter of "
+                  "2026, up 17% from 2.43 million a year earlier."),
+        _evidence(2, "N1", "council", "industry_association", "2026-07-25",
+                  "The operators council reports 2.61 million bike-share trips in Calvera in the "
+                  "second quarter of 2026."),
+        _evidence(3, "N1", "news", "news", "2026-10-08",
+                  "Calvera bike-share trips were 1.12 million in September 2026."),
+    ])
+    found = disagreements.find(lines)
+    assert [(d.period, d.first[1].text, d.second[1].text) for d in found] == [
+        ("2026-Q2", "2.84 million", "2.61 million")]
+
+
+async def test_a_chinese_correction_is_a_conflict_and_the_later_figure_is_preferred() -> None:
+    items = [
+        _evidence(1, "N1", "cnmpa-sep", "industry_association", "2026-10-09",
+                  "2026年9月6μm锂电铜箔加工费均价为1.86万元/吨，环比上涨3.3%。", "铜箔分会"),
+        _evidence(2, "N1", "cnmpa-fix", "industry_association", "2026-10-28",
+                  "经核实，2026年9月6μm锂电铜箔加工费均价应为1.74万元/吨，特此更正。",
+                  "铜箔分会更正"),
+    ]
+    text = await builder.report(default_similarity(), "锂电铜箔加工费最近怎么走？",
+                                [builder.Section("锂电铜箔加工费是多少？", items)],
+                                lambda e: f"[{int(e.id[1:])}]")
+    block = text.split("来源之间的分歧", 1)[1]
+    assert "1.86万" in block and "1.74万" in block and "采用 铜箔分会更正 的数字" in block
+
+
+async def test_an_offline_run_answers_in_whole_sentences_each_said_once(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    broken = {name: (lambda body: "{not json") for name in
+              ("Decomposition", "QueryPlan", "HitScores", "MemorySummaryOut", "ReflectionOut")}
+    publisher = RecordingPublisher([])
+    out = await run_engine(serve, Script(rules={**broken, "report": lambda body: "no"}),
+                           backend, store, publisher=publisher, mode="standard")
+    assert out.report.fallback and out.report.cited
+    parts = [v[-1].text for k, v in publisher.parts.items() if k != "report"]
+    said = [key(s) for p in parts for s in sentences(p, headings=False)
+            if not s.startswith(("[", "Not found"))]
+    assert parts and said and len(said) == len(set(said))  # no sentence in two parts
+    body = out.report.text
+    report_said = [s for s in sentences(body, headings=False) if re.search(r"\[\d+\]$", s)]
+    assert len(report_said) == len(set(report_said)) >= 2
+    assert not re.search(r"\w…", body)  # nothing cut inside a word
+
+
+async def test_the_same_figures_in_other_words_are_said_once() -> None:
+    items = [
+        _evidence(1, "N1", "weekly", "news", "2026-04-22",
+                  "Heat pump sales in the 14 markets fell 8.0% year on year to 474,000 units in "
+                  "the first quarter of 2026, according to figures released on 21 April."),
+        _evidence(2, "N1", "association", "industry_association", "2026-10-29",
+                  "The payback came in the first quarter of 2026, when heat pump sales fell "
+                  "8.0% to 474,000 units from 515,000 in Q1 2025."),
+        _evidence(3, "N1", "monthly", "news", "2026-10-14",
+                  "Heat pump sales rose to 214,000 units in September 2026, up 12.4% on the "
+                  "year."),
+    ]
+    text = await builder.report(default_similarity(), "How did heat pump sales move in 2026?",
+                                [builder.Section("What were heat pump sales in 2026?", items)],
+                                lambda e: f"[{int(e.id[1:])}]")
+    assert text.count("474,000") == 1 and "214,000" in text
+    lead = text.split("\n\n", 1)[0]
+    assert lead.index("474,000") < lead.index("214,000")  # in time order
+
+
+async def test_a_snippet_announcing_a_disagreement_gets_the_figures_that_follow() -> None:
+    body = ("Two credible sources give different figures for heat pump sales in the second "
+            "quarter of 2026. The association reported 571,000 units, while the statistics "
+            "board reported 612,000 units. The difference is one of definition.")
+    item = _evidence(1, "N1", "reconciliation", "research_report", "2026-09-22",
+                     snippets.cut(body, 120))
+    assert "571,000" not in item.text
+
+    async def read(source_id: str) -> str:
+        return body
+
+    [done] = await completion.completed([item], read)
+    assert done.text.endswith("reported 612,000 units.") and "571,000" in done.text
+
+
+def test_two_products_moving_apart_in_one_sentence_are_no_disagreement() -> None:
+    one_source = lines_of([_evidence(
+        1, "N1", "research", "research_report", "2026-10-27",
+        "Carbonate rose from 76,700 yuan/t in October 2025 to 85,500 yuan/t in September 2026, "
+        "while hydroxide slipped from 72,000 yuan/t to 68,000 yuan/t.")])
+    two_sources = lines_of([_evidence(
+        2, "N1", "note", "research_report", "2026-09-22",
+        "The association reported 571,000 units for Q2 2026, up 4.2%, while the statistics board "
+        "reported 612,000 units.")])
+    assert disagreements.documented(one_source) == []
+    announced = lines_of([_evidence(
+        3, "N1", "analytics", "research_report", "2026-08-30",
+        "Two figures circulate for Calvera bike-share trips in the second quarter of 2026: 2.84 "
+        "million from the transit authority and 2.61 million from the operators council.")])
+    assert len(disagreements.documented(announced)) == 1
+    assert len(disagreements.documented(two_sources)) == 1
