@@ -52,6 +52,9 @@ class RunExtras:
     announced: list[str] = field(default_factory=list)  # progress note keys already posted
     corpus: str = ""  # the corpus folder of a terminal run (so `resume` finds it)
     strategy: str = "hierarchical"  # hierarchical (the goal tree) or the monolithic baseline
+    coverage: dict[str, dict[str, Any]] = field(default_factory=dict)  # node id (or "root")
+    unknowns: list[str] = field(default_factory=list)  # root facets left uncovered
+    upgrade_asks: int = 0  # how often the planner was asked whether to upgrade
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
