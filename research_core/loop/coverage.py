@@ -148,6 +148,13 @@ def should_expand(node: Node, cfg: EngineSettings) -> bool:
         node.depth < cfg.max_depth)
 
 
+def known_text(state: RunState, deep: bool) -> str:
+    """What the planner is told is already known when it splits a node: the latest
+    conclusions, and in deep what the judged nodes still miss."""
+    known = "; ".join(s.conclusion[:120] for s in list(state.summaries.values())[-4:])
+    return "; ".join(filter(None, [known, uncovered_note(state) if deep else ""]))
+
+
 def uncovered_note(state: RunState) -> str:
     """What the judged nodes still miss, for the planner's "already known" (deep)."""
     missing = [f for c in state.extra.coverage.values() if isinstance(c, dict)

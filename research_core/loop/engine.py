@@ -256,9 +256,7 @@ class _Research:
             self.owner.spend("discoveries")  # refused and logged with its reason
             node.status = "insufficient" if node.depth else node.status
             return
-        known = "; ".join(s.conclusion[:120] for s in list(self.state.summaries.values())[-4:])
-        known = "; ".join(filter(None, [known, coverage.uncovered_note(self.state)
-                                        if self.deep else ""]))
+        known = coverage.known_text(self.state, self.deep)
         taken = {n.question for n in self.state.tree.nodes.values()}
         proposed = await planner.decompose(self.gateway, self.state.question, node, known,
                                            self.config.max_children, taken, self.deep)
