@@ -163,3 +163,14 @@ def test_conflicts_name_both_sources_and_the_period(tmp_path: Path) -> None:
         item("b", "Heat pump sales reached 209,000 units in September 2026 across Europe.")])
     assert notes and notes[0].startswith("Conflict") and "(a)" in notes[0] and "(b)" in notes[0]
     assert "2026-09" in notes[0]  # the period both figures apply to
+
+
+async def test_deep_sends_a_part_the_model_judges_mature_before_the_report(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    """One source per node, but the judge finds every facet answered and nothing unknown:
+    a mature independent part may still go early."""
+    publisher = MemoryPublisher()
+    await run_engine(serve, Script(subquestions=THREE), backend, store, mode="deep",
+                     publisher=publisher, hits_per_query=1)
+    keys = [p.part_key for p in publisher.parts]
+    assert keys[-1] == "report" and len(keys) > 1, keys

@@ -38,7 +38,8 @@ class Parts:
         if self.delivery.latest(node.id) is not None:  # published before a crash
             self._weigh(node.id, [e.id for e in self.state.kept_for({node.id})])
             return
-        if cadence.ready(summary, node.status == "done", deep):
+        if cadence.ready(summary, node.status == "done", deep,
+                         self.state.extra.coverage.get(node.id)):
             text = await self._text(node, summary, self.state.kept_for({node.id}))
             await self.delivery.part(node.id, text, summary.source_ids)
             self._weigh(node.id, [e.id for e in self.state.kept_for({node.id})])
