@@ -171,6 +171,6 @@ async def test_deep_sends_a_part_the_model_judges_mature_before_the_report(
     a mature independent part may still go early."""
     publisher = MemoryPublisher()
     await run_engine(serve, Script(subquestions=THREE), backend, store, mode="deep",
-                     publisher=publisher, hits_per_query=1)
+                     publisher=publisher, hits_per_query=1, evidence_per_done_node=1)
     keys = [p.part_key for p in publisher.parts]
     assert keys[-1] == "report" and len(keys) > 1, keys

@@ -54,8 +54,10 @@ async def test_deep_holds_parts_that_are_not_mature(
         return json.dumps({"answered": [0], "unknowns": ["a second, independent source"]})
 
     publisher = MemoryPublisher()
-    await run_engine(serve, Script(subquestions=THREE, rules={"CoverageOut": unsure}),
-                     backend, store, mode="deep", publisher=publisher, hits_per_query=1)
+    out = await run_engine(serve, Script(subquestions=THREE, rules={"CoverageOut": unsure}),
+                           backend, store, mode="deep", publisher=publisher, hits_per_query=1,
+                           evidence_per_done_node=1)
+    assert any(n.status == "done" for n in out.state.tree.nodes.values())  # covered, not mature
     keys = [p.part_key for p in publisher.parts]
     assert keys == ["report"], keys
 
