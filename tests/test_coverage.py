@@ -87,6 +87,7 @@ async def test_the_upgrade_is_the_planner_s_decision_asked_until_80_percent(
                            rounds_per_node=3, deep_read_relevance=1.0, publisher=publisher)
     asked = out.state.log.of_kind("upgrade-asked")
     assert len(asked) >= 2 and all(e.data["by"] == "model" for e in asked)
+    assert min(e.step for e in asked) == 5 and max(e.step for e in asked) < 8  # 50 %..<80 %
     assert out.state.extra.budget["deep_state"] == "standard"
     budget = [e.data.get("event") for e in out.state.log.of_kind("budget")]
     assert "upgrade-requested" not in budget

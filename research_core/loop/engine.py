@@ -217,7 +217,7 @@ class _Research:
             await reflect_and_correct(self.gateway, self.state, node, self.owner, self.similarity,
                                       self.config)
         self.state.tree.settle_parents()
-        await self.parts.revise_all()
+        await self.parts.revise_all(self.deep)
         await upgrade.consider(self.gateway, self.state, self.owner, self.delivery)
         await self.announcer.after_step()
         await self.checkpoint()
