@@ -9,15 +9,20 @@ import re
 
 import pytest
 
+from redsearch.recording import RecordingPublisher
 from research_core.loop import relevance, subquestions
-from research_core.loop.answering import builder
+from research_core.loop.answering import builder, completion, disagreements
+from research_core.loop.answering.pool import key, lines_of
 from research_core.loop.evidence import Evidence, combined_score, credibility
 from research_core.loop.sentences import sentences
 from research_core.protocols import SearchHit
 from research_core.search import snippets
 from research_core.settings import EngineSettings
+from research_core.store.sql import SqlStore
 from research_core.terms import overlap
-from tests.engine_run import default_similarity
+from tests.conftest import RecordingBackend
+from tests.engine_run import Serve, default_similarity, run_engine
+from tests.scripted import Script
 
 EN_TEXT = ("Heat pump sales in the 14 markets reached 612,000 units in the second quarter of "
            "2026, up 10.1% year on year. Shipments were supported by a new household bonus in "
@@ -184,3 +189,82 @@ def test_fallback_sub_questions_follow_the_question_language(question: str) -> N
     subs = subquestions.derive(question)
     assert subs and all(bool(re.search(r"[\u4e00-\u9fff]", s.question)) ==
                         bool(re.search(r"[\u4e00-\u9fff]", question)) for s in subs)
+
+
+def test_a_cut_snippet_is_completed_from_its_page() -> None:
+    body = ("Sales fell in the first quarter. Three policy changes took effect on 1 January "
+            "2026: the grant was cut from €6,000 to €3,500, and the reduced VAT rate expired. "
+            "Sales recovered later.")
+    snippet = snippets.cut(body[33:], 60)
+    assert snippet.endswith("…")
+    assert completion.whole_text(snippet, body) == body[33:-len(" Sales recovered later.")]
+    assert completion.whole_text("Not on the page at all…", body) is None
+
+
+async def test_figures_without_a_unit_compare_by_magnitude_for_the_same_quarter() -> None:
+    lines = lines_of([
+        _evidence(1, "N1", "authority", "official_statistics", "2026-07-18",
+                  "Bike-share trips in Calvera reached 2.84 million in the second quarter of "
+                  "2026, up 17% from 2.43 million a year earlier."),
+        _evidence(2, "N1", "council", "industry_association", "2026-07-25",
+                  "The operators council reports 2.61 million bike-share trips in Calvera in the "
+                  "second quarter of 2026."),
+        _evidence(3, "N1", "news", "news", "2026-10-08",
+                  "Calvera bike-share trips were 1.12 million in September 2026."),
+    ])
+    found = disagreements.find(lines)
+    assert [(d.period, d.first[1].text, d.second[1].text) for d in found] == [
+        ("2026-Q2", "2.84 million", "2.61 million")]
+
+
+async def test_a_chinese_correction_is_a_conflict_and_the_later_figure_is_preferred() -> None:
+    items = [
+        _evidence(1, "N1", "cnmpa-sep", "industry_association", "2026-10-09",
+                  "2026年9月6μm锂电铜箔加工费均价为1.86万元/吨，环比上涨3.3%。", "铜箔分会"),
+        _evidence(2, "N1", "cnmpa-fix", "industry_association", "2026-10-28",
+                  "经核实，2026年9月6μm锂电铜箔加工费均价应为1.74万元/吨，特此更正。",
+                  "铜箔分会更正"),
+    ]
+    text = await builder.report(default_similarity(), "锂电铜箔加工费最近怎么走？",
+                                [builder.Section("锂电铜箔加工费是多少？", items)],
+                                lambda e: f"[{int(e.id[1:])}]")
+    block = text.split("来源之间的分歧", 1)[1]
+    assert "1.86万" in block and "1.74万" in block and "采用 铜箔分会更正 的数字" in block
+
+
+async def test_an_offline_run_answers_in_whole_sentences_each_said_once(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    broken = {name: (lambda body: "{not json") for name in
+              ("Decomposition", "QueryPlan", "HitScores", "MemorySummaryOut", "ReflectionOut")}
+    publisher = RecordingPublisher([])
+    out = await run_engine(serve, Script(rules={**broken, "report": lambda body: "no"}),
+                           backend, store, publisher=publisher, mode="standard")
+    assert out.report.fallback and out.report.cited
+    parts = [v[-1].text for k, v in publisher.parts.items() if k != "report"]
+    said = [key(s) for p in parts for s in sentences(p, headings=False)
+            if not s.startswith(("[", "Not found"))]
+    assert parts and said and len(said) == len(set(said))  # no sentence in two parts
+    body = out.report.text
+    report_said = [s for s in sentences(body, headings=False) if re.search(r"\[\d+\]$", s)]
+    assert len(report_said) == len(set(report_said)) >= 2
+    assert not re.search(r"\w…", body)  # nothing cut inside a word
+
+
+async def test_the_same_figures_in_other_words_are_said_once() -> None:
+    items = [
+        _evidence(1, "N1", "weekly", "news", "2026-04-22",
+                  "Heat pump sales in the 14 markets fell 8.0% year on year to 474,000 units in "
+                  "the first quarter of 2026, according to figures released on 21 April."),
+        _evidence(2, "N1", "association", "industry_association", "2026-10-29",
+                  "The payback came in the first quarter of 2026, when heat pump sales fell "
+                  "8.0% to 474,000 units from 515,000 in Q1 2025."),
+        _evidence(3, "N1", "monthly", "news", "2026-10-14",
+                  "Heat pump sales rose to 214,000 units in September 2026, up 12.4% on the "
+                  "year."),
+    ]
+    text = await builder.report(default_similarity(), "How did heat pump sales move in 2026?",
+                                [builder.Section("What were heat pump sales in 2026?", items)],
+                                lambda e: f"[{int(e.id[1:])}]")
+    assert text.count("474,000") == 1 and "214,000" in text
+    lead = text.split("\n\n", 1)[0]
+    assert lead.index("474,000") < lead.index("214,000")  # in time order

@@ -71,6 +71,15 @@ def derive(question: str, limit: int = 4) -> list[SubQuestion]:
             for i, t in enumerate(unique[:limit]) if len(t) >= 8]
 
 
+def measures_in(question: str) -> list[str]:
+    """The measures a question names ("sales", "价格"), lowercased; a plural also as singular."""
+    lowered = question.casefold()
+    found = [m for m in _ZH_MEASURES if m in lowered]
+    words = set(re.findall(r"[a-z]+", lowered))
+    found += [m.rstrip("s") for m in _EN_MEASURES if m in words]
+    return list(dict.fromkeys(found))
+
+
 def _en_parse(question: str) -> _Parsed:
     text = _CHAT.sub("", " ".join(question.split()))
     clauses = [c.strip(" ,.;:") for c in re.split(r"(?<=[.?!])\s+", text) if c.strip(" ,.;:")]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from research_core.loop import subquestions
 from research_core.loop.answering import coverage, disagreements, labels
 from research_core.loop.answering.completion import Reader, completed
 from research_core.loop.answering.periods import time_key
@@ -52,7 +53,7 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     unanswered = []
     on_topic = _on_point(question, pool, len(pool))
     for section in sections:
-        chosen = await picker.pick(section.question, on_topic, SECTION_MOST)
+        chosen = await _section(picker, section.question, on_topic, SECTION_MOST)
         if chosen:
             out += [f"*{section.question}*", *(f"• {_cited(ln, cite)}" for ln in chosen), ""]
         elif not any(ln.evidence.node_id == _node(section) for ln in lead):
@@ -74,7 +75,7 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     pool = usable(lines_of(await completed(section.items, read)), cite)
     conflicts = conflict_lines(pool, cite, zh)
     picker.remember(conflicts)
-    chosen = await picker.pick(section.question, pool, PART_MOST)
+    chosen = await _section(picker, section.question, pool, PART_MOST)
     out = [f"*{section.question}*", *(f"• {_cited(ln, cite)}" for ln in chosen), *conflicts]
     if not chosen:
         out.append((labels.ZH if zh else labels.EN)["part_not_found"])
@@ -91,10 +92,28 @@ async def _lead(picker: Picker, question: str, pool: list[Line]) -> list[Line]:
     """2–4 sentences with figures that answer the question, in time order."""
     pool = _on_point(question, pool)
     with_figures = [ln for ln in pool if labels.has_figures(ln.text)] or pool
-    chosen = await picker.pick(question, with_figures, LEAD_MOST - 1, figures_first=True)
+    chosen = await picker.pick(question, _measured(question, with_figures), LEAD_MOST,
+                               figures_first=True)
     if len(chosen) < 2:
         chosen += await picker.pick(question, pool, 2 - len(chosen))
     return sorted(chosen, key=lambda ln: time_key(ln.text, ln.evidence.published))
+
+
+async def _section(picker: Picker, question: str, pool: list[Line], most: int) -> list[Line]:
+    """A sub-question's sentences: reasons first when it asks why, else figures on what it
+    measures."""
+    if coverage.asks_why(question):
+        return await picker.pick(question, pool, most, causes_first=True)
+    return await picker.pick(question, _measured(question, pool), most, figures_first=True)
+
+
+def _measured(question: str, pool: list[Line]) -> list[Line]:
+    """The lines that name what the question measures (its "sales", its "价格") in their text
+    or title; all of them when it names no measure or no line names one."""
+    wanted = subquestions.measures_in(question)
+    named = [ln for ln in pool
+             if any(m in f"{ln.evidence.title} {ln.text}".casefold() for m in wanted)]
+    return named or pool
 
 
 def _on_point(question: str, pool: list[Line], enough: int = 2) -> list[Line]:

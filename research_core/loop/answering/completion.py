@@ -4,7 +4,6 @@ page costs nothing to read (the local corpus; a web page is not fetched again fo
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Awaitable, Callable
 
@@ -25,15 +24,17 @@ def local_reader(backend: SearchBackend) -> Reader | None:
 
 
 async def completed(items: list[Evidence], read: Reader | None) -> list[Evidence]:
-    """The items, each cut snippet replaced by its whole sentences from its page."""
+    """The items, each cut snippet replaced in place by its whole sentences from its page (as
+    a deep read replaces it by paragraphs), so that the claim check that follows the report
+    sees the text the answer quotes."""
     if read is None:
         return items
-    out = []
     for item in items:
         body = await read(item.source_id) if is_cut(item.text) else None
         whole = whole_text(item.text, clean_markdown(body)) if body else None
-        out.append(dataclasses.replace(item, text=whole) if whole else item)
-    return out
+        if whole:
+            item.text = whole
+    return items
 
 
 def whole_text(snippet: str, body: str) -> str | None:

@@ -47,6 +47,15 @@ def not_found(question: str, unanswered: list[str], evidence_text: str,
     return missing
 
 
+def causal(text: str) -> bool:
+    """Whether a sentence gives a reason ("because", "driven by", "由于" …)."""
+    return _CAUSAL.search(text) is not None
+
+
+def asks_why(question: str) -> bool:
+    return _WHY.search(question) is not None or question.casefold().startswith("what caused")
+
+
 def named_share(question: str, text: str) -> float:
     """The share of the things the question names that the text names too (1.0: all)."""
     named = {t.rstrip("s") for t in _words(question) if _names_something(t)}

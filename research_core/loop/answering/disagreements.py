@@ -125,7 +125,7 @@ def _explained(d: Disagreement, lines: list[Line]) -> Disagreement:
 
 
 _CUE = re.compile(r"differ|different figures|disagree|discrepan|reconcil|revis|correct|"
-                  r"whereas|\bwhile\b|不一致|分歧|差异|口径|更正|修正|下修|上修|而", re.I)
+                  r"whereas|\bwhile\b|不一致|分歧|差异|口径|更正|修正|下修|上修", re.I)
 
 
 def documented(lines: list[Line]) -> list[Line]:
