@@ -46,7 +46,7 @@ async def test_a_node_is_done_when_covered_not_when_it_holds_n_items(
 
     out = await run_engine(serve, Script(subquestions=THREE[:2],
                                          rules={"CoverageOut": judge}),
-                           backend, store, mode="deep", rounds_per_node=1, max_depth=1)
+                           backend, store, mode="deep", rounds_per_node=2, max_depth=1)
     nodes = {n.question: n for n in out.state.tree.nodes.values()}
     assert nodes["What were heat pump sales figures?"].status == "done"
     assert nodes["What were heat pump prices?"].status == "insufficient"
@@ -55,6 +55,10 @@ async def test_a_node_is_done_when_covered_not_when_it_holds_n_items(
     assert out.state.extra.coverage[prices.id]["unknowns"] == ["installed prices by country"]
     done = " ".join(e.message for e in out.state.log.of_kind("done"))
     assert "1 of 1 facets covered (model)" in done
+    # the second round on prices seeks corrections of the figures it already leans on
+    second = [last_user_text(b) for b in out.server.requests_for("QueryPlan")
+              if "prices" in field_of(b, "Question")][-1]
+    assert "Figures relied on" in second and "euros" in second
 
 
 async def test_uncovered_root_facets_become_sub_questions_then_unknowns(

@@ -26,6 +26,7 @@ from research_core.protocols import Similarity
 from research_core.settings import EngineSettings
 
 MAX_FACETS = 5
+RELIED_CHARS = 160
 _WHY = re.compile(r"\b(?:why|reasons?|causes?|drivers?|explain\w*)\b|为什么|为何|原因|驱动", re.I)
 _CAUSE_FACET = re.compile(r"^What caused\b|原因是什么")
 
@@ -165,3 +166,13 @@ def uncovered_note(state: RunState) -> str:
 def _uncovered(saved: dict[str, Any]) -> list[str]:
     answered = set(saved.get("answered", []))
     return [f for i, f in enumerate(saved.get("facets", [])) if i not in answered]
+
+
+def relied_figures(state: RunState, node: Node, limit: int = 3) -> str:
+    """The figures the node's answer leans on (its best kept items that state one), with
+    their source and date: what a deep round seeks corrections and newer versions of."""
+    items = sorted(state.kept_for({node.id}), key=lambda e: -e.score)
+    with_figures = [e for e in items if figures_in(e.text)][:limit]
+    return "\n".join(f"{e.text[:RELIED_CHARS]} ({e.source_id}, "
+                     f"{e.published.isoformat() if e.published else 'undated'})"
+                     for e in with_figures)

@@ -280,7 +280,7 @@ class _Research:
     async def _research_round(self, node: Node) -> None:
         plan = await planner.plan_queries(self.gateway, node, self.state.sent_queries(),
                                           self.state.as_of, self.config.query_variants,
-                                          self.deep)
+                                          self.deep, coverage.relied_figures(self.state, node))
         window = planner.time_range(plan, self.state.as_of, self.config.lookback_days)
         queries = await self.search.dedupe(plan.queries, self.state.sent_queries())
         results = await self.search.batch(queries, window) if queries else []

@@ -52,11 +52,12 @@ def _duplicate_problem(taken: set[str], questions: list[str]) -> str | None:
 
 
 async def plan_queries(gw: Gateway, node: Node, sent: list[str], as_of: dt.date,
-                       variants: int, deep: bool = False) -> QueryPlan:
+                       variants: int, deep: bool = False, relied: str = "") -> QueryPlan:
     """Up to `variants` distinct queries for the node, with an optional narrower date range;
-    in deep, one of them seeks correcting or contradicting sources."""
+    in deep, one of them seeks sources that correct or contradict the figures `relied` on."""
     messages = render("plan_query", deep, question=node.question, as_of=as_of.isoformat(),
-                      variants=variants, sent="; ".join(sent[-6:]) or "none")
+                      variants=variants, sent="; ".join(sent[-6:]) or "none",
+                      relied=relied or "none yet")
 
     def check(plan: QueryPlan) -> str | None:
         return _range_problem(plan, as_of)

@@ -34,14 +34,15 @@ def neutralise(text: str) -> str:
 def render(key: str, deep: bool = False, **variables: object) -> list[Message]:
     """The system and user messages of one prompt, with its variables filled in. Every value
     is neutralised: only the template itself draws the data delimiters. `deep` (an applied
-    deep mode) picks the prompt's `deep_system` variant where it has one."""
+    deep mode) picks the prompt's `deep_system` and `deep_user` variants where it has them."""
     spec = _prompts()[key]
     values = {"data_rule": _prompts()["data_rule"],
               **{k: neutralise(str(v)) for k, v in variables.items()}}
     system = spec.get("deep_system", spec["system"]) if deep else spec["system"]
+    user = spec.get("deep_user", spec["user"]) if deep else spec["user"]
     return [
         Message("system", Template(system).substitute(values)),
-        Message("user", Template(spec["user"]).substitute(values)),
+        Message("user", Template(user).substitute(values)),
     ]
 
 
