@@ -174,9 +174,9 @@ class _Research:
         """Step through the open sub-questions; True when the root check added new ones."""
         while (node := self.next_node()) is not None and self.may_step():
             await self.step(node)
-        if node is not None:  # stopped by the budget: the root check only records unknowns
-            await gaps.judge_and_record(self.gateway, self.similarity, self.state,
-                                        self.config, self.deep)
+        if node is not None:  # stopped by the budget: unknowns by the embedder (the model
+            await gaps.judge_and_record(self.gateway, self.similarity, self.state,  # calls
+                                        self.config, deep=False)  # left are the report's)
             return False
         return await gaps.refill(self.gateway, self.similarity, self.state, self.owner,
                                  self.delivery, self.config, self.deep)
