@@ -179,3 +179,18 @@ async def test_deep_sends_a_part_the_model_judges_mature_before_the_report(
                      publisher=publisher, hits_per_query=1, evidence_per_done_node=1)
     keys = [p.part_key for p in publisher.parts]
     assert keys[-1] == "report" and len(keys) > 1, keys
+
+
+async def test_an_empty_coverage_reply_is_no_judgement_and_falls_back_on_the_embedder(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    """A reply naming neither an answered facet nor a missing one goes back once, then the
+    embedder judges (a small model's '{}' must not keep every node open)."""
+    empty = json.dumps({"answered": [], "unknowns": []})
+    out = await run_engine(serve, Script(subquestions=THREE[:1],
+                                         rules={"CoverageOut": lambda b: empty}),
+                           backend, store, mode="deep")
+    assert len(out.server.requests_for("CoverageOut")) >= 2
+    assert "list the answered facet indexes" in last_user_text(
+        out.server.requests_for("CoverageOut")[1])
+    judged = out.state.extra.coverage
+    assert judged and all(c["by"] == "embedder" for c in judged.values())

@@ -4,8 +4,8 @@ question by `research_core.loop.subquestions`) are answered by its kept evidence
 
 Applied deep asks the executor which facets the evidence answers and needs all of them;
 standard keeps a lighter rule without a model call: the embedder (with a figure for a facet
-that asks for figures) must cover a share of the facets. An unusable model reply falls back
-on the embedder.
+that asks for figures) must cover a share of the facets. An unusable model reply (an empty
+one included: it judges nothing) falls back on the embedder.
 """
 
 from __future__ import annotations
@@ -91,7 +91,11 @@ async def by_model(gw: Gateway, tier: str, purpose: str, question: str, wanted: 
 
     def check(out: CoverageOut) -> str | None:
         bad = [i for i in out.answered if not 0 <= i < len(wanted)]
-        return f"unknown facet indexes {bad}; use 0..{len(wanted) - 1}" if bad else None
+        if bad:
+            return f"unknown facet indexes {bad}; use 0..{len(wanted) - 1}"
+        if not out.answered and not out.unknowns:  # an empty reply judges nothing
+            return "list the answered facet indexes in answered, or what is missing in unknowns"
+        return None
 
     out = await gw.try_structured(tier, purpose, messages, CoverageOut, check)
     if out is None:
