@@ -381,3 +381,14 @@ def test_corrupt_gguf_is_model_unavailable(tmp_path: Path) -> None:
 def test_a_base_url_without_a_model_name_is_refused() -> None:
     with pytest.raises(SettingsError, match="RED_EXECUTOR_MODEL"):
         Settings.from_env({"RED_EXECUTOR_BASE_URL": "https://api.example.com/v1"})
+
+
+def test_an_overflowing_answer_cap_is_cut_to_the_room_beside_the_prompt() -> None:
+    """llama.cpp refuses a prompt plus answer cap past its context; the tier retries with the
+    room left (a report's retry carries the rejected answer, which can overflow)."""
+    from research_core.models.llama_tier import answer_room
+
+    message = "Requested tokens (4109) exceed context window of 4096"
+    assert answer_room(message, 900) == 4096 - 3209 - 8
+    assert answer_room("Requested tokens (5000) exceed context window of 4096", 100) == 0
+    assert answer_room("some other failure", 900) is None

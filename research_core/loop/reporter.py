@@ -139,6 +139,9 @@ def citation_problem(text: str, count: int) -> str | None:
     return None
 
 
+DOUBTS, DOUBT_CHARS = 3, 160  # per sub-question in the report's findings (the prompt's size)
+
+
 @dataclass(frozen=True)
 class Framing:
     """How the report is composed: the applied mode's instructions, and the root facets the
@@ -152,7 +155,8 @@ def findings_block(summaries: list[Summary], unknowns: list[str]) -> str:
     """Per sub-question its conclusion with its conflicts and open unknowns, then what the
     findings do not cover."""
     lines = [f"- {s.question}: {s.conclusion}"
-             + (f" (open: {'; '.join(s.open_doubts)})" if s.open_doubts else "")
+             + (f" (open: {'; '.join(d[:DOUBT_CHARS] for d in s.open_doubts[:DOUBTS])})"
+                if s.open_doubts else "")
              for s in summaries]
     if unknowns:
         lines.append("- Not covered by the findings (say so as unknown): " + "; ".join(unknowns))

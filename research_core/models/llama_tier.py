@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -80,6 +81,10 @@ class LoadedModel:
     guard: GrammarGuard
 
 
+MIN_ANSWER_TOKENS = 16
+_OVERFLOW = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
+
+
 class LlamaTier:
     """`ModelTier` over a llama_cpp `Llama`; `lock` and `guard` are the ones its users share."""
 
@@ -112,13 +117,22 @@ class LlamaTier:
         chat = [_chat_message(m) for m in messages]
         fmt = _response_format(schema and self._guard.safe(schema, schema_name), schema)
 
-        def call() -> CreateChatCompletionResponse:
+        def call(limit: int) -> CreateChatCompletionResponse:
             result = self._llama.create_chat_completion(
-                messages=chat, response_format=fmt, max_tokens=max_tokens, temperature=0.0
+                messages=chat, response_format=fmt, max_tokens=limit, temperature=0.0
             )
             return cast("CreateChatCompletionResponse", result)
 
-        return self._to_completion(await self._lock.run(call))
+        try:
+            return self._to_completion(await self._lock.run(lambda: call(max_tokens)))
+        except ValueError as exc:  # the prompt and the answer cap overflow the context
+            room = answer_room(str(exc), max_tokens)
+            if room is None:
+                raise
+            if room < MIN_ANSWER_TOKENS:  # no room to answer: an empty, unusable answer
+                return Completion(text="", prompt_tokens=0, completion_tokens=0,
+                                  model=self._model)
+            return self._to_completion(await self._lock.run(lambda: call(room)))
 
     def _to_completion(self, result: CreateChatCompletionResponse) -> Completion:
         usage: dict[str, Any] = dict(result.get("usage") or {})
@@ -128,6 +142,16 @@ class LlamaTier:
             completion_tokens=int(usage.get("completion_tokens") or 0),
             model=self._model,
         )
+
+
+def answer_room(error: str, max_tokens: int) -> int | None:
+    """How many answer tokens fit beside the prompt, read off llama.cpp's overflow error
+    ("Requested tokens (4109) exceed context window of 4096"); None for another error."""
+    found = _OVERFLOW.search(error)
+    if found is None:
+        return None
+    requested, window = int(found.group(1)), int(found.group(2))
+    return max(0, window - (requested - max_tokens) - 8)
 
 
 def _chat_message(message: Message) -> ChatCompletionRequestMessage:
