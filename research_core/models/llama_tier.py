@@ -81,7 +81,6 @@ class LoadedModel:
     guard: GrammarGuard
 
 
-MIN_ANSWER_TOKENS = 16
 _OVERFLOW = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
 
 
@@ -125,14 +124,10 @@ class LlamaTier:
 
         try:
             return self._to_completion(await self._lock.run(lambda: call(max_tokens)))
-        except ValueError as exc:  # the prompt and the answer cap overflow the context
-            room = answer_room(str(exc), max_tokens)
-            if room is None:
+        except ValueError as exc:  # llama.cpp: the prompt alone fills the context window
+            if not overflows(str(exc)):
                 raise
-            if room < MIN_ANSWER_TOKENS:  # no room to answer: an empty, unusable answer
-                return Completion(text="", prompt_tokens=0, completion_tokens=0,
-                                  model=self._model)
-            return self._to_completion(await self._lock.run(lambda: call(room)))
+            return Completion(text="", prompt_tokens=0, completion_tokens=0, model=self._model)
 
     def _to_completion(self, result: CreateChatCompletionResponse) -> Completion:
         usage: dict[str, Any] = dict(result.get("usage") or {})
@@ -144,14 +139,12 @@ class LlamaTier:
         )
 
 
-def answer_room(error: str, max_tokens: int) -> int | None:
-    """How many answer tokens fit beside the prompt, read off llama.cpp's overflow error
-    ("Requested tokens (4109) exceed context window of 4096"); None for another error."""
-    found = _OVERFLOW.search(error)
-    if found is None:
-        return None
-    requested, window = int(found.group(1)), int(found.group(2))
-    return max(0, window - (requested - max_tokens) - 8)
+def overflows(error: str) -> bool:
+    """llama.cpp's refusal of a prompt longer than its context ("Requested tokens (4109)
+    exceed context window of 4096"): answered as an empty, unusable answer, so the gateway
+    goes to the step's fallback instead of failing the run (a report's retry carries the
+    rejected answer and can overflow)."""
+    return _OVERFLOW.search(error) is not None
 
 
 def _chat_message(message: Message) -> ChatCompletionRequestMessage:
