@@ -83,7 +83,9 @@ class EngineSettings:
     reflect_every_steps: int = bounded(3, 1, 10_000)
     max_children: int = bounded(4, 1, 20)
     max_depth: int = bounded(2, 0, 10)
-    evidence_per_done_node: int = bounded(2, 1, 100)
+    evidence_per_done_node: int = bounded(2, 1, 100)  # kept items before coverage is judged
+    coverage_relevance: float = bounded(0.7, 0, 1)  # embedder relevance that covers a facet
+    standard_coverage_share: float = bounded(0.5, 0, 1)  # of a node's facets, in standard
     rounds_per_node: int = bounded(2, 1, 100)
     recency_full_days: int = bounded(90, 0, MAX_DAYS)
     recency_zero_days: int = bounded(1095, 1, MAX_DAYS)

@@ -66,6 +66,18 @@ class Script:
         return json.dumps({"answers_goal": True, "off_goal": [], "neglected": "",
                            "drifted": False})
 
+    def default_CoverageOut(self, body: dict[str, Any]) -> str:
+        """Every facet answered (the facets are the '#i' lines before the data)."""
+        facets = re.findall(r"^#(\d+) ", last_user_text(body).split("<<<DATA")[0], re.M)
+        return json.dumps({"answered": [int(i) for i in facets], "unknowns": []})
+
+    def default_UpgradeOut(self, body: dict[str, Any]) -> str:
+        """The old fixed rule, as the planner's reply: thin or open coverage asks for deep."""
+        listing = data_block(body)
+        thin = listing.count("[insufficient]") or listing.count("[open]") >= 2
+        return json.dumps({"upgrade": bool(thin),
+                           "reason": "thin coverage" if thin else "none", "detail": ""})
+
     def default_report(self, body: dict[str, Any]) -> str:
         numbers = re.findall(r"^\[(\d+)\]", data_block(body), re.M)
         return "\n\n".join(f"Finding {_letter(int(n))} from the sources [{n}]."

@@ -82,7 +82,7 @@ async def test_a_sentence_stating_figures_without_a_citation_goes_back_to_the_re
         return f"Sales reached 214,000 units [{n}]. Prices fell 9.5% in October."
 
     out = await run_engine(serve, Script(rules={"report": report}), backend, store)
-    [retry] = [r for r in out.server.requests if "not usable" in last_user_text(r)]
+    [retry] = [r for r in out.server.requests_for("") if "not usable" in last_user_text(r)]
     assert "without a citation: 'Prices fell 9.5% in October.'" in last_user_text(retry)
     assert not out.report.fallback
     [flagged] = out.report.flagged

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from research_core.delivery.publishers import MemoryPublisher
 from research_core.store.sql import SqlStore
@@ -46,9 +48,16 @@ async def test_explicit_standard_is_never_upgraded(
 
 async def test_deep_holds_parts_that_are_not_mature(
         serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    """Maturity is the model's judgement: a covered node whose judge still names an unknown
+    is held until the report."""
+    def unsure(body: dict[str, Any]) -> str:
+        return json.dumps({"answered": [0], "unknowns": ["a second, independent source"]})
+
     publisher = MemoryPublisher()
-    await run_engine(serve, Script(subquestions=THREE), backend, store, mode="deep",
-                     publisher=publisher, hits_per_query=1)
+    out = await run_engine(serve, Script(subquestions=THREE, rules={"CoverageOut": unsure}),
+                           backend, store, mode="deep", publisher=publisher, hits_per_query=1,
+                           evidence_per_done_node=1)
+    assert any(n.status == "done" for n in out.state.tree.nodes.values())  # covered, not mature
     keys = [p.part_key for p in publisher.parts]
     assert keys == ["report"], keys
 

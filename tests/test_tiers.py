@@ -381,3 +381,12 @@ def test_corrupt_gguf_is_model_unavailable(tmp_path: Path) -> None:
 def test_a_base_url_without_a_model_name_is_refused() -> None:
     with pytest.raises(SettingsError, match="RED_EXECUTOR_MODEL"):
         Settings.from_env({"RED_EXECUTOR_BASE_URL": "https://api.example.com/v1"})
+
+
+def test_a_prompt_past_the_context_is_an_unusable_answer_not_a_crash() -> None:
+    """llama.cpp refuses a prompt longer than its context; the tier answers empty (the
+    gateway then falls back) instead of failing the run. Other errors still raise."""
+    from research_core.models.llama_tier import overflows
+
+    assert overflows("Requested tokens (4109) exceed context window of 4096")
+    assert not overflows("some other failure")

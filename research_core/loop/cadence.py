@@ -1,11 +1,15 @@
 """When a part of the answer is published, what it says, and when later evidence revises it.
 
 Standard publishes each independently supported part as soon as it is ready; applied deep
-holds a sub-question's part until it is mature (several sources, no open doubts), and the
-main synthesis (the report) always comes last.
+holds a sub-question's part until the model judges it mature (every facet covered, no unknown
+named, no open doubt or conflict in its summary), and the main synthesis (the report) always
+comes last.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from research_core.loop.evidence import Evidence
 from research_core.loop.memory import Summary, numbers_in
@@ -26,13 +30,22 @@ def part_text(summary: Summary, first: frozenset[str] = frozenset()) -> str:
     return "\n".join(lines)
 
 
-def ready(summary: Summary, node_done: bool, deep: bool) -> bool:
-    """Is this sub-question's part ready to go out now?"""
+def ready(summary: Summary, node_done: bool, deep: bool,
+          judged: Mapping[str, Any] | None = None) -> bool:
+    """Is this sub-question's part ready to go out now? In deep, maturity is the model's
+    judgement: its coverage judge (`judged`, the node's saved coverage) found every facet
+    answered and named no unknown, and its summary leaves no open doubt or conflict. Only
+    when the judge's reply was unusable does the source count stand in."""
     if not node_done:
         return False
     if not deep:
         return True
-    return len(summary.source_ids) >= MATURE_SOURCES and not summary.open_doubts
+    if summary.open_doubts:
+        return False
+    if judged and judged.get("by") == "model":
+        return not judged.get("unknowns") and len(judged.get("answered", [])) == len(
+            judged.get("facets", []))
+    return len(summary.source_ids) >= MATURE_SOURCES
 
 
 def revising_evidence(published_text: str, candidates: list[Evidence]) -> list[Evidence]:

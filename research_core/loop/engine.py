@@ -9,19 +9,22 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from research_core import runlog
-from research_core.budget.axes import parse_mode
+from research_core.budget.axes import Decision, parse_mode
 from research_core.budget.caps import CapGuard
 from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery, Outbox, Publication
 from research_core.errors import InvalidQuestion
 from research_core.loop import (
     claims,
+    coverage,
     executor,
     followup,
+    gaps,
     judgement,
     planner,
     relevance,
     reporter,
+    upgrade,
     watch,
 )
 from research_core.loop.answer_stream import AnswerStream
@@ -148,6 +151,7 @@ class _Research:
         self.owner = _owner(engine.settings, state)
         self._nodes_at_last_regrowth = -1
         self.learner = Learner(engine.learning, state)
+        self._decided: Decision | None = None  # the owner's decision on a pending upgrade
         self.gateway = Gateway(engine.tiers, state.ledger, state.log, self.config.json_max_tokens,
                           permit=lambda: bool(self.owner.spend("model_calls")))
         self.search = SearchTool(engine.backend, engine.cache, self.config, state.log,
@@ -182,12 +186,23 @@ class _Research:
             await self.delivery.progress(
                 f"Planning: splitting the question into sub-questions ({self.owner.mode}, "
                 f"up to {self.owner.total('steps')} steps)", key="start")
-        while (node := self.next_node()) is not None and self.may_step():
-            await self.step(node)
+        while await self._research_until_covered():
+            pass
         self.state.log.emit("finalise", self.owner.final_reason or "no open sub-question left")
         await self.close_working_memory()
         await self.announcer.at_end()
         return await self._report()
+
+    async def _research_until_covered(self) -> bool:
+        """Step through the open sub-questions; True when the root check added new ones."""
+        while (node := self.next_node()) is not None and self.may_step():
+            await self.step(node)
+        if node is not None:  # stopped by the budget: unknowns by the embedder (the model
+            await gaps.judge_and_record(self.gateway, self.similarity, self.state,  # calls
+                                        self.config, deep=False)  # left are the report's)
+            return False
+        return await gaps.refill(self.gateway, self.similarity, self.state, self.owner,
+                                 self.delivery, self.config, self.deep)
 
     def next_node(self) -> Node | None:
         """The most valuable open sub-question. An exhaustive run (equal-work benchmarks) does
@@ -205,7 +220,7 @@ class _Research:
         return root
 
     def may_step(self) -> bool:
-        self.owner.apply_pending()
+        self._decided = self.owner.apply_pending()
         if self.owner.finalising:
             return False
         return bool(self.owner.spend("steps"))
@@ -213,9 +228,11 @@ class _Research:
     async def step(self, node: Node) -> None:
         self.state.step += 1
         self.state.log.step = self.state.step
+        await upgrade.announce(self.state, self.delivery, self._decided)
+        self._decided = None
         if node.id != self.state.working.node_id:
             await self._switch_to(node)
-        if self._should_expand(node):
+        if coverage.should_expand(node, self.config):
             await self._expand(node)
         else:
             await self._research_round(node)
@@ -223,8 +240,8 @@ class _Research:
             await reflect_and_correct(self.gateway, self.state, node, self.owner, self.similarity,
                                       self.config)
         self.state.tree.settle_parents()
-        await self.parts.revise_all()
-        self._consider_upgrade()
+        await self.parts.revise_all(self.deep)
+        await upgrade.consider(self.gateway, self.state, self.owner, self.delivery)
         await self.announcer.after_step()
         await self.checkpoint()
 
@@ -253,21 +270,6 @@ class _Research:
                 f"Spending cap reached: {status.reached.message()}. Writing the report from "
                 "what I have found so far.", key="cap-reached")
 
-    def _consider_upgrade(self) -> None:
-        """At the usage reminder the planner may ask for deep; the owner decides later."""
-        if not self.owner.reminder_due() or not self.owner.upgrade_window_open:
-            return
-        why = planner.upgrade_reason(self.state.tree)
-        if why:
-            self.owner.request_upgrade(why)
-
-    def _should_expand(self, node: Node) -> bool:
-        if node.depth == 0:
-            return True
-        thin = len(self.state.kept_for({node.id})) < self.config.evidence_per_done_node
-        return (thin and node.rounds >= self.config.rounds_per_node
-                and node.depth < self.config.max_depth)
-
     async def _switch_to(self, node: Node) -> None:
         """Sub-question switch: rewrite the previous one's working memory into a summary."""
         await self.close_working_memory()
@@ -284,7 +286,8 @@ class _Research:
             return
         node = self.state.tree.nodes[wm.node_id]
         previous = self.state.summaries.get(node.id)
-        summary = await executor.summarise(self.gateway, node.id, node.question, wm.items, previous)
+        summary = await executor.summarise(self.gateway, node.id, node.question, wm.items, previous,
+                                           self.deep)
         self.state.summaries[node.id] = summary
         how = "lossless fallback" if summary.lossless_fallback else "model summary"
         self.state.log.emit("memory", f"{node.id}: {len(wm.items)} items → summary v"
@@ -297,10 +300,10 @@ class _Research:
             self.owner.spend("discoveries")  # refused and logged with its reason
             node.status = "insufficient" if node.depth else node.status
             return
-        known = "; ".join(s.conclusion[:120] for s in list(self.state.summaries.values())[-4:])
+        known = coverage.known_text(self.state, self.deep)
         taken = {n.question for n in self.state.tree.nodes.values()}
         proposed = await planner.decompose(self.gateway, self.state.question, node, known,
-                                           self.config.max_children, taken)
+                                           self.config.max_children, taken, self.deep)
         vetted = await judgement.vet_subquestions(self.similarity, self.state.question, proposed,
                                                   taken, self.config)
         for question, why in vetted.rejected:
@@ -320,7 +323,8 @@ class _Research:
 
     async def _research_round(self, node: Node) -> None:
         plan = await planner.plan_queries(self.gateway, node, self.state.sent_queries(),
-                                          self.state.as_of, self.config.query_variants)
+                                          self.state.as_of, self.config.query_variants,
+                                          self.deep, coverage.relied_figures(self.state, node))
         window = watch.narrowed(
             planner.time_range(plan, self.state.as_of, self.config.lookback_days), self.state)
         queries = await self.learner.vet(
@@ -333,7 +337,8 @@ class _Research:
             scores = await relevance.judge(self.gateway, self.similarity, node.question, found,
                                            self.config, self.state.log)
             await self._admit(node, hits, scores)
-        self._settle(node)
+        await coverage.settle(self.gateway, self.similarity, self.state, node, self.config,
+                              self.deep)
 
     def _new_hits(self, node: Node, results: list[QueryResult]) -> list[tuple[str, SearchHit]]:
         """Hits not yet judged for this node, each with the id of the query that found it."""
@@ -422,21 +427,6 @@ class _Research:
             reason=score.reason, kept=kept, discarded_reason=why,
         )
 
-    def _settle(self, node: Node) -> None:
-        if node.status != "open":
-            return
-        have = len(self.state.kept_for({node.id}))
-        if have >= self.config.evidence_per_done_node:
-            node.status = "done"
-            self.state.log.emit("done", f"{node.id}: {have} reliable items", node=node.id)
-        elif node.rounds >= self.config.rounds_per_node and node.depth >= self.config.max_depth:
-            node.status = "insufficient"
-            self.state.log.emit("thin", f"{node.id}: insufficient evidence after {node.rounds} "
-                            "rounds", node=node.id)
-        elif node.rounds >= self.config.rounds_per_node:
-            self.state.log.emit("thin", f"{node.id}: only {have} reliable items; will split deeper",
-                            node=node.id)
-
     async def _report(self) -> Report:
         """The report: written and checked once and saved before it is published, so a
         resumed run publishes the saved one (no new model call) if it is not out yet."""
@@ -460,7 +450,8 @@ class _Research:
             self.gateway, self.state.question, self.state.as_of,
             list(self.state.summaries.values()), kept,
             (self.config.report_max_sources, self.config.report_max_tokens), self.similarity,
-            {n.id: n.question for n in self.state.tree.nodes.values()}, self.parts.read)
+            {n.id: n.question for n in self.state.tree.nodes.values()}, self.parts.read,
+            reporter.Framing(self.deep, self.state.extra.unknowns))
         asked = [n.question for n in self.state.tree.nodes.values()]
         report = await claims.double_check(self.gateway, report, kept, asked)
         self.state.log.emit("report", f"{len(report.cited)} of {len(report.sources)} sources cited"

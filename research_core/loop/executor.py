@@ -12,6 +12,7 @@ from research_core.loop.memory import (
     merge_source_ids,
     missing_facts,
     previous_facts,
+    with_conflicts,
 )
 from research_core.models.gateway import Gateway
 from research_core.models.prompts import max_tokens, render
@@ -42,11 +43,18 @@ async def score_hits(gw: Gateway, question: str, hits: list[SearchHit],
 
 
 async def summarise(gw: Gateway, node_id: str, question: str, items: list[Evidence],
-                    previous: Summary | None) -> Summary:
-    """Long-term memory for a sub-question; a summary that drops a fact is redone or replaced."""
+                    previous: Summary | None, deep: bool = False) -> Summary:
+    """Long-term memory for a sub-question; a summary that drops a fact is redone or replaced.
+    Conflicts between its sources are recorded as such in its open doubts."""
+    summary = await _summary(gw, node_id, question, items, previous, deep)
+    return with_conflicts(summary, items)
+
+
+async def _summary(gw: Gateway, node_id: str, question: str, items: list[Evidence],
+                   previous: Summary | None, deep: bool) -> Summary:
     required = facts_of(items) | (previous_facts(previous) if previous else set())
     messages = render(
-        "summarise", question=question,
+        "summarise", deep, question=question,
         previous=previous.text() if previous else "none",
         notes="\n".join(e.line() for e in items),
     )

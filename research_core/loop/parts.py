@@ -41,16 +41,17 @@ class Parts:
         if self.delivery.latest(node.id) is not None:  # published before a crash
             self._weigh(node.id, [e.id for e in self.state.kept_for({node.id})])
             return
-        if cadence.ready(summary, node.status == "done", deep):
+        if cadence.ready(summary, node.status == "done", deep,
+                         self.state.extra.coverage.get(node.id)):
             text = await self._text(node, summary, self.state.kept_for({node.id}))
             await self.delivery.part(node.id, text, summary.source_ids)
             self._weigh(node.id, [e.id for e in self.state.kept_for({node.id})])
 
-    async def revise_all(self) -> None:
+    async def revise_all(self, deep: bool = False) -> None:
         """Later evidence with new figures on a published part's question revises it."""
         for part in self.delivery.parts():
             if part.part_key in self.state.tree.nodes:
-                await self._revise(self.state.tree.nodes[part.part_key], part.text)
+                await self._revise(self.state.tree.nodes[part.part_key], part.text, deep)
 
     def _others(self, node: Node) -> list[str]:
         """The root question, then the node's siblings' questions."""
@@ -68,7 +69,7 @@ class Parts:
         parts = self.state.extra.part_evidence
         parts[part_key] = sorted(set(parts.get(part_key, [])) | set(evidence_ids))
 
-    async def _revise(self, node: Node, published: str) -> None:
+    async def _revise(self, node: Node, published: str, deep: bool) -> None:
         weighed = self._weighed(node.id)
         fresh = [e for e in self.state.kept() if e.id not in weighed]
         if not fresh:
@@ -82,7 +83,7 @@ class Parts:
         if not news:
             return
         summary = await executor.summarise(self.gateway, node.id, node.question, news,
-                                           self.state.summaries.get(node.id))
+                                           self.state.summaries.get(node.id), deep)
         self.state.summaries[node.id] = summary
         sources = frozenset(e.source_id for e in news)
         reason = self.reason_prefix + "new evidence from " + ", ".join(sorted(sources))

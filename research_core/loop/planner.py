@@ -18,9 +18,10 @@ QUERY_CHARS = 120
 
 
 async def decompose(gw: Gateway, goal: str, node: Node, known: str, max_children: int,
-                    taken: set[str]) -> list[SubQuestion]:
-    """Sub-questions for `node`, most valuable first, none repeating a question in `taken`."""
-    messages = render("decompose", goal=goal, question=node.question,
+                    taken: set[str], deep: bool = False) -> list[SubQuestion]:
+    """Sub-questions for `node`, most valuable first, none repeating a question in `taken`;
+    `deep` (applied) composes the deep instructions."""
+    messages = render("decompose", deep, goal=goal, question=node.question,
                       known=known or "nothing yet", max_children=max_children)
 
     def check(out: Decomposition) -> str | None:
@@ -51,10 +52,12 @@ def _duplicate_problem(taken: set[str], questions: list[str]) -> str | None:
 
 
 async def plan_queries(gw: Gateway, node: Node, sent: list[str], as_of: dt.date,
-                       variants: int) -> QueryPlan:
-    """Up to `variants` distinct queries for the node, with an optional narrower date range."""
-    messages = render("plan_query", question=node.question, as_of=as_of.isoformat(),
-                      variants=variants, sent="; ".join(sent[-6:]) or "none")
+                       variants: int, deep: bool = False, relied: str = "") -> QueryPlan:
+    """Up to `variants` distinct queries for the node, with an optional narrower date range;
+    in deep, one of them seeks sources that correct or contradict the figures `relied` on."""
+    messages = render("plan_query", deep, question=node.question, as_of=as_of.isoformat(),
+                      variants=variants, sent="; ".join(sent[-6:]) or "none",
+                      relied=relied or "none yet")
 
     def check(plan: QueryPlan) -> str | None:
         return _range_problem(plan, as_of)

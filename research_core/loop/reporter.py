@@ -139,18 +139,43 @@ def citation_problem(text: str, count: int) -> str | None:
     return None
 
 
+DOUBTS, DOUBT_CHARS = 3, 160  # per sub-question in the report's findings (the prompt's size)
+
+
+@dataclass(frozen=True)
+class Framing:
+    """How the report is composed: the applied mode's instructions, and the root facets the
+    findings leave uncovered (reported as unknown)."""
+
+    deep: bool = False
+    unknowns: list[str] = field(default_factory=list)
+
+
+def findings_block(summaries: list[Summary], unknowns: list[str]) -> str:
+    """Per sub-question its conclusion with its conflicts and open unknowns, then what the
+    findings do not cover."""
+    lines = [f"- {s.question}: {s.conclusion}"
+             + (f" (open: {'; '.join(d[:DOUBT_CHARS] for d in s.open_doubts[:DOUBTS])})"
+                if s.open_doubts else "")
+             for s in summaries]
+    if unknowns:
+        lines.append("- Not covered by the findings (say so as unknown): " + "; ".join(unknowns))
+    return "\n".join(lines) or "- none"
+
+
 async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: list[Summary],
                        evidence: list[Evidence], limits: tuple[int, int],
                        similarity: Similarity, questions: Mapping[str, str],
-                       read: Reader | None = None) -> Report:
+                       read: Reader | None = None, framing: Framing | None = None) -> Report:
     """The final report; `limits` = (max sources, max tokens); `questions`: each node's
     sub-question, and `read` the pages that complete cut snippets (for the extractive report
-    the fallback builds)."""
+    the fallback builds); `framing`: the deep instructions and the unknowns."""
+    framing = framing or Framing()
     sources, carried = number_sources(evidence, limits[0])
     numbers = {s.source_id: s.number for s in sources}
     messages = render(
-        "report", question=question, as_of=as_of.isoformat(),
-        summaries="\n".join(f"- {s.question}: {s.conclusion}" for s in summaries) or "- none",
+        "report", framing.deep, question=question, as_of=as_of.isoformat(),
+        summaries=findings_block(summaries, framing.unknowns),
         sources="\n".join(_source_block(s, carried) for s in sources) or "(no sources)",
     )
 

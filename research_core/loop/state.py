@@ -55,6 +55,9 @@ class RunExtras:
     team: str = ""  # the Slack workspace the run belongs to ("" outside Slack)
     watch_since: str = ""  # a watch cycle searches only what is newer than this (ISO date)
     watch_from_step: int = 0  # the step a watch cycle started after (its queries are new)
+    coverage: dict[str, dict[str, Any]] = field(default_factory=dict)  # node id (or "root")
+    unknowns: list[str] = field(default_factory=list)  # root facets left uncovered
+    upgrade_asks: int = 0  # how often the planner was asked whether to upgrade
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

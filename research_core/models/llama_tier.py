@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -80,6 +81,9 @@ class LoadedModel:
     guard: GrammarGuard
 
 
+_OVERFLOW = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
+
+
 class LlamaTier:
     """`ModelTier` over a llama_cpp `Llama`; `lock` and `guard` are the ones its users share."""
 
@@ -112,13 +116,18 @@ class LlamaTier:
         chat = [_chat_message(m) for m in messages]
         fmt = _response_format(schema and self._guard.safe(schema, schema_name), schema)
 
-        def call() -> CreateChatCompletionResponse:
+        def call(limit: int) -> CreateChatCompletionResponse:
             result = self._llama.create_chat_completion(
-                messages=chat, response_format=fmt, max_tokens=max_tokens, temperature=0.0
+                messages=chat, response_format=fmt, max_tokens=limit, temperature=0.0
             )
             return cast("CreateChatCompletionResponse", result)
 
-        return self._to_completion(await self._lock.run(call))
+        try:
+            return self._to_completion(await self._lock.run(lambda: call(max_tokens)))
+        except ValueError as exc:  # llama.cpp: the prompt alone fills the context window
+            if not overflows(str(exc)):
+                raise
+            return Completion(text="", prompt_tokens=0, completion_tokens=0, model=self._model)
 
     def _to_completion(self, result: CreateChatCompletionResponse) -> Completion:
         usage: dict[str, Any] = dict(result.get("usage") or {})
@@ -128,6 +137,14 @@ class LlamaTier:
             completion_tokens=int(usage.get("completion_tokens") or 0),
             model=self._model,
         )
+
+
+def overflows(error: str) -> bool:
+    """llama.cpp's refusal of a prompt longer than its context ("Requested tokens (4109)
+    exceed context window of 4096"): answered as an empty, unusable answer, so the gateway
+    goes to the step's fallback instead of failing the run (a report's retry carries the
+    rejected answer and can overflow)."""
+    return _OVERFLOW.search(error) is not None
 
 
 def _chat_message(message: Message) -> ChatCompletionRequestMessage:

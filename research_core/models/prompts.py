@@ -31,15 +31,18 @@ def neutralise(text: str) -> str:
     return _DELIMITER_LIKE.sub(lambda m: "‹" if m.group(0)[0] in "<＜﹤‹«〈《" else "›", text)
 
 
-def render(key: str, **variables: object) -> list[Message]:
+def render(key: str, deep: bool = False, **variables: object) -> list[Message]:
     """The system and user messages of one prompt, with its variables filled in. Every value
-    is neutralised: only the template itself draws the data delimiters."""
+    is neutralised: only the template itself draws the data delimiters. `deep` (an applied
+    deep mode) picks the prompt's `deep_system` and `deep_user` variants where it has them."""
     spec = _prompts()[key]
     values = {"data_rule": _prompts()["data_rule"],
               **{k: neutralise(str(v)) for k, v in variables.items()}}
+    system = spec.get("deep_system", spec["system"]) if deep else spec["system"]
+    user = spec.get("deep_user", spec["user"]) if deep else spec["user"]
     return [
-        Message("system", Template(spec["system"]).substitute(values)),
-        Message("user", Template(spec["user"]).substitute(values)),
+        Message("system", Template(system).substitute(values)),
+        Message("user", Template(user).substitute(values)),
     ]
 
 

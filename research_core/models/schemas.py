@@ -88,6 +88,24 @@ class MemorySummaryOut(BaseModel):
     open_doubts: list[Short] = Field(default_factory=list, max_length=5)
 
 
+class CoverageOut(BaseModel):
+    """Which facets (by index) the evidence answers, and what stays unknown."""
+
+    answered: list[int] = Field(default_factory=list, max_length=8)
+    unknowns: list[Short] = Field(default_factory=list, max_length=4)
+
+
+UpgradeReason = Literal["thin coverage", "unresolved conflict", "unknowns that matter", "none"]
+
+
+class UpgradeOut(BaseModel):
+    """The planner's view at the usage reminder: is deeper research worth asking for?"""
+
+    upgrade: bool
+    reason: UpgradeReason
+    detail: Short = ""
+
+
 class ReflectionOut(BaseModel):
     answers_goal: bool
     off_goal: list[EvidenceId] = Field(default_factory=list, max_length=10)
@@ -139,4 +157,4 @@ def is_prompt_schema(model: type[BaseModel]) -> bool:
 
 _MODELS: dict[str, type[BaseModel]] = {m.__name__: m for m in (
     Decomposition, QueryPlan, HitScores, MemorySummaryOut, ReflectionOut, VerdictsOut,
-    FollowUpOut, NextAction)}
+    FollowUpOut, NextAction, CoverageOut, UpgradeOut)}
