@@ -27,26 +27,22 @@ from research_core.loop import (
     upgrade,
     watch,
 )
+from research_core.loop.admission import Admission
 from research_core.loop.answer_stream import AnswerStream
-from research_core.loop.evidence import Evidence, combined_score, credibility, recency
 from research_core.loop.goal_tree import Node
 from research_core.loop.learning import Learner
 from research_core.loop.parts import Parts
 from research_core.loop.progress_notes import Announcer
 from research_core.loop.reflection import reflect_and_correct
 from research_core.loop.reporter import Report
-from research_core.loop.state import QueryRecord, RunState
+from research_core.loop.state import RunState
 from research_core.models.embeddings import build_similarity
 from research_core.models.gateway import Gateway
-from research_core.models.schemas import HitScore
-from research_core.protocols import ModelTier, Publisher, SearchBackend, SearchHit, Similarity
+from research_core.protocols import ModelTier, Publisher, SearchBackend, Similarity
 from research_core.question import has_surrogates, is_blank
 from research_core.search.patterns import QueryLearning
-from research_core.search.reading import deep_read
 from research_core.search.tool import (
-    DatesPages,
     HitCache,
-    QueryResult,
     RemembersHits,
     SearchTool,
 )
@@ -161,6 +157,8 @@ class _Research:
         self.delivery = Delivery(state.run_id, engine.publisher, engine.store, state.log,
                                  state.publications, self.owner)
         self.announcer = Announcer(state, self.delivery)
+        self.admission = Admission(state, self.config, self.owner, engine.backend,
+                                   engine.similarity, self.close_working_memory)
         self.parts = Parts(state, self.delivery, self.gateway, engine.similarity, self.config,
                            engine.backend)
         if isinstance(engine.backend, RemembersHits):  # a resumed run can read its pages
@@ -330,102 +328,15 @@ class _Research:
         queries = await self.learner.vet(
             await self.search.dedupe(plan.queries, self.state.sent_queries()), node.question)
         results = await self.search.batch(queries, window) if queries else []
-        hits = self._new_hits(node, results)
+        hits = self.admission.new_hits(node, results)
         node.rounds += 1
         if hits:
             found = [h for _, h in hits]
             scores = await relevance.judge(self.gateway, self.similarity, node.question, found,
                                            self.config, self.state.log)
-            await self._admit(node, hits, scores)
+            await self.admission.admit(node, hits, scores)
         await coverage.settle(self.gateway, self.similarity, self.state, node, self.config,
                               self.deep)
-
-    def _new_hits(self, node: Node, results: list[QueryResult]) -> list[tuple[str, SearchHit]]:
-        """Hits not yet judged for this node, each with the id of the query that found it."""
-        seen = self.state.judged_sources(node.id)
-        fresh: list[tuple[str, SearchHit]] = []
-        for result in results:
-            qid = f"Q{len(self.state.queries) + 1}"
-            self.state.queries.append(QueryRecord(
-                qid, node.id, self.state.step, result.query, result.time_range, result.from_cache,
-                [h.source_id for h in result.hits]))
-            for hit in result.hits:
-                if hit.source_id not in seen:
-                    seen.add(hit.source_id)
-                    fresh.append((qid, hit))
-        return fresh
-
-    async def _admit(self, node: Node, hits: list[tuple[str, SearchHit]],
-                     scores: list[HitScore]) -> None:
-        for (qid, hit), score in zip(hits, scores, strict=True):
-            item = self._evidence(node, qid, hit, score)
-            self.state.evidence.append(item)
-            if not item.kept:
-                self.state.log.emit("discard", f"{item.id} {hit.source_id}: "
-                                    f"{item.discarded_reason}", evidence=item.id, score=item.score)
-                continue
-            if self.state.working.full:
-                self.state.log.emit("memory", "working memory at its cap of "
-                                    f"{self.state.working.cap}")
-                await self.close_working_memory()
-            if self._needs_body(node, item):
-                await self._deep_read(node, item)
-            self.state.working.add(item)
-            self.state.log.emit("keep", f"{item.id} {hit.source_id}: score {item.score:.2f} "
-                            f"(rel {item.relevance:.2f}) {item.reason[:80]}", evidence=item.id)
-
-    def _needs_body(self, node: Node, item: Evidence) -> bool:
-        """Only highly relevant evidence for a node still short of evidence is read in full."""
-        short = len(self.state.kept_for({node.id})) <= self.config.evidence_per_done_node
-        return node.status == "open" and short and (
-            item.relevance >= self.config.deep_read_relevance)
-
-    async def _deep_read(self, node: Node, item: Evidence) -> None:
-        """Replace a highly relevant hit's snippet by its body's best paragraphs."""
-        if self.state.reads_for(node.id) >= self.config.deep_reads_per_node:
-            node.status = "insufficient"
-            self.state.log.emit("read-cap", f"{node.id}: body-read cap of "
-                            f"{self.config.deep_reads_per_node} reached; marked insufficient "
-                            "evidence", node=node.id)
-            return
-        if not self.owner.spend("reads"):
-            return
-        read = await deep_read(self.engine.backend, self.engine.similarity, node.id, node.question,
-                               item.source_id, self.config.deep_read_paragraphs)
-        if read is None:
-            return
-        self.state.deep_reads.append(read)
-        item.text = read.text
-        self._date_from_page(item)
-        self.state.log.emit("deep-read", f"{item.id} {item.source_id}: {len(read.chosen)} of "
-                        f"{read.paragraphs_total} paragraphs, ~{read.tokens_read} of "
-                        f"~{read.tokens_full} tokens", tokens_read=read.tokens_read,
-                        tokens_full=read.tokens_full, evidence=item.id)
-
-    def _date_from_page(self, item: Evidence) -> None:
-        """An undated hit takes the publish date its page states, and is rescored with it."""
-        if item.published is not None or not isinstance(self.engine.backend, DatesPages):
-            return
-        item.published = self.engine.backend.published_of(item.source_id)
-        if item.published is not None:
-            item.recency = recency(item.published, self.state.as_of, self.config)
-            item.score = combined_score(item.relevance, item.credibility, item.recency,
-                                        self.config)
-
-    def _evidence(self, node: Node, qid: str, hit: SearchHit, score: HitScore) -> Evidence:
-        cred = credibility(hit.source_type)
-        rec = recency(hit.published, self.state.as_of, self.config)
-        total = combined_score(score.relevance, cred, rec, self.config)
-        kept = total >= self.config.evidence_threshold
-        why = "" if kept else (f"score {total:.2f} < {self.config.evidence_threshold} (rel "
-                               f"{score.relevance:.2f}, cred {cred:.2f}, rec {rec:.2f})")
-        return Evidence(
-            id=f"E{len(self.state.evidence) + 1}", node_id=node.id, query_id=qid,
-            source_id=hit.source_id, title=hit.title, url=hit.url, published=hit.published,
-            source_type=hit.source_type, publisher=hit.publisher, text=hit.snippet,
-            relevance=score.relevance, credibility=cred, recency=rec, score=total,
-            reason=score.reason, kept=kept, discarded_reason=why,
-        )
 
     async def _report(self) -> Report:
         """The report: written and checked once and saved before it is published, so a
