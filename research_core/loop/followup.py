@@ -8,6 +8,7 @@ then answered again. The answer is one more answer part, published through the o
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -26,6 +27,9 @@ SOURCES_SHOWN = 8
 FINDINGS_SHOWN = 6
 RELEVANT_SIMILARITY = 0.45
 CLOSEST_ANYWAY = 3  # shown even below the threshold: the model judges whether they answer
+MIN_WORDS = 3
+URL = re.compile(r"https?://\S+")
+WORD = re.compile(r"\w+")
 
 
 class Researcher(Protocol):
@@ -81,7 +85,7 @@ async def _from_memory(r: Researcher, question: str) -> tuple[FollowUpOut, list[
         sources="\n".join(_block(s, carried) for s in sources) or "(no sources)")
 
     def check(out: FollowUpOut) -> str | None:
-        problem = echo_problem(out.answer)
+        problem = echo_problem(out.answer) or prose_problem(out.answer, sources)
         if problem or not out.sufficient:
             return problem
         return citation_problem(out.answer, len(sources))
@@ -89,6 +93,18 @@ async def _from_memory(r: Researcher, question: str) -> tuple[FollowUpOut, list[
     out = await r.gateway.structured("executor", "followup", messages, FollowUpOut,
                                 lambda: _assembled(carried, sources), check)
     return out, sources
+
+
+def prose_problem(text: str, sources: list[Source]) -> str | None:
+    """Why an answer is not one a reader can use, or None: it must say something in words,
+    and a link it gives must be one of the numbered sources' (a small model writes a bare,
+    invented URL)."""
+    known = {s.url for s in sources if s.url}
+    if any(link.rstrip(".,;)") not in known for link in URL.findall(text)):
+        return "the answer gives a link that is not one of the numbered sources; cite [n]"
+    if len(WORD.findall(URL.sub(" ", text))) < MIN_WORDS:
+        return f"the answer is not a sentence; answer in words (at least {MIN_WORDS})"
+    return None
 
 
 async def _closest(r: Researcher, question: str) -> list[Evidence]:
