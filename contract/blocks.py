@@ -56,7 +56,7 @@ def _context(text: str) -> Block:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": text[:SECTION_TEXT_LIMIT]}]}
 
 
-def _button(action_id: str, label: str, value: str, style: str | None = None) -> Block:
+def button(action_id: str, label: str, value: str, style: str | None = None) -> Block:
     button: Block = {"type": "button", "action_id": action_id, "value": value,
                      "text": {"type": "plain_text", "text": label}}
     if style:
@@ -74,9 +74,9 @@ def costs_line(steps: int) -> str:
 def picker_blocks(request: ResearchRequestMsg, steps: int, estimate: str = "") -> list[Block]:
     """The question, the three depth buttons and "Preview plan" (their value is the request
     key), the costs, and the expected tokens and cost from recent runs (`estimate`)."""
-    buttons = [_button(f"depth_{depth}", label, request.key) for depth, label in DEPTHS.items()]
+    buttons = [button(f"depth_{depth}", label, request.key) for depth, label in DEPTHS.items()]
     buttons[0]["style"] = "primary"
-    buttons.append(_button(PREVIEW_ACTION, PREVIEW_LABEL, request.key))
+    buttons.append(button(PREVIEW_ACTION, PREVIEW_LABEL, request.key))
     text = f"*Research request from {mention(request.user)}:*\n>{shown(request.question)}\n" \
            "How deep should I go?"
     blocks = [_mrkdwn(text), {"type": "actions", "block_id": "depth_picker",
@@ -101,7 +101,7 @@ def status_blocks(request: ResearchRequestMsg, status: str) -> list[Block]:
               _context(status_text(depth, status))]
     if status in STOPPABLE:
         blocks.append({"type": "actions", "block_id": "research_control", "elements": [
-            _button(STOP_ACTION, "Stop", request.key, style="danger")]})
+            button(STOP_ACTION, "Stop", request.key, style="danger")]})
     return blocks
 
 

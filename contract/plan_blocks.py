@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contract.blocks import DEPTHS, shown
+from contract.blocks import DEPTHS, button, shown
 from contract.mrkdwn import escape, mention, one_line
 from contract.requests import ResearchRequestMsg
 
@@ -36,8 +36,8 @@ def preview_blocks(request: ResearchRequestMsg, cost_line: str = "") -> list[Blo
             "depth · the preview expires after a day" + (f" · {cost_line}" if cost_line
                                                          else ""))[:3000]}]},
         {"type": "actions", "block_id": "plan_control", "elements": [
-            _button(PLAN_START_ACTION, "Start", request.key, "primary"),
-            _button(PLAN_EDIT_ACTION, "Edit", request.key)]},
+            button(PLAN_START_ACTION, "Start", request.key, "primary"),
+            button(PLAN_EDIT_ACTION, "Edit", request.key)]},
     ]
     return blocks
 
@@ -81,11 +81,3 @@ def submitted(view: Block) -> tuple[str, str]:
     depth = option.get("value") if isinstance(option, dict) else ""
     return (lines if isinstance(lines, str) else "",
             depth if isinstance(depth, str) and depth in DEPTHS else "")
-
-
-def _button(action_id: str, label: str, value: str, style: str | None = None) -> Block:
-    button: Block = {"type": "button", "action_id": action_id, "value": value,
-                     "text": {"type": "plain_text", "text": label}}
-    if style:
-        button["style"] = style
-    return button
