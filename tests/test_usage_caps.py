@@ -10,7 +10,6 @@ import asyncio
 import dataclasses
 import datetime as dt
 import os
-import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from tests.conftest import AS_OF, RecordingBackend, scripted_settings
 from tests.engine_run import QUESTION, Serve, default_similarity
 from tests.scripted import Script
 from tests.test_modes import THREE
+from tests.test_store_backends import _postgres_answers
 from workers.team_rules import job_settings
 
 PG_URL = os.environ.get("TEST_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
@@ -51,14 +51,6 @@ caps:
   channel:
     month: {cost_usd: 40}
 """
-
-
-def _postgres_answers() -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", 5432), timeout=1).close()
-    except OSError:
-        return False
-    return True
 
 
 def _policy_file(tmp_path: Path, text: str) -> Path:

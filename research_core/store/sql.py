@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
-from sqlalchemy.sql import Executable
+from sqlalchemy.sql import Insert
 
 from research_core.delivery.publications import Publication
 from research_core.errors import StoreUnavailable
@@ -244,11 +244,11 @@ class SqlStore:
         row = {"run_id": run_id, "message_ts": message_ts, "user": user,
                "part_key": part_key, "verdict": verdict, "at": _now()}
         async with self.sessions.begin() as session:
-            upsert = _upsert(self.engine.dialect.name, FeedbackRow, row)
-            if upsert is None:
+            statement = upsert(self.engine.dialect.name, FeedbackRow, row)
+            if statement is None:
                 await session.merge(FeedbackRow(**row))
             else:
-                await session.execute(upsert)
+                await session.execute(statement)
 
     @reconnecting
     async def run_row(self, run_id: str) -> RunRow | None:
@@ -270,27 +270,28 @@ class SqlStore:
         row = {"key": key, "hits": [_jsonable(dataclasses.asdict(h)) for h in hits],
                "stored_at": _now()}
         async with self.sessions.begin() as session:
-            upsert = _upsert(self.engine.dialect.name, CacheRow, row)
-            if upsert is None:
+            statement = upsert(self.engine.dialect.name, CacheRow, row)
+            if statement is None:
                 await session.merge(CacheRow(**row))
             else:
-                await session.execute(upsert)
+                await session.execute(statement)
 
 
-def _upsert(dialect: str, table: type[Base], row: dict[str, Any]) -> Executable | None:
-    """INSERT … ON CONFLICT DO UPDATE of one row, where the dialect has it: two writers of
-    the same key at once (two clicks, two workers caching a query) must not collide, and a
-    read-then-insert merge does."""
+def upsert(dialect: str, table: type[Base], row: dict[str, Any],
+           updates: Callable[[Any], dict[str, Any]] | None = None) -> Insert | None:
+    """INSERT … ON CONFLICT (primary key) DO UPDATE of one row, where the dialect has it: two
+    writers of the same key at once (two clicks, two workers caching a query, two runs
+    charging one user) must not collide, and a read-then-insert merge does. `updates` builds
+    the new values from the row that was refused (`excluded`); by default it replaces them."""
     keys = [column.name for column in inspect(table).primary_key]
-    if dialect == "postgresql":
-        pg = postgresql.insert(table).values(**row)
-        return pg.on_conflict_do_update(index_elements=keys, set_={
-            k: pg.excluded[k] for k in row if k not in keys})
-    if dialect == "sqlite":
-        lite = sqlite.insert(table).values(**row)
-        return lite.on_conflict_do_update(index_elements=keys, set_={
-            k: lite.excluded[k] for k in row if k not in keys})
-    return None
+    insert = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}.get(dialect)
+    if insert is None:
+        return None
+    statement: Any = insert(table).values(**row)  # the dialect's Insert, with ON CONFLICT
+    excluded = statement.excluded
+    new = updates(excluded) if updates else {k: excluded[k] for k in row if k not in keys}
+    result: Insert = statement.on_conflict_do_update(index_elements=keys, set_=new)
+    return result
 
 
 def publication_of(row: PublicationRow) -> Publication:

@@ -16,13 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import and_, or_, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_core.budget.caps import CapBreach, CapStatus, Headroom, period_keys, resets_at
 from research_core.policy import MEASURES, PERIODS, SCOPES, Caps, Measure, Period, Scope
 from research_core.store.models import ChargeRow, UsageRow
-from research_core.store.sql import SqlStore, reconnecting
+from research_core.store.sql import SqlStore, reconnecting, upsert
 
 Clock = Callable[[], dt.datetime]
 
@@ -121,15 +120,8 @@ class UsageStore:
         """used = used + delta, in one statement; the row as it is after."""
         row = {"scope": scope, "key": key, "period": period, "tokens": delta.tokens,
                "cost_usd": delta.cost_usd, "runs": delta.runs}
-        index = ["scope", "key", "period"]
-        statement: Any
-        if self.store.engine.dialect.name == "postgresql":
-            pg = postgresql.insert(UsageRow).values(**row)
-            statement = pg.on_conflict_do_update(index_elements=index, set_=_sums(pg.excluded))
-        else:
-            lite = sqlite.insert(UsageRow).values(**row)
-            statement = lite.on_conflict_do_update(index_elements=index,
-                                                   set_=_sums(lite.excluded))
+        statement = upsert(self.store.engine.dialect.name, UsageRow, row, _sums)
+        assert statement is not None, "the store runs on SQLite or PostgreSQL"
         returning = statement.returning(UsageRow.tokens, UsageRow.cost_usd, UsageRow.runs)
         tokens, cost, runs = (await session.execute(returning)).one()
         return Usage(int(tokens), float(cost), int(runs))
