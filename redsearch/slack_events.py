@@ -45,16 +45,23 @@ def button_value(msg: Message, action_id: str) -> str:
 
 def click_body(user: str, action_id: str, msg: Message) -> str:
     """The interactivity body of `user` clicking `action_id` on `msg` (form-encoded)."""
-    payload = {"type": "block_actions", "team": {"id": TEAM_ID},
+    return action_body(user, msg, {"type": "button", "block_id": "b", "action_id": action_id,
+                                   "value": button_value(msg, action_id)})
+
+
+def action_body(user: str, msg: Message, action: dict[str, Any], team: str = TEAM_ID,
+                trigger_id: str = "1.2.3", channel: str | None = None) -> str:
+    """The form-encoded `block_actions` body of `user` acting on `msg` as Slack sends it
+    (`channel`: the channel the client shows, `msg.channel` when None)."""
+    where = channel or msg.channel
+    payload = {"type": "block_actions", "team": {"id": team},
                "user": {"id": user, "name": user.lower()}, "api_app_id": "A0RED",
-               "trigger_id": "1.2.3", "channel": {"id": msg.channel, "name": "research"},
+               "trigger_id": trigger_id, "channel": {"id": where, "name": "research"},
                "container": {"type": "message", "message_ts": msg.ts,
-                             "channel_id": msg.channel, "is_ephemeral": False},
+                             "channel_id": where, "is_ephemeral": False},
                "message": {"type": "message", "ts": msg.ts, "text": msg.text,
                            "blocks": msg.blocks},
-               "actions": [{"type": "button", "block_id": "b", "action_id": action_id,
-                            "value": button_value(msg, action_id),
-                            "action_ts": str(time.time())}]}
+               "actions": [{**action, "action_ts": str(time.time())}]}
     return urllib.parse.urlencode({"payload": json.dumps(payload)})
 
 

@@ -15,6 +15,7 @@ import aiohttp
 
 from contract.requests import ResearchRequestMsg
 from playground.fake_slack import BOT_USER_ID, FakeSlack, Message
+from redsearch.slack_events import action_body, button_value
 
 SECRET = "test-signing-secret"
 CHANNEL = "C0RESEARCH"
@@ -32,11 +33,6 @@ def signed_headers(body: str, content_type: str, secret: str = SECRET) -> dict[s
 
 def buttons(msg: Message) -> list[str]:
     return [e["action_id"] for b in msg.blocks if b["type"] == "actions" for e in b["elements"]]
-
-
-def button_value(msg: Message, action_id: str) -> str:
-    return next(str(e["value"]) for b in msg.blocks if b["type"] == "actions"
-                for e in b["elements"] if e["action_id"] == action_id)
 
 
 @dataclass
@@ -125,17 +121,10 @@ class SlackDriver:
         self.seq += 1
         trigger = f"{self.seq}.2.3"
         self.fake.surfaces.trigger(trigger, user)
-        payload = {"type": "block_actions", "team": {"id": self.team},
-                   "user": {"id": user, "name": user.lower()}, "api_app_id": "A0RED",
-                   "trigger_id": trigger, "channel": {"id": self.channel, "name": "research"},
-                   "container": {"type": "message", "message_ts": msg.ts,
-                                 "channel_id": self.channel, "is_ephemeral": False},
-                   "message": {"type": "message", "ts": msg.ts, "text": msg.text,
-                               "blocks": msg.blocks},
-                   "actions": [{"type": "button", "block_id": "b", "action_id": action_id,
-                                "value": button_value(msg, action_id),
-                                "action_ts": str(time.time())}]}
-        body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+        body = action_body(user, msg, {"type": "button", "block_id": "b",
+                                       "action_id": action_id,
+                                       "value": button_value(msg, action_id)},
+                           self.team, trigger, self.channel)
         return await self.post(body, "application/x-www-form-urlencoded")
 
     async def submit_view(self, view_id: str, values: dict[str, str],
@@ -154,22 +143,13 @@ class SlackDriver:
         if answer.get("response_action") != "errors":
             self.fake.surfaces.close_modal(view_id)
         return answer
+
     async def select(self, user: str, action_id: str, value: str, msg: Message) -> int:
         """`user` picks the option `value` of the menu `action_id` in `msg`."""
-        payload = {"type": "block_actions", "team": {"id": self.team},
-                   "user": {"id": user, "name": user.lower()}, "api_app_id": "A0RED",
-                   "trigger_id": "1.2.3", "channel": {"id": msg.channel, "name": "research"},
-                   "container": {"type": "message", "message_ts": msg.ts,
-                                 "channel_id": msg.channel, "is_ephemeral": False},
-                   "message": {"type": "message", "ts": msg.ts, "text": msg.text,
-                               "blocks": msg.blocks},
-                   "actions": [{"type": "static_select", "block_id": "watch",
-                                "action_id": action_id,
-                                "selected_option": {"text": {"type": "plain_text",
-                                                             "text": value},
-                                                    "value": value},
-                                "action_ts": str(time.time())}]}
-        body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+        option = {"text": {"type": "plain_text", "text": value}, "value": value}
+        body = action_body(user, msg, {"type": "static_select", "block_id": "watch",
+                                       "action_id": action_id, "selected_option": option},
+                           self.team)
         return await self.post(body, "application/x-www-form-urlencoded")
 
     def replies(self, mention: Message) -> list[Message]:

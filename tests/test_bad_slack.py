@@ -29,8 +29,9 @@ from contract.keys import request_key
 from contract.requests import ResearchRequestMsg
 from playground.fake_slack import BOT_USER_ID, FakeSlack
 from playground.server import Playground
+from redsearch.slack_events import button_value
 from tests.bad_input import assert_clean
-from tests.slack_driver import ALICE, CHANNEL, RecordingQueue, SlackDriver, button_value
+from tests.slack_driver import ALICE, CHANNEL, RecordingQueue, SlackDriver
 
 SECRET = "s3cr3t-signing"
 TOKEN = "xoxb-bad-input-token"
