@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -25,7 +25,7 @@ class LogEvent:
 
 
 Listener = Callable[[LogEvent], None]
-DoingListener = Callable[[str], None]
+DoingListener = Callable[[str], Awaitable[None]]
 
 
 @dataclass
@@ -38,10 +38,11 @@ class RunLog:
     step: int = 0
     doing_listeners: list[DoingListener] = field(default_factory=list)
 
-    def doing(self, what: str) -> None:
-        """The run starts `what` (e.g. "executor/followup"); tells the doing listeners."""
+    async def doing(self, what: str) -> None:
+        """The run starts `what` (e.g. "executor/followup"); tells the doing listeners and
+        waits for them, so that what they record is there before a crash in `what` can be."""
         for listener in self.doing_listeners:
-            listener(f"step {self.step}: {what}")
+            await listener(f"step {self.step}: {what}")
 
     def emit(self, kind: str, message: str, **data: Any) -> LogEvent:
         event = LogEvent(

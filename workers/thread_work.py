@@ -4,10 +4,8 @@ closes the thread when it is stopped or fails. `workers/jobs.py` runs it under t
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import logging
-from typing import Any
 
 import aiohttp
 from redis.exceptions import RedisError
@@ -35,17 +33,14 @@ class ThreadWork:
     def __init__(self, services: Services, payload: JobPayload) -> None:
         self.services = services
         self.payload = payload
-        self._writes: set[asyncio.Task[Any]] = set()
 
     def record_doing(self, state: RunState) -> RunState:
         """Keep what the run is doing in Redis, so that a job that crashes its worker again
         and again can be reported with the step it was on (see `jobs.JobRunner`)."""
         key = doing_key(self.payload.job_id)
 
-        def write(what: str) -> None:
-            task = asyncio.get_running_loop().create_task(self._set_doing(key, what))
-            self._writes.add(task)
-            task.add_done_callback(self._writes.discard)
+        async def write(what: str) -> None:  # awaited: a crash in `what` finds it recorded
+            await self._set_doing(key, what)
 
         state.log.doing_listeners.append(write)
         return state

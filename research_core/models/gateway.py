@@ -120,7 +120,7 @@ class Gateway:
         schema: dict[str, object] | None, schema_name: str, max_tokens: int | None,
     ) -> Completion:
         # the call's number tells a crash that recurs at one call from kills at random ones
-        self.log.doing(f"{tier}/{purpose} (model call {len(self.ledger.entries) + 1})")
+        await self.log.doing(f"{tier}/{purpose} (model call {len(self.ledger.entries) + 1})")
         model, stream = self.tiers[tier], self.streams.get(purpose)
         limit = max_tokens or self.json_max_tokens
         if stream is not None and isinstance(model, StreamingTier):
