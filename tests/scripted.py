@@ -59,7 +59,11 @@ class Script:
         return json.dumps({"scores": scores})
 
     def default_MemorySummaryOut(self, body: dict[str, Any]) -> str:
-        lines = data_block(body).splitlines()
+        """Keeps every note and, on a rewrite, the earlier summary (what a good summariser
+        keeps: the summary check refuses one that drops a fact of either)."""
+        earlier = last_user_text(body).split("Earlier summary:", 1)[-1].split("<<<DATA")[0]
+        lines = [*(ln for ln in earlier.strip().splitlines() if ln.strip() not in ("", "none")),
+                 *data_block(body).splitlines()]
         return json.dumps({"conclusion": "summary", "evidence": lines, "open_doubts": []})
 
     def default_ReflectionOut(self, body: dict[str, Any]) -> str:

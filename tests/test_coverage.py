@@ -11,6 +11,7 @@ from typing import Any
 from research_core.delivery.publishers import MemoryPublisher
 from research_core.loop import coverage
 from research_core.loop.memory import conflict_notes
+from research_core.loop.planner import query_fallback
 from research_core.store.sql import SqlStore
 from tests.conftest import RecordingBackend, write_doc
 from tests.engine_run import Outcome, Serve, run_engine
@@ -194,3 +195,14 @@ async def test_an_empty_coverage_reply_is_no_judgement_and_falls_back_on_the_emb
         out.server.requests_for("CoverageOut")[1])
     judged = out.state.extra.coverage
     assert judged and all(c["by"] == "embedder" for c in judged.values())
+    # deep does not take the embedder's word after one round on figures: it verifies first
+    verified = [e.data["node"] for e in out.state.log.of_kind("verify")]
+    assert verified and all(out.state.tree.nodes[n].rounds >= 2 for n in verified)
+
+
+def test_deep_s_fallback_queries_seek_corrections_of_the_figures_it_leans_on() -> None:
+    plain = query_fallback("What were heat pump sales in 2026?")
+    seeking = query_fallback("What were heat pump sales in 2026?", seek_corrections=True)
+    assert seeking.queries[1:] == plain.queries
+    assert "correction" in seeking.queries[0] and "heat" in seeking.queries[0]
+    assert "更正" in query_fallback("过去一年锂电铜箔加工费是多少？", True).queries[0]

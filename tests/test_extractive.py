@@ -11,7 +11,7 @@ import pytest
 
 from redsearch.recording import RecordingPublisher
 from research_core.loop import relevance, subquestions
-from research_core.loop.answering import builder, completion, disagreements
+from research_core.loop.answering import builder, completion, coverage, disagreements
 from research_core.loop.answering.pool import key, lines_of
 from research_core.loop.evidence import Evidence, combined_score, credibility
 from research_core.loop.sentences import sentences
@@ -182,6 +182,15 @@ async def test_what_the_evidence_does_not_cover_is_named_as_not_found() -> None:
                                 "and Norway move in 2026?", SECTIONS[:1], _numbered)
     last = text.splitlines()[-1]
     assert last.startswith("Not found in the sources:") and "norway" in last
+
+
+def test_reasons_given_by_a_why_section_are_not_listed_as_not_found() -> None:
+    """A why-section that was answered gives the reasons, whatever its sentences' wording
+    ("LFP cathodes consume carbonate" names no 'because')."""
+    question = "Why did carbonate and hydroxide prices diverge?"
+    chosen = "Lithium iron phosphate cathodes consume carbonate while hydroxide prices diverge."
+    assert coverage.not_found(question, [], chosen, chosen) == ["the reasons (why)"]
+    assert coverage.not_found(question, [], chosen, chosen, reasons_given=True) == []
 
 
 @pytest.mark.parametrize("question", ["热泵价格如何变化？", "How did prices move?"])

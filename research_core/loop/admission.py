@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from research_core.budget.owner import BudgetOwner
+from research_core.loop.answering.coverage import asks_why
 from research_core.loop.evidence import Evidence, combined_score, credibility, recency
+from research_core.loop.figures import figure_keys
 from research_core.loop.goal_tree import Node
 from research_core.loop.state import QueryRecord, RunState
 from research_core.models.schemas import HitScore
@@ -48,26 +50,31 @@ class Admission:
 
     async def admit(self, node: Node, hits: list[tuple[str, SearchHit]],
                      scores: list[HitScore]) -> None:
+        items = []
         for (qid, hit), score in zip(hits, scores, strict=True):
-            item = self._evidence(node, qid, hit, score)
-            self.state.evidence.append(item)
+            items.append(self._evidence(node, qid, hit, score))  # numbered in hit order
+            self.state.evidence.append(items[-1])
+        kept = len(self.state.kept_for({node.id})) - sum(e.kept for e in items)
+        for item in sorted(items, key=lambda e: -e.score):  # the best are read first
             if not item.kept:
-                self.state.log.emit("discard", f"{item.id} {hit.source_id}: "
+                self.state.log.emit("discard", f"{item.id} {item.source_id}: "
                                     f"{item.discarded_reason}", evidence=item.id, score=item.score)
                 continue
             if self.state.working.full:
                 self.state.log.emit("memory", "working memory at its cap of "
                                     f"{self.state.working.cap}")
                 await self.close_memory()
-            if self._needs_body(node, item):
+            if self._needs_body(node, item, kept):
                 await self._deep_read(node, item)
+            kept += 1
             self.state.working.add(item)
-            self.state.log.emit("keep", f"{item.id} {hit.source_id}: score {item.score:.2f} "
+            self.state.log.emit("keep", f"{item.id} {item.source_id}: score {item.score:.2f} "
                             f"(rel {item.relevance:.2f}) {item.reason[:80]}", evidence=item.id)
 
-    def _needs_body(self, node: Node, item: Evidence) -> bool:
-        """Only highly relevant evidence for a node still short of evidence is read in full."""
-        short = len(self.state.kept_for({node.id})) <= self.config.evidence_per_done_node
+    def _needs_body(self, node: Node, item: Evidence, kept: int) -> bool:
+        """Only highly relevant evidence for a node still short of evidence (`kept` items
+        admitted before it) is read in full."""
+        short = kept <= self.config.evidence_per_done_node
         return node.status == "open" and short and (
             item.relevance >= self.config.deep_read_relevance)
 
@@ -81,8 +88,9 @@ class Admission:
             return
         if not self.owner.spend("reads"):
             return
+        prefer = None if asks_why(node.question) else stated_figures
         read = await deep_read(self.backend, self.similarity, node.id, node.question,
-                               item.source_id, self.config.deep_read_paragraphs)
+                               item.source_id, self.config.deep_read_paragraphs, prefer)
         if read is None:
             return
         self.state.deep_reads.append(read)
@@ -118,3 +126,13 @@ class Admission:
             reason=score.reason, kept=kept, discarded_reason=why,
         )
 
+
+
+FIGURES_BONUS = 0.15  # a paragraph full of figures, for a question that asks for them
+FIGURES_FULL = 6  # figures at which a paragraph gets the whole bonus
+
+
+def stated_figures(paragraph: str) -> float:
+    """How much a paragraph's figures add to its claim on a read: a table's rows, a page of
+    prices rank above a page's introduction for a question that asks what the figures are."""
+    return FIGURES_BONUS * min(1.0, len(figure_keys(paragraph)) / FIGURES_FULL)

@@ -134,7 +134,10 @@ async def settle(gw: Gateway, similarity: Similarity, state: RunState, node: Nod
         cov = await of_node(gw, similarity, node.question, items, cfg, deep)
     state.extra.coverage[node.id] = cov.to_dict()
     got = f"{len(cov.answered)} of {len(cov.facets)} facets covered ({cov.by})"
-    if items and is_covered(cov, cfg, deep):
+    if items and is_covered(cov, cfg, deep) and _verifies(state, node, cov, deep):
+        state.log.emit("verify", f"{node.id}: {got}, by the embedder; one more round seeks "
+                       "corrections and newer versions of the figures it relies on", node=node.id)
+    elif items and is_covered(cov, cfg, deep):
         node.status = "done"
         state.log.emit("done", f"{node.id}: {got} by {len(items)} items", node=node.id)
     elif node.rounds >= cfg.rounds_per_node and node.depth >= cfg.max_depth:
@@ -143,6 +146,13 @@ async def settle(gw: Gateway, similarity: Similarity, state: RunState, node: Nod
                        f"{got}", node=node.id)
     elif node.rounds >= cfg.rounds_per_node:
         state.log.emit("thin", f"{node.id}: {got}; will split deeper", node=node.id)
+
+
+def _verifies(state: RunState, node: Node, cov: Coverage, deep: bool) -> bool:
+    """Deep does not take the embedder's word that a node is covered after one round when
+    the node leans on figures: its second round seeks what corrects them (seed 003)."""
+    return deep and cov.by == "embedder" and node.rounds == 1 and bool(
+        relied_figures(state, node))
 
 
 def should_expand(node: Node, cfg: EngineSettings) -> bool:

@@ -11,7 +11,7 @@ from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.models.schemas import Decomposition, QueryPlan, ReflectionOut, SubQuestion
 from research_core.protocols import TimeRange
-from research_core.terms import terms
+from research_core.terms import has_cjk, terms
 
 MIN_RANGE_DAYS = 28
 QUERY_CHARS = 120
@@ -63,15 +63,25 @@ async def plan_queries(gw: Gateway, node: Node, sent: list[str], as_of: dt.date,
         return _range_problem(plan, as_of)
 
     plan = await gw.structured("planner", "plan_query", messages, QueryPlan,
-                               lambda: query_fallback(node.question), check)
+                               lambda: query_fallback(node.question, deep and bool(relied)),
+                               check)
     unique = list(dict.fromkeys(q.strip() for q in plan.queries))
     return plan.model_copy(update={"queries": unique[:variants]})
 
 
-def query_fallback(question: str) -> QueryPlan:
-    """The question itself, and its content words as a keyword query."""
+CORRECTION_WORDS_ZH = "更正 修正 勘误 修订"
+CORRECTION_WORDS_EN = "correction corrected revised erratum"
+
+
+def query_fallback(question: str, seek_corrections: bool = False) -> QueryPlan:
+    """The question itself, and its content words as a keyword query; `seek_corrections`
+    (deep, once it leans on figures): first the content words with the words a correction,
+    a revision or a newer version is announced with."""
     keywords = " ".join(terms(question)[:8])[:QUERY_CHARS]
     queries = [question[:QUERY_CHARS]] + ([keywords] if keywords and keywords != question else [])
+    if seek_corrections and keywords:
+        asking = CORRECTION_WORDS_ZH if has_cjk(question) else CORRECTION_WORDS_EN
+        queries.insert(0, f"{' '.join(terms(question)[:4])} {asking}"[:QUERY_CHARS])
     return QueryPlan(queries=queries)
 
 

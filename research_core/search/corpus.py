@@ -27,6 +27,7 @@ from research_core.errors import CorpusError
 from research_core.protocols import SearchHit, SearchRequest
 from research_core.search import snippets
 from research_core.search.reading import clean_markdown, split_paragraphs
+from research_core.search.tables import with_tables_as_sentences
 from research_core.terms import segment
 
 REQUIRED_KEYS = ("id", "title", "url", "published", "source_type", "publisher", "lang")
@@ -225,7 +226,7 @@ def parse_document(path: Path) -> CorpusDocument:
         source_type=str(meta["source_type"]).strip(),
         publisher=str(meta["publisher"]).strip(),
         lang=str(meta["lang"]).strip().lower(),
-        body=body,
+        body=with_tables_as_sentences(body),
         path=path,
     )
 

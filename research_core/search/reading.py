@@ -5,6 +5,7 @@ docs/design.md §1)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from research_core.protocols import SearchBackend, Similarity
@@ -50,8 +51,10 @@ def best_paragraphs(paragraphs: list[str], scores: list[float], keep: int) -> li
 
 
 async def deep_read(backend: SearchBackend, similarity: Similarity, node_id: str,
-                    question: str, source_id: str, keep: int) -> DeepRead | None:
-    """Read a body and keep its paragraphs closest to the question; None if unreadable."""
+                    question: str, source_id: str, keep: int,
+                    prefer: Callable[[str], float] | None = None) -> DeepRead | None:
+    """Read a body and keep its paragraphs closest to the question (plus what `prefer` adds
+    to a paragraph's score); None if unreadable."""
     body = await backend.read_body(source_id)
     if not body:
         return None
@@ -59,6 +62,8 @@ async def deep_read(backend: SearchBackend, similarity: Similarity, node_id: str
     if not paragraphs:
         return None
     scores = (await similarity.matrix([question], paragraphs))[0]
+    if prefer is not None:
+        scores = [s + prefer(p) for s, p in zip(scores, paragraphs, strict=True)]
     chosen = best_paragraphs(paragraphs, scores, keep)
     return DeepRead(node_id, source_id, len(paragraphs), chosen,
                     estimate_tokens("\n".join(chosen)), estimate_tokens(body))

@@ -50,17 +50,19 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     outvoted = {d.second[0].text for d in disagreements.find(pool)}
     lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted])
     out = [" ".join(_cited(ln, cite) for ln in lead), ""]
-    unanswered = []
+    unanswered, reasons_given = [], False
     on_topic = _on_point(question, pool, len(pool))
     for section in sections:
         chosen = await _section(picker, section.question, on_topic, SECTION_MOST)
+        reasons_given |= bool(chosen) and coverage.asks_why(section.question)
         if chosen:
             out += [f"*{section.question}*", *(f"• {_cited(ln, cite)}" for ln in chosen), ""]
         elif not any(ln.evidence.node_id == _node(section) for ln in lead):
             unanswered.append(section.question)
     out += conflicts
     used = " ".join(picker.chosen)
-    missing = coverage.not_found(question, unanswered, " ".join(ln.text for ln in pool), used)
+    missing = coverage.not_found(question, unanswered, " ".join(ln.text for ln in pool), used,
+                                 reasons_given)
     if missing:
         out.append(words["not_found"] + "; ".join(missing) + ("。" if zh else "."))
     return "\n".join(out).strip()

@@ -32,9 +32,10 @@ _ASKING = frozenset(_ASKING_TEXT.split())
 
 
 def not_found(question: str, unanswered: list[str], evidence_text: str,
-              chosen_text: str) -> list[str]:
+              chosen_text: str, reasons_given: bool = False) -> list[str]:
     """What to list as not found: unanswered sub-questions, the question's named things no
-    evidence mentions, and "the reasons" when why was asked and nothing chosen says why."""
+    evidence mentions, and "the reasons" when why was asked and nothing chosen says why
+    (`reasons_given`: a section that asks why was answered)."""
     missing = list(unanswered)
     have = {t.casefold() for t in _words(evidence_text)}
     named = [t for t in dict.fromkeys(_words(question)) if _names_something(t)]
@@ -42,7 +43,7 @@ def not_found(question: str, unanswered: list[str], evidence_text: str,
     if absent:
         quoted = ", ".join(f"“{t}”" for t in absent[:MAX_TERMS])
         missing.append(("问题中的 " if has_cjk(question) else "the question's ") + quoted)
-    if _WHY.search(question) and not _CAUSAL.search(chosen_text):
+    if _WHY.search(question) and not reasons_given and not _CAUSAL.search(chosen_text):
         missing.append("原因（为什么）" if has_cjk(question) else "the reasons (why)")
     return missing
 
