@@ -11,6 +11,7 @@ with warnings.catch_warnings():
     # jieba 0.42 imports pkg_resources, which warns on newer setuptools.
     warnings.simplefilter("ignore")
     import jieba
+    import jieba.posseg
 
 _WORD = re.compile(r"[\w.%-]+", re.UNICODE)
 CJK = re.compile(r"[\u3400-\u9fff]")
@@ -32,6 +33,15 @@ def _jieba_ready() -> bool:
 
 def has_cjk(text: str) -> bool:
     return CJK.search(text) is not None
+
+
+@cache
+def names_a_thing(word: str) -> bool:
+    """Whether a Chinese word is a noun (a thing, a place, a company: "铜箔", "匈牙利"), not a
+    pronoun, a verb or a quantity ("这块", "深挖", "一个月"), by jieba's part-of-speech tags."""
+    _jieba_ready()
+    tags = [pair.flag for pair in jieba.posseg.lcut(word)]
+    return bool(tags) and all(t.startswith("n") or t == "eng" for t in tags)
 
 
 def segment(text: str, *, search_mode: bool = True) -> list[str]:

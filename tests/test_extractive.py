@@ -12,7 +12,7 @@ import pytest
 from redsearch.recording import RecordingPublisher
 from research_core.loop import relevance, subquestions
 from research_core.loop.answering import builder, completion, coverage, disagreements
-from research_core.loop.answering.pool import key, lines_of
+from research_core.loop.answering.pool import key, lines_of, whole
 from research_core.loop.evidence import Evidence, combined_score, credibility
 from research_core.loop.sentences import sentences
 from research_core.protocols import SearchHit
@@ -310,3 +310,33 @@ def test_two_products_moving_apart_in_one_sentence_are_no_disagreement() -> None
         "million from the transit authority and 2.61 million from the operators council.")])
     assert len(disagreements.documented(announced)) == 1
     assert len(disagreements.documented(two_sources)) == 1
+
+
+def test_figures_far_apart_measure_different_things_not_a_disagreement() -> None:
+    """A processing fee of 1.86 and a foil price of 10.55 (万元/吨, same month) are two
+    measures; 1.86 and 1.74 are two versions of one."""
+    fee = _evidence(5, "N1", "assoc-fee", "industry_association", "2026-10-12",
+                    "9月6μm锂电铜箔加工费均价为1.86万元/吨，环比上涨8.1%。")
+    price = _evidence(6, "N1", "assoc-price", "industry_association", "2026-10-31",
+                      "9月6μm锂电铜箔综合价格均价为10.55万元/吨，环比上涨1.0%。")
+    fixed = _evidence(7, "N1", "assoc-fixed", "industry_association", "2026-10-31",
+                      "9月6μm锂电铜箔加工费均价为1.74万元/吨，环比上涨1.2%。")
+    assert disagreements.find(lines_of([fee, price])) == []
+    [found] = disagreements.find(lines_of([fee, fixed]))
+    assert {found.first[1].value, found.second[1].value} == {"18600", "17400"}
+
+
+async def test_a_past_year_answer_leaves_out_sources_from_years_before() -> None:
+    old = _evidence(8, "N1", "old-2024", "news", "2024-06-18",
+                    "Arabica exports from Veloria collapsed to 0.61 million bags in the second "
+                    "quarter of 2024 amid a drought.")
+    text = await builder.report(default_similarity(), "How did Veloria's arabica exports move "
+                                "over the past year?", [builder.Section(
+                                    "How much arabica did Veloria export?", [*COFFEE[:2], old])],
+                                lambda e: f"[{e.source_id}]")
+    assert "0.61 million" not in text and "1.42 million" in text
+
+
+def test_a_numbered_section_heading_is_no_sentence_of_an_answer() -> None:
+    assert not whole("三、铜价不是铜箔盈利的核心变量")
+    assert whole("三、铜价不是核心变量，加工费才是企业盈利的来源。")

@@ -42,3 +42,11 @@ def test_a_corpus_document_is_indexed_with_its_table_as_sentences(tmp_path: Path
                     encoding="utf-8")
     doc = parse_document(path)
     assert "碳酸锂（电池级）：三季度均价8.34万元/吨" in doc.body
+
+
+def test_a_table_of_months_reads_one_sentence_a_series_not_one_a_month() -> None:
+    table = ("| 月份 | 电池级碳酸锂 | 价差 |\n|---|---|---|\n| 2025-11 | 7.66 | 0.48 |\n"
+             "| 2025-12 | 8.05 | 0.90 |\n| 2026-01 | 8.48 | 1.38 |")
+    assert table_sentences(table).splitlines() == [
+        "电池级碳酸锂：2025-11 7.66，2025-12 8.05，2026-01 8.48。",
+        "价差：2025-11 0.48，2025-12 0.90，2026-01 1.38。"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from research_core.terms import ask_apart, speaks_to
+from research_core.terms import ask_apart, names_a_thing, speaks_to
 
 ROOT = "How did heat pump sales and prices move across European countries in 2026?"
 GERMAN_SALES = "What were heat pump sales in Germany in 2026?"
@@ -33,3 +33,8 @@ def test_queries_apart_differ_in_words_both_ways() -> None:
     assert ask_apart("heat pump sales Germany", "heat pump prices Germany")
     assert not ask_apart("heat pump sales in 2026", "heat pump sales 2026")
     assert not ask_apart("heat pump sales", "heat pump sales figures 2026")
+
+
+def test_only_chinese_nouns_name_things_a_question_asks_about() -> None:
+    assert all(names_a_thing(w) for w in ["铜箔", "匈牙利", "加工费", "供需"])
+    assert not any(names_a_thing(w) for w in ["这块", "深挖", "一个月"])

@@ -59,7 +59,7 @@ def report_claims(text: str, questions: Iterable[str] = ()) -> list[Claim]:
     """Every sentence of the report that cites a source or states a figure."""
     asked = [q.strip(" ?？。.").casefold() for q in questions if q.strip()]
     claims = []
-    for sentence in sentences(text, headings=False):
+    for sentence in sentences(text, headings=False, clauses=False):
         bare = _without(CITATION.sub("", sentence).casefold(), asked)
         claim = Claim(sentence[:CLAIM_CHARS], cited_numbers(sentence), figures_in(bare))
         if claim.figures or (claim.citations and not _is_question(sentence)):

@@ -98,6 +98,6 @@ class Parts:
         if not summary.lossless_fallback:
             return cadence.part_text(summary, first)
         said = [s for p in self.delivery.parts() if p.part_key != node.id
-                for s in sentences(p.text)]
+                for s in sentences(p.text, clauses=False)]
         return await builder.part(self.similarity, builder.Section(node.question, items),
                                   lambda e: f"[{e.source_id}]", said, self.read)

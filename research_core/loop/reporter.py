@@ -132,7 +132,7 @@ def citation_problem(text: str, count: int) -> str | None:
     unknown = [n for n in cited if not 1 <= n <= count]
     if unknown:
         return f"citations {unknown} do not exist; only [1]..[{count}] may be cited"
-    uncited = [s for s in sentences(text, headings=False)
+    uncited = [s for s in sentences(text, headings=False, clauses=False)
                if figures_in(s) and not CITATION.search(s) and not s.endswith(("?", "？"))]
     if uncited:
         return f"this sentence states figures without a citation: {uncited[0][:120]!r}"

@@ -13,18 +13,21 @@ import re
 _HEADING = re.compile(r"^\s*(?:#{1,6}\s.*|\*{1,2}[^*\n]+\*{1,2}\s*[:：]?)\s*$")
 _LINE_MARKER = re.compile(r"^\s*(?:#{1,6}\s+|>\s*|[-*•◦▪]\s+|\d{1,2}[.)]\s+)+")
 _END = re.compile(r"(?<=[.!?;])\s+(?=\S)|(?<=[。！？；])")
+_FULL_STOP = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])")
 _LEADING_CITATIONS = re.compile(r"^(?:\[\d+(?:\s*,\s*\d+)*\][\s.。;；]*)+")
 
 
-def sentences(text: str, headings: bool = True) -> list[str]:
+def sentences(text: str, headings: bool = True, clauses: bool = True) -> list[str]:
     """The sentences of `text`, stripped, in order; empty ones dropped. With `headings`
-    False, heading lines ("# …", a line in bold) are left out."""
+    False, heading lines ("# …", a line in bold) are left out; with `clauses` False, a
+    semicolon does not end a sentence (what an extractive answer quotes is whole)."""
     out: list[str] = []
+    end = _END if clauses else _FULL_STOP
     for line in text.splitlines():
         if not headings and _HEADING.match(line):
             continue
         body = _LINE_MARKER.sub("", line).strip()
-        for part in (p.strip() for p in _END.split(body)):
+        for part in (p.strip() for p in end.split(body)):
             lead = _LEADING_CITATIONS.match(part) if out else None
             if lead:
                 out[-1] = f"{out[-1]} {lead.group(0).strip()}"

@@ -14,6 +14,9 @@ from research_core.terms import has_cjk
 _RULE = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?$")
 _NUMERIC = re.compile(r"^[+\-−~≈约]?\d[\d,.]*\s*%?$")
 _UNIT_HEADER = re.compile(r"^(?:单位|计量单位|units?)$", re.I)
+_PERIOD = re.compile(
+    r"^(?:\d{4}[-/.]\d{1,2}|\d{4}年\d{1,2}月|\d{4}年?(?:Q[1-4]|H[12]|[一二三四]季度|[上下]半年)|"
+    r"(?:Q[1-4]|H[12])\s*\d{4}|[A-Z][a-z]{2,8}\.?\s+\d{4}|\d{1,2}月)$")
 _TABLE_BLOCK = re.compile(r"(?:^[ \t]*\|.*\|[ \t]*(?:\n|$)){3,}", re.M)
 
 
@@ -57,14 +60,25 @@ def row_sentence(header: list[str], row: list[str]) -> str:
         "。" if zh else ".")
 
 
+def series_sentence(header: list[str], rows: list[list[str]], column: int) -> str:
+    """One column of a table of periods as a sentence: the series, period by period."""
+    zh = has_cjk(" ".join(header))
+    points = [f"{r[0]} {r[column]}" for r in rows if column < len(r) and r[column]]
+    return header[column] + ("：" if zh else ": ") + ("，" if zh else ", ").join(points) + (
+        "。" if zh else ".")
+
+
 def table_sentences(block: str) -> str:
-    """A markdown table as one sentence a row (lines), or the block unchanged if it is none."""
+    """A markdown table as sentences (lines): one a row, or where its rows are periods (a
+    month a row) one a column, so that a year of one measure is one sentence, not twelve."""
     lines = [ln for ln in block.strip().splitlines() if ln.strip()]
     if not is_table(lines):
         return block
     header = _cells(lines[0])
-    rows = [_cells(ln) for ln in lines[2:]]
-    return "\n".join(row_sentence(header, r) for r in rows if any(r))
+    rows = [r for r in (_cells(ln) for ln in lines[2:]) if any(r)]
+    if len(rows) >= 3 and all(_PERIOD.match(r[0]) for r in rows):
+        return "\n".join(series_sentence(header, rows, c) for c in range(1, len(header)))
+    return "\n".join(row_sentence(header, r) for r in rows)
 
 
 def with_tables_as_sentences(body: str) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from research_core.loop import subquestions
-from research_core.loop.answering import coverage, disagreements, labels
+from research_core.loop.answering import coverage, disagreements, labels, periods
 from research_core.loop.answering.completion import Reader, completed
 from research_core.loop.answering.periods import time_key
 from research_core.loop.answering.pool import Line, lines_of
@@ -23,7 +23,7 @@ from research_core.protocols import Similarity
 from research_core.terms import has_cjk
 
 Cite = Callable[[Evidence], str | None]  # the citation mark of an item ("[3]"), None: none
-LEAD_MOST, SECTION_MOST, PART_MOST = 4, 3, 5
+LEAD_MOST, SECTION_MOST, PART_MOST = 4, 5, 7
 LEAD_FLOOR = 0.5
 MIN_CREDIBILITY = 0.35  # company releases, SEO blogs and forums do not carry the answer
 
@@ -41,7 +41,7 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     zh = has_cjk(question)
     words = labels.ZH if zh else labels.EN
     items = await completed([e for s in sections for e in s.items], read)
-    pool = usable(lines_of(items), cite)
+    pool = usable(lines_of(items), cite, question)
     if not pool:
         return words["nothing"]
     picker = Picker(similarity)
@@ -74,7 +74,7 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     zh = has_cjk(section.question)
     picker = Picker(similarity)
     picker.remember(said)
-    pool = usable(lines_of(await completed(section.items, read)), cite)
+    pool = usable(lines_of(await completed(section.items, read)), cite, section.question)
     conflicts = conflict_lines(pool, cite, zh)
     picker.remember(conflicts)
     chosen = await _section(picker, section.question, pool, PART_MOST)
@@ -84,10 +84,15 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     return "\n".join(ln for ln in out if ln).strip()
 
 
-def usable(lines: list[Line], cite: Cite) -> list[Line]:
-    """Lines that can be cited, from sources credible and recent enough to carry an answer."""
-    return [ln for ln in lines if cite(ln.evidence) is not None and ln.evidence.recency > 0
-            and ln.evidence.credibility >= MIN_CREDIBILITY]
+def usable(lines: list[Line], cite: Cite, question: str = "") -> list[Line]:
+    """Lines that can be cited, from sources credible and recent enough to carry an answer:
+    for a question about the past year, none published well before that year began (a 2024
+    article does not say how 2026 went)."""
+    cited = [ln for ln in lines if cite(ln.evidence) is not None and ln.evidence.recency > 0
+             and ln.evidence.credibility >= MIN_CREDIBILITY]
+    oldest = periods.past_year_start(question, [ln.evidence.published for ln in cited])
+    return [ln for ln in cited if oldest is None or ln.evidence.published is None
+            or ln.evidence.published >= oldest]
 
 
 async def _lead(picker: Picker, question: str, pool: list[Line]) -> list[Line]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from research_core.terms import has_cjk, terms
+from research_core.terms import has_cjk, names_a_thing, terms
 
 MAX_TERMS = 5
 NAMED_ENOUGH = 4  # naming this many of the things a long question names is naming enough
@@ -71,4 +71,4 @@ def _words(text: str) -> list[str]:
 def _names_something(term: str) -> bool:
     if term in _ASKING or term.strip("%").replace(".", "").isdigit():
         return False
-    return len(term) >= 2 if has_cjk(term) else len(term) >= 4
+    return len(term) >= 2 and names_a_thing(term) if has_cjk(term) else len(term) >= 4

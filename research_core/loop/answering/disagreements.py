@@ -17,6 +17,7 @@ from research_core.loop.figures import Figure, figures_in
 from research_core.terms import overlap
 
 SAME_TOPIC = 0.4
+SAME_MEASURE_RATIO = 1.6  # two versions of one figure differ by less than this factor
 MAX_SHOWN = 4
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
 
@@ -52,10 +53,31 @@ def _clash(a: Line, b: Line) -> Disagreement | None:
     for (period, unit) in sorted(set(mine) & set(theirs)):
         if unit == "(none)":
             continue
-        if {f.value for f in mine[period, unit]}.isdisjoint(f.value for f in theirs[period, unit]):
-            return _ordered(period, unit, (a, mine[period, unit][0]),
-                            (b, theirs[period, unit][0]))
+        if not {f.value for f in mine[period, unit]}.isdisjoint(
+                f.value for f in theirs[period, unit]):
+            continue
+        close = _close_pair(mine[period, unit], theirs[period, unit])
+        if close is not None:
+            return _ordered(period, unit, (a, close[0]), (b, close[1]))
     return None
+
+
+def _close_pair(mine: list[Figure], theirs: list[Figure]) -> tuple[Figure, Figure] | None:
+    """Two figures near enough to be two versions of one measure (1.86 and 1.74 万元/吨);
+    figures far apart (a fee of 1.86 and a price of 10.55 万元/吨) measure different things."""
+    for x in mine:
+        for y in theirs:
+            low, high = sorted((_amount(x), _amount(y)))
+            if low > 0 and high / low <= SAME_MEASURE_RATIO:
+                return x, y
+    return None
+
+
+def _amount(figure: Figure) -> float:
+    try:
+        return float(figure.value)
+    except ValueError:
+        return 0.0
 
 
 def _stated(line: Line) -> dict[tuple[str, str], list[Figure]]:

@@ -82,3 +82,17 @@ def _full_year(text: str | None) -> int | None:
         return None
     year = int(text)
     return year + 2000 if year < 100 else year
+
+
+_PAST_YEAR = re.compile(r"\b(?:past|last)\s+(?:year|12\s+months|twelve\s+months)\b|"
+                        r"近一年|过去一年|最近一年|近12个月|过去12个月|近一年来", re.I)
+PAST_YEAR_GRACE_DAYS = 456  # a year and a quarter: last year's closing figures still count
+
+
+def past_year_start(question: str, published: list[dt.date | None]) -> dt.date | None:
+    """For a question about the past year, the oldest publish date that can still speak to
+    it, counted back from the newest source; None when the question names no such span."""
+    dates = [d for d in published if d is not None]
+    if not dates or not _PAST_YEAR.search(question):
+        return None
+    return max(dates) - dt.timedelta(days=PAST_YEAR_GRACE_DAYS)

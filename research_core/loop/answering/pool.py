@@ -14,6 +14,8 @@ from research_core.terms import CJK, terms
 
 _CITATION = re.compile(r"\s*\[[^\]\n]{1,80}\]")
 _MIN_TERMS = 4
+_NUMBERED_HEADING = re.compile(r"^\s*(?:[一二三四五六七八九十]+|\d{1,2})[、.]\s*\S")
+_SENTENCE_END = re.compile(r"[。！？!?；;]|\.\s*(?:\[\d+\])?\s*$")
 _MIN_CJK = 10
 
 
@@ -43,7 +45,7 @@ def lines_of(items: list[Evidence]) -> list[Line]:
     seen: set[str] = set()
     out: list[Line] = []
     for item in sorted(items, key=lambda e: -e.score):
-        for text in sentences(item.text, headings=False):
+        for text in sentences(item.text, headings=False, clauses=False):
             k = key(text)
             if k and k not in seen and whole(text):
                 seen.add(k)
@@ -55,6 +57,8 @@ def whole(text: str) -> bool:
     """A sentence that can stand in an answer: not a fragment, not a bare heading."""
     if is_cut(text) or text.rstrip().endswith((":", "：")) or text.count("|") >= 2:
         return False  # a fragment, a lead-in, a table row
+    if _NUMBERED_HEADING.match(text) and not _SENTENCE_END.search(text):
+        return False  # "三、铜价不是铜箔盈利的核心变量": a section heading
     if len(CJK.findall(text)) >= _MIN_CJK:
         return True
     return len(terms(text)) >= _MIN_TERMS

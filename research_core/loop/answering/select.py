@@ -24,6 +24,7 @@ SAME_FIGURES = 2  # telling figures two sentences share when they make the same 
 CAUSE_BONUS = 0.15
 KEEP_SHARE = 0.55  # a sentence must score at least this share of the best one
 MIN_SIMILARITY = 0.12
+SOURCE_MOST = 4  # sentences of one source in one answer section
 
 
 @dataclass
@@ -53,6 +54,8 @@ class Picker:
         for score, _, line in ranked:
             if len(taken) >= most or score < max(MIN_SIMILARITY, KEEP_SHARE * best):
                 break
+            if sum(t.source_id == line.source_id for t in taken) >= SOURCE_MOST:
+                continue  # one source's table does not crowd out the others
             close = await self._closest(line.text)
             if not self._said(line.text, close):
                 taken.append(line)
