@@ -11,7 +11,7 @@ import pytest
 
 from redsearch.recording import RecordingPublisher
 from research_core.loop import relevance, subquestions
-from research_core.loop.answering import builder, completion, coverage, disagreements
+from research_core.loop.answering import builder, completion, coverage, disagreements, labels
 from research_core.loop.answering.pool import key, lines_of, whole
 from research_core.loop.evidence import Evidence, combined_score, credibility
 from research_core.loop.sentences import sentences
@@ -340,3 +340,16 @@ async def test_a_past_year_answer_leaves_out_sources_from_years_before() -> None
 def test_a_numbered_section_heading_is_no_sentence_of_an_answer() -> None:
     assert not whole("三、铜价不是铜箔盈利的核心变量")
     assert whole("三、铜价不是核心变量，加工费才是企业盈利的来源。")
+
+
+async def test_a_preferred_later_figure_says_its_dates_with_their_citations() -> None:
+    """The dates that make one figure the later one are cited, so the claim check does not
+    flag the answer's own sentence as figures without a source."""
+    early = _evidence(9, "N1", "authority", "official_statistics", "2026-10-14",
+                      "Riders made 2.84 million bike-share trips in the third quarter of 2026.")
+    late = _evidence(10, "N1", "council", "official_statistics", "2026-10-21",
+                     "The council recorded 2.61 million bike-share trips in the third quarter "
+                     "of 2026.")
+    [found] = disagreements.find(lines_of([early, late]))
+    said = labels.disagreement(found, lambda e: f"[{e.source_id}]", zh=False)
+    assert "(2026-10-21 [council] vs 2026-10-14 [authority])" in said

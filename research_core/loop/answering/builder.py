@@ -75,6 +75,7 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     picker = Picker(similarity)
     picker.remember(said)
     pool = usable(lines_of(await completed(section.items, read)), cite, section.question)
+    pool = _on_point(section.question, pool, len(pool))  # not a line about something else
     conflicts = conflict_lines(pool, cite, zh)
     picker.remember(conflicts)
     chosen = await _section(picker, section.question, pool, PART_MOST)

@@ -43,14 +43,14 @@ def disagreement(d: Disagreement, cite: Callable[[Evidence], str | None], zh: bo
         head = f"{d.period}：{who1} 为 {what} {c1}，{who2} 为 {other} {c2}。"
         why = {"credibility": f"采用 {who1} 的数字：来源类型更可信（{e1.source_type} 高于 "
                               f"{e2.source_type}）。",
-               "later": f"采用 {who1} 的数字：两者可信度相同，它发布更晚（{e1.published}）。",
+               "later": f"采用 {who1} 的数字：两者可信度相同，它发布更晚（{e1.published} {c1}）。",
                "": "两者可信度与时间相同，资料不足以判断哪个更准。"}[d.reason]
         return head + why
     head = f"{d.period}: {who1} gives {what} {c1}, while {who2} gives {other} {c2}."
     why = {"credibility": f" {who1}'s figure is preferred: a more credible source type "
                           f"({_kind(e1)} over {_kind(e2)}).",
            "later": f" {who1}'s figure is preferred: equally credible, and later "
-                    f"({e1.published} vs {e2.published}).",
+                    f"({e1.published} {c1} vs {e2.published} {c2}).",
            "": " Both are equally credible and recent; the evidence does not settle it."
            }[d.reason]
     return head + why
