@@ -5,6 +5,7 @@ path). Such an answer goes back to the model, then the evidence itself is the an
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from research_core.delivery.publishers import MemoryPublisher
@@ -58,3 +59,7 @@ async def test_a_follow_up_answered_with_an_invented_link_falls_back_to_the_evid
     assert len(asked) >= 2, "the unusable answer went back to the model"
     assert INVENTED not in done.text
     assert done.text.startswith("From the evidence gathered so far:"), done.text
+    # the extractive answer: whole sentences, each cited, none cut mid-word or repeated
+    bullets = [ln for ln in done.text.splitlines()[1:] if ln.startswith("• ")]
+    assert bullets and all(re.search(r"[.!?。！？] \[\d+\]$", b) for b in bullets), done.text
+    assert "…" not in done.text and len(bullets) == len(set(bullets))

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery, Publication
+from research_core.loop.answering import builder
 from research_core.loop.evidence import Evidence
 from research_core.loop.goal_tree import Node
 from research_core.loop.reporter import Source, citation_problem, echo_problem, number_sources
@@ -28,6 +29,7 @@ FINDINGS_SHOWN = 6
 RELEVANT_SIMILARITY = 0.45
 CLOSEST_ANYWAY = 3  # shown even below the threshold: the model judges whether they answer
 MIN_WORDS = 3
+FALLBACK_CHARS = 1000  # FollowUpOut.answer's bound
 URL = re.compile(r"https?://\S+")
 WORD = re.compile(r"\w+")
 
@@ -90,9 +92,8 @@ async def _from_memory(r: Researcher, question: str) -> tuple[FollowUpOut, list[
             return problem
         return citation_problem(out.answer, len(sources))
 
-    out = await r.gateway.structured("executor", "followup", messages, FollowUpOut,
-                                lambda: _assembled(carried, sources), check)
-    return out, sources
+    out = await r.gateway.try_structured("executor", "followup", messages, FollowUpOut, check)
+    return out or await _assembled(r.similarity, question, carried, sources), sources
 
 
 def prose_problem(text: str, sources: list[Source]) -> str | None:
@@ -124,14 +125,23 @@ def _block(source: Source, carried: list[Evidence]) -> str:
                       f"{source.published or 'undated'})", *(f"    {f}" for f in facts)])
 
 
-def _assembled(carried: list[Evidence], sources: list[Source]) -> FollowUpOut:
-    """Fallback: the closest evidence itself, cited; no evidence means research is needed."""
-    if not carried:
-        return FollowUpOut(answer="Nothing found so far answers this.", sufficient=False)
+async def _assembled(similarity: Similarity, question: str, carried: list[Evidence],
+                     sources: list[Source]) -> FollowUpOut:
+    """Fallback: the extractive answer from the closest evidence (whole sentences, each
+    cited, each once, the disagreements among them); none means research is needed."""
     numbers = {s.source_id: s.number for s in sources}
-    lines = [f"- {e.text.strip()[:300]} [{numbers[e.source_id]}]" for e in carried[:3]]
-    return FollowUpOut(answer="From the evidence gathered so far:\n" + "\n".join(lines),
-                       sufficient=True)
+    lines = await builder.follow_up(similarity, question, carried,
+                                    lambda e: f"[{numbers[e.source_id]}]"
+                                    if e.source_id in numbers else None)
+    while lines and len(_fallback_text(lines)) > FALLBACK_CHARS:
+        lines.pop()  # the best come first; the answer keeps to the schema's length
+    if not lines:
+        return FollowUpOut(answer="Nothing found so far answers this.", sufficient=False)
+    return FollowUpOut(answer=_fallback_text(lines), sufficient=True)
+
+
+def _fallback_text(lines: list[str]) -> str:
+    return "From the evidence gathered so far:\n" + "\n".join(lines)
 
 
 async def _research(r: Researcher, question: str, key: str, max_steps: int) -> int:

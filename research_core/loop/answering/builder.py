@@ -24,6 +24,7 @@ from research_core.terms import has_cjk
 
 Cite = Callable[[Evidence], str | None]  # the citation mark of an item ("[3]"), None: none
 LEAD_MOST, SECTION_MOST, PART_MOST = 4, 5, 7
+FOLLOW_UP_MOST = 4
 LEAD_FLOOR = 0.5
 MIN_CREDIBILITY = 0.35  # company releases, SEO blogs and forums do not carry the answer
 
@@ -83,6 +84,20 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     if not chosen:
         out.append((labels.ZH if zh else labels.EN)["part_not_found"])
     return "\n".join(ln for ln in out if ln).strip()
+
+
+async def follow_up(similarity: Similarity, question: str, items: list[Evidence],
+                    cite: Cite, most: int = FOLLOW_UP_MOST) -> list[str]:
+    """A follow-up's answer from the evidence closest to it: its best whole sentences as
+    cited bullets, then the disagreements among them; [] when nothing can be cited."""
+    pool = usable(lines_of(items), cite, question)
+    if not pool:
+        return []
+    picker = Picker(similarity)
+    conflicts = conflict_lines(pool, cite, has_cjk(question))
+    picker.remember(conflicts)
+    chosen = await _section(picker, question, _on_point(question, pool, len(pool)), most)
+    return [*(f"• {_cited(ln, cite)}" for ln in chosen), *(c for c in conflicts if c)]
 
 
 def usable(lines: list[Line], cite: Cite, question: str = "") -> list[Line]:
