@@ -14,6 +14,7 @@ from itertools import combinations
 from research_core.loop.answering.periods import spans
 from research_core.loop.answering.pool import Line
 from research_core.loop.figures import Figure, figures_in
+from research_core.loop.sentences import sentences
 from research_core.terms import overlap
 
 SAME_TOPIC = 0.4
@@ -47,8 +48,25 @@ def find(lines: list[Line]) -> list[Disagreement]:
 
 
 def _clash(a: Line, b: Line) -> Disagreement | None:
+    """Clause by clause: a correction says the new figure and the old one in one sentence
+    ("restated … to 209,000 units; the 214,000 units first published were corrected")."""
     if max(_topic(a, b), _topic(b, a)) < SAME_TOPIC:
         return None
+    for clause_a in _clauses(a):
+        for clause_b in _clauses(b):
+            found = _figures_clash(clause_a, clause_b)
+            if found is not None:
+                period, unit, x, y = found
+                return _ordered(period, unit, (a, x), (b, y))
+    return None
+
+
+def _clauses(line: Line) -> list[Line]:
+    return [Line(text, line.evidence) for text in sentences(line.text)] or [line]
+
+
+def _figures_clash(a: Line, b: Line) -> tuple[str, str, Figure, Figure] | None:
+    """The period, unit and figures where two clauses give different figures, none shared."""
     mine, theirs = _stated(a), _stated(b)
     for (period, unit) in sorted(set(mine) & set(theirs)):
         if unit == "(none)":
@@ -58,7 +76,7 @@ def _clash(a: Line, b: Line) -> Disagreement | None:
             continue
         close = _close_pair(mine[period, unit], theirs[period, unit])
         if close is not None:
-            return _ordered(period, unit, (a, close[0]), (b, close[1]))
+            return period, unit, close[0], close[1]
     return None
 
 
