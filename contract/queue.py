@@ -64,6 +64,7 @@ class JobPayload:
     cadence: str = ""  # watch-set: daily, weekly, monthly or stop
     as_of: str = ""  # watch: the cycle's date (ISO)
     team: str = ""  # the workspace: the worker speaks to Slack with this team's token
+    clicked_at: str = ""  # feedback: when the bot took the click (epoch s); the latest counts
 
     @property
     def run_id(self) -> str:
@@ -88,9 +89,10 @@ class JobPayload:
     @classmethod
     def feedback(cls, request: ResearchRequestMsg, message_ts: str, user: str, part_key: str,
                  verdict: str) -> JobPayload:
-        job = f"feedback:{request.channel}:{message_ts}:{user}:{time.time():.6f}"
+        now = f"{time.time():.6f}"
+        job = f"feedback:{request.channel}:{message_ts}:{user}:{now}"
         return cls(FEEDBACK, job, request.key, message_ts=message_ts, voter=user,
-                   part_key=part_key, verdict=verdict, team=request.team or "")
+                   part_key=part_key, verdict=verdict, team=request.team or "", clicked_at=now)
 
     @classmethod
     def watch_set(cls, request: ResearchRequestMsg, user: str, cadence: str) -> JobPayload:

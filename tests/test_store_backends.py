@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import os
 import socket
 from collections.abc import AsyncIterator
@@ -87,3 +88,19 @@ async def test_votes_clicked_at_once_keep_one_per_person_and_the_last_counts(
     await any_store.record_feedback("run1", "171.1", "U2", "report", "positive")
     counts = await stored_feedback(any_store, "run1")
     assert [(c.part_key, c.positive, c.negative) for c in counts] == [("report", 1, 1)]
+
+
+async def test_the_later_click_counts_whichever_job_stores_it_first(
+        any_store: SqlStore) -> None:
+    """A person who clicks 👎 then 👍 at once: the two jobs may run in either order, and the
+    click made last is what stays (seen in CI: the earlier 👎 stored after the 👍)."""
+    first = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.UTC)
+    later = first + dt.timedelta(milliseconds=40)
+    await any_store.record_feedback("run2", "171.2", "U1", "report", "positive", later)
+    await any_store.record_feedback("run2", "171.2", "U1", "report", "negative", first)
+    counts = await stored_feedback(any_store, "run2")
+    assert [(c.part_key, c.positive, c.negative) for c in counts] == [("report", 1, 0)]
+    await any_store.record_feedback("run2", "171.2", "U1", "report", "negative",
+                                    later + dt.timedelta(seconds=1))
+    counts = await stored_feedback(any_store, "run2")
+    assert [(c.part_key, c.positive, c.negative) for c in counts] == [("report", 0, 1)]

@@ -16,6 +16,7 @@ step it was on, what was published stays, and the worker goes on with the next j
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import logging
 import time
 from typing import Any
@@ -64,8 +65,10 @@ async def run_job(ctx: dict[str, Any], data: dict[str, Any]) -> str:
 
 async def record_feedback(services: Services, payload: JobPayload) -> str:
     """A person's verdict on an answer, stored with the run (their latest click counts)."""
+    clicked = (dt.datetime.fromtimestamp(float(payload.clicked_at), dt.UTC)
+               if payload.clicked_at else None)  # a job queued before the field: now
     await services.store.record_feedback(payload.run_id, payload.message_ts, payload.voter,
-                                         payload.part_key, payload.verdict)
+                                         payload.part_key, payload.verdict, clicked)
     return f"{payload.verdict} feedback on {payload.part_key} recorded"
 
 

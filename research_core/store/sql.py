@@ -239,12 +239,14 @@ class SqlStore:
 
     @reconnecting
     async def record_feedback(self, run_id: str, message_ts: str, user: str, part_key: str,
-                              verdict: str) -> None:
-        """A person's verdict on an answer message; a later click of theirs replaces it."""
+                              verdict: str, clicked_at: dt.datetime | None = None) -> None:
+        """A person's verdict on an answer message; their later click replaces it, whichever
+        job stores it first (two quick clicks are two jobs that may run in either order)."""
         row = {"run_id": run_id, "message_ts": message_ts, "user": user,
-               "part_key": part_key, "verdict": verdict, "at": _now()}
+               "part_key": part_key, "verdict": verdict, "at": clicked_at or _now()}
         async with self.sessions.begin() as session:
-            statement = upsert(self.engine.dialect.name, FeedbackRow, row)
+            statement = upsert(self.engine.dialect.name, FeedbackRow, row,
+                               where=lambda excluded: FeedbackRow.at <= excluded.at)
             if statement is None:
                 await session.merge(FeedbackRow(**row))
             else:
@@ -278,11 +280,13 @@ class SqlStore:
 
 
 def upsert(dialect: str, table: type[Base], row: dict[str, Any],
-           updates: Callable[[Any], dict[str, Any]] | None = None) -> Insert | None:
+           updates: Callable[[Any], dict[str, Any]] | None = None,
+           where: Callable[[Any], Any] | None = None) -> Insert | None:
     """INSERT … ON CONFLICT (primary key) DO UPDATE of one row, where the dialect has it: two
     writers of the same key at once (two clicks, two workers caching a query, two runs
     charging one user) must not collide, and a read-then-insert merge does. `updates` builds
-    the new values from the row that was refused (`excluded`); by default it replaces them."""
+    the new values from the row that was refused (`excluded`); by default it replaces them.
+    `where` (of `excluded`) says when the stored row is replaced at all."""
     keys = [column.name for column in inspect(table).primary_key]
     insert = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}.get(dialect)
     if insert is None:
@@ -290,7 +294,8 @@ def upsert(dialect: str, table: type[Base], row: dict[str, Any],
     statement: Any = insert(table).values(**row)  # the dialect's Insert, with ON CONFLICT
     excluded = statement.excluded
     new = updates(excluded) if updates else {k: excluded[k] for k in row if k not in keys}
-    result: Insert = statement.on_conflict_do_update(index_elements=keys, set_=new)
+    result: Insert = statement.on_conflict_do_update(
+        index_elements=keys, set_=new, where=where(excluded) if where else None)
     return result
 
 
