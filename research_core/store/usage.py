@@ -11,7 +11,7 @@ one transaction, so a resumed run never counts twice.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -170,24 +170,31 @@ def _scope(text: str) -> Scope:
     return "user" if text == "user" else "channel"
 
 
+def _set_caps(found: dict[tuple[Scope, Period], Usage], caps: Caps,
+              measures: tuple[Measure, ...]) -> Iterator[tuple[Scope, Period, Measure, float,
+                                                             float]]:
+    """Every cap the policy sets on these measures, with what is used against it:
+    (scope, period, measure, cap, used), scope by scope, period by period."""
+    for scope in SCOPES:
+        for period in PERIODS:
+            limits, used = caps.limits(scope, period), found[(scope, period)]
+            for measure in measures:
+                cap = limits.cap(measure)
+                if cap is not None:
+                    yield scope, period, measure, cap, used.of(measure)
+
+
 def _first_breach(found: dict[tuple[Scope, Period], Usage], whom: dict[Scope, str], caps: Caps,
                   now: dt.datetime, starting: bool) -> CapBreach | None:
     """The first cap at or past its limit. Starting, the run itself is counted: runs may
     reach the cap, tokens and cost must still be under it."""
-    for scope in SCOPES:
-        for period in PERIODS:
-            limits, used = caps.limits(scope, period), found[(scope, period)]
-            for measure in MEASURES:
-                cap = limits.cap(measure)
-                if cap is None:
-                    continue
-                if measure == "runs" and not starting:
-                    continue  # a run already admitted is not stopped by the run count
-                value = used.of(measure)
-                if value > cap if measure == "runs" else value >= cap:
-                    shown = value - 1 if measure == "runs" else value  # before this run
-                    return CapBreach(scope, whom[scope], period, measure, shown, cap,
-                                     resets_at(period, now))
+    for scope, period, measure, cap, value in _set_caps(found, caps, MEASURES):
+        if measure == "runs" and not starting:
+            continue  # a run already admitted is not stopped by the run count
+        if value > cap if measure == "runs" else value >= cap:
+            shown = value - 1 if measure == "runs" else value  # before this run
+            return CapBreach(scope, whom[scope], period, measure, shown, cap,
+                             resets_at(period, now))
     return None
 
 
@@ -195,19 +202,11 @@ def _headroom(found: dict[tuple[Scope, Period], Usage], whom: dict[Scope, str], 
               now: dt.datetime) -> Headroom:
     """The least room left under any token cap and any cost cap."""
     best: dict[str, tuple[float, CapBreach]] = {}
-    spent: tuple[Measure, ...] = ("tokens", "cost_usd")
-    for scope in SCOPES:
-        for period in PERIODS:
-            limits, used = caps.limits(scope, period), found[(scope, period)]
-            for measure in spent:
-                cap = limits.cap(measure)
-                if cap is None:
-                    continue
-                room = cap - used.of(measure)
-                if measure not in best or room < best[measure][0]:
-                    best[measure] = (room, CapBreach(scope, whom[scope], period, measure,
-                                                     used.of(measure), cap,
-                                                     resets_at(period, now)))
+    for scope, period, measure, cap, value in _set_caps(found, caps, ("tokens", "cost_usd")):
+        room = cap - value
+        if measure not in best or room < best[measure][0]:
+            best[measure] = (room, CapBreach(scope, whom[scope], period, measure, value, cap,
+                                             resets_at(period, now)))
     tokens, cost = best.get("tokens"), best.get("cost_usd")
     return Headroom(tokens[0] if tokens else None, cost[0] if cost else None,
                     tokens[1] if tokens else None, cost[1] if cost else None)
