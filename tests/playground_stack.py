@@ -14,7 +14,7 @@ import redis.asyncio as aioredis
 from aiohttp import web
 from slack_bolt.async_app import AsyncApp
 
-from bot.app import EVENTS_PATH, Queue, build_app, web_app
+from bot.app import EVENTS_PATH, Queue, ResearchRequestMsg, build_app, web_app
 from contract.redis_server import free_port
 from playground.server import Playground
 from tests.redis_db import empty_redis
@@ -34,6 +34,28 @@ async def real_redis() -> AsyncIterator[aioredis.Redis]:
             yield client
         finally:
             await client.aclose()
+
+
+class StandInQueue:
+    """The bot's queue as a test's stand-in worker sees it: every job accepted and dropped,
+    no plan preview; a stand-in overrides what its test drives."""
+
+    async def research(self, request: ResearchRequestMsg) -> bool:
+        return True
+
+    async def followup(self, request: ResearchRequestMsg, ts: str, user: str,
+                       text: str) -> bool:
+        return True
+
+    async def feedback(self, request: ResearchRequestMsg, message_ts: str, user: str,
+                       part_key: str, verdict: str) -> bool:
+        return True
+
+    async def preview(self, request: ResearchRequestMsg) -> bool:
+        return False
+
+    async def watch_set(self, request: ResearchRequestMsg, user: str, cadence: str) -> bool:
+        return True
 
 
 @dataclass

@@ -7,7 +7,6 @@ publishes through the real SlackPublisher and slack_sdk client."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -16,12 +15,12 @@ import redis.asyncio as aioredis
 from bot.app import ResearchRequestMsg
 from contract.slack_client import make_client
 from research_core.plan import PlanSource, PlanTask, PlanView
-from tests.playground_stack import TOKEN, playground_stack, real_redis
-from tests.test_playground_browser import browser, open_page, save_screenshot, say
+from tests.playground_stack import TOKEN, StandInQueue, playground_stack
+from tests.test_playground_browser import browser, open_page, redis, save_screenshot, say
 from tests.test_playground_browser import pytestmark as browser_marks
 from workers.slack_publisher import SlackPublisher
 
-__all__ = ["browser"]
+__all__ = ["browser", "redis"]  # fixtures
 pytestmark = browser_marks
 
 from playwright.async_api import Browser, expect  # noqa: E402  (after the skip guard above)
@@ -50,7 +49,7 @@ def plan(step: int) -> PlanView:
                               "2 sub-questions"), first, second))
 
 
-class PlanWorker:
+class PlanWorker(StandInQueue):
     """Stands in for the ARQ worker: a plan filling in, then a streamed, rated answer."""
 
     def __init__(self, pause_s: float = 0.7, step_s: float = 1.6) -> None:
@@ -67,18 +66,9 @@ class PlanWorker:
         self.tasks.append(asyncio.create_task(self.run(request)))
         return True
 
-    async def followup(self, request: ResearchRequestMsg, ts: str, user: str,
-                       text: str) -> bool:
-        return True
-
     async def feedback(self, request: ResearchRequestMsg, message_ts: str, user: str,
                        part_key: str, verdict: str) -> bool:
         self.verdicts.append((user, part_key, verdict))
-        return True
-
-    async def preview(self, request: ResearchRequestMsg) -> bool:
-        return False  # no plan previews in this test
-    async def watch_set(self, request: ResearchRequestMsg, user: str, cadence: str) -> bool:
         return True
 
     async def run(self, request: ResearchRequestMsg) -> None:
@@ -101,12 +91,6 @@ class PlanWorker:
         await stream.end()
         await publisher.answer_part(request.run_id, "report", REPORT, [SOURCE.url], key=key)
         await publisher.close()
-
-
-@pytest.fixture
-async def redis() -> AsyncIterator[aioredis.Redis]:
-    async with real_redis() as client:
-        yield client
 
 
 @pytest.mark.timeout(90)

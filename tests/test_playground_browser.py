@@ -17,7 +17,14 @@ from bot.app import ResearchRequestMsg
 from contract.slack_client import make_client
 from playground.fake_slack import BOT_USER_ID
 from playground.server import Playground
-from tests.playground_stack import ALICE, BOB, TOKEN, playground_stack, real_redis
+from tests.playground_stack import (
+    ALICE,
+    BOB,
+    TOKEN,
+    StandInQueue,
+    playground_stack,
+    real_redis,
+)
 from workers.slack_publisher import SlackPublisher
 
 try:
@@ -39,7 +46,7 @@ REVISED = "Copper foil prices rose **14%** in 2026 as battery demand grew."
 WAIT_MS = 15_000  # generous for a loaded 2-core CI machine; a passing run waits far less
 
 
-class ScriptedWorker:
+class ScriptedWorker(StandInQueue):
     """Stands in for the ARQ worker: progress edited in place, an answer part, a revision."""
 
     def __init__(self, api_url: str, pause_s: float = 0.6) -> None:
@@ -49,19 +56,6 @@ class ScriptedWorker:
 
     async def research(self, request: ResearchRequestMsg) -> bool:
         self.tasks.append(asyncio.create_task(self.run(request)))
-        return True
-
-    async def followup(self, request: ResearchRequestMsg, ts: str, user: str,
-                       text: str) -> bool:
-        return True
-
-    async def feedback(self, request: ResearchRequestMsg, message_ts: str, user: str,
-                       part_key: str, verdict: str) -> bool:
-        return True
-
-    async def preview(self, request: ResearchRequestMsg) -> bool:
-        return False  # no plan previews in this test
-    async def watch_set(self, request: ResearchRequestMsg, user: str, cadence: str) -> bool:
         return True
 
     async def run(self, request: ResearchRequestMsg) -> None:

@@ -8,7 +8,6 @@ and Start queuing the research with the edited plan. A scripted worker makes the
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -19,11 +18,18 @@ from contract.mrkdwn import NO_PARSE
 from contract.plan_blocks import preview_blocks, preview_text
 from contract.requests import PREVIEW, Requests
 from contract.slack_client import make_client
-from tests.playground_stack import TOKEN, playground_stack, real_redis
-from tests.test_playground_browser import browser, open_page, save_screenshot, say, switch_user
+from tests.playground_stack import TOKEN, StandInQueue, playground_stack
+from tests.test_playground_browser import (
+    browser,
+    open_page,
+    redis,
+    save_screenshot,
+    say,
+    switch_user,
+)
 from tests.test_playground_browser import pytestmark as browser_marks
 
-__all__ = ["browser"]
+__all__ = ["browser", "redis"]  # fixtures
 pytestmark = browser_marks
 
 from playwright.async_api import Browser, expect  # noqa: E402  (after the skip guard above)
@@ -34,7 +40,7 @@ ADDED = "Why did heat pump prices change in 2026?"
 ALICE, BOB = "U0ALICE", "U0BOB"
 
 
-class PreviewWorker:
+class PreviewWorker(StandInQueue):
     """Stands in for the ARQ worker: a plan preview (as `workers.team_rules.preview_job`
     shows one, without the planner call), and the research requests it is given."""
 
@@ -45,14 +51,6 @@ class PreviewWorker:
 
     async def research(self, request: ResearchRequestMsg) -> bool:
         self.researched.append(request)
-        return True
-
-    async def followup(self, request: ResearchRequestMsg, ts: str, user: str,
-                       text: str) -> bool:
-        return True
-
-    async def feedback(self, request: ResearchRequestMsg, message_ts: str, user: str,
-                       part_key: str, verdict: str) -> bool:
         return True
 
     async def preview(self, request: ResearchRequestMsg) -> bool:
@@ -67,12 +65,6 @@ class PreviewWorker:
 
     async def watch_set(self, request: ResearchRequestMsg, user: str, cadence: str) -> bool:
         return False  # no watches in this test
-
-
-@pytest.fixture
-async def redis() -> AsyncIterator[aioredis.Redis]:
-    async with real_redis() as client:
-        yield client
 
 
 @pytest.mark.timeout(90)
