@@ -45,6 +45,14 @@ class Figure:
     def key(self) -> tuple[str, bool]:
         return self.value, self.percent
 
+    @property
+    def amount(self) -> float:
+        """The value as a number (0.0 where it is none)."""
+        try:
+            return float(self.value)
+        except ValueError:
+            return 0.0
+
 
 def figures_in(text: str) -> list[Figure]:
     """Every figure of `text`, in order."""

@@ -85,17 +85,11 @@ def _close_pair(mine: list[Figure], theirs: list[Figure]) -> tuple[Figure, Figur
     figures far apart (a fee of 1.86 and a price of 10.55 万元/吨) measure different things."""
     for x in mine:
         for y in theirs:
-            low, high = sorted((_amount(x), _amount(y)))
+            low, high = sorted((x.amount, y.amount))
             if low > 0 and high / low <= SAME_MEASURE_RATIO:
                 return x, y
     return None
 
-
-def _amount(figure: Figure) -> float:
-    try:
-        return float(figure.value)
-    except ValueError:
-        return 0.0
 
 
 def _stated(line: Line) -> dict[tuple[str, str], list[Figure]]:

@@ -97,12 +97,5 @@ def _telling(text: str) -> set[tuple[str, bool]]:
     """The figures that identify a statement: percentages and numbers of 100 or more that
     are not years ("474,000 units", "8.0%"), not "14 markets" or "2026"."""
     return {f.key for f in figures_in(text) if f.percent or (
-        _number(f.value) >= 100 and not (f.value.isdigit() and 1900 <= int(f.value) <= 2100
-                                         and not f.unit))}
-
-
-def _number(value: str) -> float:
-    try:
-        return float(value)
-    except ValueError:
-        return 0.0
+        f.amount >= 100 and not (f.value.isdigit() and 1900 <= int(f.value) <= 2100
+                                 and not f.unit))}
