@@ -11,7 +11,6 @@ with warnings.catch_warnings():
     # jieba 0.42 imports pkg_resources, which warns on newer setuptools.
     warnings.simplefilter("ignore")
     import jieba
-    import jieba.posseg
 
 _WORD = re.compile(r"[\w.%-]+", re.UNICODE)
 CJK = re.compile(r"[\u3400-\u9fff]")
@@ -40,6 +39,8 @@ def names_a_thing(word: str) -> bool:
     """Whether a Chinese word is a noun (a thing, a place, a company: "铜箔", "匈牙利"), not a
     pronoun, a verb or a quantity ("这块", "深挖", "一个月"), by jieba's part-of-speech tags."""
     _jieba_ready()
+    import jieba.posseg  # its tables take 0.2 s to load: only where a not-found line is built
+
     tags = [pair.flag for pair in jieba.posseg.lcut(word)]
     return bool(tags) and all(t.startswith("n") or t == "eng" for t in tags)
 
