@@ -12,9 +12,19 @@ import re
 
 _HEADING = re.compile(r"^\s*(?:#{1,6}\s.*|\*{1,2}[^*\n]+\*{1,2}\s*[:：]?)\s*$")
 _LINE_MARKER = re.compile(r"^\s*(?:#{1,6}\s+|>\s*|[-*•◦▪]\s+|\d{1,2}[.)]\s+)+")
-_END = re.compile(r"(?<=[.!?;])\s+(?=\S)|(?<=[。！？；])")
-_FULL_STOP = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])")
+# A full stop after an abbreviation ("Oct. 30", "Mr. Li", "e.g. LFP") ends no sentence.
+_NOT_AFTER = "".join(
+    rf"(?<!\b{a}\.)" for a in ("Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept",
+                               "Oct", "Nov", "Dec", "Mr", "Ms", "Mrs", "Dr", "No", "vs", "St",
+                               "approx", r"e\.g", r"i\.e"))
+_END = re.compile(rf"(?<=[.!?;]){_NOT_AFTER}\s+(?=\S)|(?<=[。！？；])")
+_FULL_STOP = re.compile(rf"(?<=[.!?]){_NOT_AFTER}\s+(?=\S)|(?<=[。！？])")
 _LEADING_CITATIONS = re.compile(r"^(?:\[\d+(?:\s*,\s*\d+)*\][\s.。;；]*)+")
+
+
+def is_heading(line: str) -> bool:
+    """A heading line: "# …", or a line wholly in bold ("**Why the two salts diverged**")."""
+    return _HEADING.match(line) is not None
 
 
 def sentences(text: str, headings: bool = True, clauses: bool = True) -> list[str]:
