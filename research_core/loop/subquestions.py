@@ -27,7 +27,7 @@ _ZH_PERIOD = re.compile(
     r"\d{4}年(?:第?[一二三四1-4]季度|[上下]半年|\d{1,2}月)?")
 _EN_MEASURES = ("sales", "prices", "price", "shipments", "exports", "imports", "output",
                 "production", "capacity", "demand", "costs", "installations", "margins",
-                "fees", "share", "volumes", "revenue", "investment", "supply")
+                "fees", "share", "volumes", "revenue", "investment", "supply", "gap", "spread")
 _ZH_MEASURES = ("价格", "销量", "产能", "出货量", "出口", "进口", "产量", "需求", "供需", "加工费",
                 "价差", "份额", "投资", "扩张", "扩产", "成本", "库存")
 _EN_OPENER = re.compile(
@@ -71,12 +71,19 @@ def derive(question: str, limit: int = 4) -> list[SubQuestion]:
             for i, t in enumerate(unique[:limit]) if len(t) >= 8]
 
 
+# Measures that other words name too: a "gap" between two prices is also their "spread".
+_SAME_MEASURE = {"gap": ("spread", "价差"), "spread": ("gap", "价差"), "价差": ("gap", "spread"),
+                 "price": ("价格",), "价格": ("price",)}
+
+
 def measures_in(question: str) -> list[str]:
-    """The measures a question names ("sales", "价格"), lowercased; a plural also as singular."""
+    """The measures a question names ("sales", "价格"), lowercased; a plural also as singular;
+    with the other words for the same measure."""
     lowered = question.casefold()
     found = [m for m in _ZH_MEASURES if m in lowered]
     words = set(re.findall(r"[a-z]+", lowered))
     found += [m.rstrip("s") for m in _EN_MEASURES if m in words]
+    found += [same for m in found for same in _SAME_MEASURE.get(m, ())]
     return list(dict.fromkeys(found))
 
 
