@@ -100,4 +100,5 @@ class Parts:
         said = [s for p in self.delivery.parts() if p.part_key != node.id
                 for s in sentences(p.text, clauses=False)]
         return await builder.part(self.similarity, builder.Section(node.question, items),
-                                  lambda e: f"[{e.source_id}]", said, self.read)
+                                  lambda e: f"[{e.source_id}]", said, self.read,
+                                  self.state.kept())

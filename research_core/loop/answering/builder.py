@@ -13,10 +13,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from research_core.loop import subquestions
-from research_core.loop.answering import coverage, disagreements, labels, periods
-from research_core.loop.answering.completion import Reader, completed
+from research_core.loop.answering import (
+    coverage,
+    disagreements,
+    items,
+    labels,
+    periods,
+    subject,
+)
+from research_core.loop.answering.completion import Reader, completed, page_lines
 from research_core.loop.answering.periods import time_key
-from research_core.loop.answering.pool import Line, lines_of
+from research_core.loop.answering.pool import Line, lines_of, quoted
 from research_core.loop.answering.select import Picker
 from research_core.loop.evidence import Evidence
 from research_core.protocols import Similarity
@@ -41,8 +48,8 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     complete cut snippets)."""
     zh = has_cjk(question)
     words = labels.ZH if zh else labels.EN
-    items = await completed([e for s in sections for e in s.items], read)
-    pool = usable(lines_of(items), cite, question)
+    kept = await completed([e for s in sections for e in s.items], read)
+    pool = usable(lines_of(kept, await page_lines(kept, read)), cite, question)
     if not pool:
         return words["nothing"]
     picker = Picker(similarity)
@@ -51,6 +58,9 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     outvoted = {d.second[0].text for d in disagreements.find(pool)}
     lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted])
     out = [" ".join(_cited(ln, cite) for ln in lead), ""]
+    if items.asks_each(question) and (listed := items.listed(pool)):
+        each = await items.each(pool, listed, picker.take)
+        out += [f"*{words['each']}*", *(f"• {_cited(ln, cite)}" for ln in each), ""]
     unanswered, reasons_given = [], False
     on_topic = _on_point(question, pool, len(pool))
     for section in sections:
@@ -66,16 +76,21 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
                                  reasons_given)
     if missing:
         out.append(words["not_found"] + "; ".join(missing) + ("。" if zh else "."))
+    quoted(pool, "\n".join(out))
     return "\n".join(out).strip()
 
 
 async def part(similarity: Similarity, section: Section, cite: Cite,
-               said: list[str], read: Reader | None = None) -> str:
-    """One sub-question's part: its best sentences not `said` in other parts, its conflicts."""
+               said: list[str], read: Reader | None = None,
+               context: list[Evidence] | None = None) -> str:
+    """One sub-question's part: its best sentences not `said` in other parts, its conflicts
+    (`context`: the run's other kept evidence, which tells what the run is about)."""
     zh = has_cjk(section.question)
     picker = Picker(similarity)
     picker.remember(said)
-    pool = usable(lines_of(await completed(section.items, read)), cite, section.question)
+    kept = await completed(section.items, read)
+    pool = usable(lines_of(kept, await page_lines(kept, read)), cite, section.question,
+                  lines_of(context) if context else None)
     pool = _on_point(section.question, pool, len(pool))  # not a line about something else
     conflicts = conflict_lines(pool, cite, zh)
     picker.remember(conflicts)
@@ -83,6 +98,7 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     out = [f"*{section.question}*", *(f"• {_cited(ln, cite)}" for ln in chosen), *conflicts]
     if not chosen:
         out.append((labels.ZH if zh else labels.EN)["part_not_found"])
+    quoted(pool, "\n".join(out))
     return "\n".join(ln for ln in out if ln).strip()
 
 
@@ -100,15 +116,17 @@ async def follow_up(similarity: Similarity, question: str, items: list[Evidence]
     return [*(f"• {_cited(ln, cite)}" for ln in chosen), *(c for c in conflicts if c)]
 
 
-def usable(lines: list[Line], cite: Cite, question: str = "") -> list[Line]:
+def usable(lines: list[Line], cite: Cite, question: str = "",
+           context: list[Line] | None = None) -> list[Line]:
     """Lines that can be cited, from sources credible and recent enough to carry an answer:
     for a question about the past year, none published well before that year began (a 2024
     article does not say how 2026 went)."""
     cited = [ln for ln in lines if cite(ln.evidence) is not None and ln.evidence.recency > 0
              and ln.evidence.credibility >= MIN_CREDIBILITY]
     oldest = periods.past_year_start(question, [ln.evidence.published for ln in cited])
-    return [ln for ln in cited if oldest is None or ln.evidence.published is None
-            or ln.evidence.published >= oldest]
+    recent = [ln for ln in cited if oldest is None or ln.evidence.published is None
+              or ln.evidence.published >= oldest]
+    return subject.on_subject(question, recent, context)
 
 
 async def _lead(picker: Picker, question: str, pool: list[Line]) -> list[Line]:

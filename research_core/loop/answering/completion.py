@@ -9,16 +9,19 @@ import re
 from collections.abc import Awaitable, Callable
 
 from research_core.loop.answering.disagreements import CUE as _CUE
+from research_core.loop.answering.pool import Line
 from research_core.loop.evidence import Evidence
 from research_core.loop.figures import figures_in
-from research_core.loop.sentences import sentences
+from research_core.loop.sentences import is_heading, sentences
 from research_core.protocols import SearchBackend
 from research_core.search.corpus import CorpusBackend
-from research_core.search.reading import clean_markdown
+from research_core.search.reading import clean_markdown, split_paragraphs
 from research_core.search.snippets import ELLIPSIS, is_cut
 
 Reader = Callable[[str], Awaitable[str | None]]
 MAX_CHARS = 600
+# A paragraph's emphasised title ("1. *Chemistry mix.* …"), not a subject ("**浦隔科技：** …").
+_LEAD_IN = re.compile(r"^\s*(?:\d{1,2}[.)]\s*)?(\*{1,2})([^*\n]{1,80}[.。])\1\s*(?=\S)")
 _END = re.compile(r"[。！？][”’」』)）]*|[.!?][\"'”’)\]]*(?=\s|$)")
 
 
@@ -42,6 +45,36 @@ async def completed(items: list[Evidence], read: Reader | None) -> list[Evidence
         if whole:
             item.text = whole
     return items
+
+
+async def page_lines(items: list[Evidence], read: Reader | None) -> list[Line]:
+    """The whole sentences of the pages the items came from, where reading is free, each
+    attributed to its page's best-scored item: a kept page's other sentences (the next
+    paragraph's hydroxide price, the third of its three reasons) are as citable as the few the
+    search snippet or the deep read put in the model's context."""
+    best: dict[str, Evidence] = {}
+    for item in sorted(items, key=lambda e: -e.score):
+        best.setdefault(item.source_id, item)
+    out: list[Line] = []
+    for source_id, item in best.items() if read else ():
+        out += _lines_under_headings(await read(source_id) if read else None, item)
+    return out
+
+
+def _lines_under_headings(body: str | None, item: Evidence) -> list[Line]:
+    """A page's sentences as lines of `item`, each with the heading it stands under."""
+    out: list[Line] = []
+    heading = ""
+    for paragraph in split_paragraphs(body or ""):
+        if is_heading(paragraph):
+            heading = clean_markdown(paragraph)
+            continue
+        lead = _LEAD_IN.match(paragraph)  # "1. *Chemistry mix.* LFP cathodes …": a label
+        under = f"{heading} {lead.group(2)}".strip() if lead else heading
+        rest = paragraph[lead.end():] if lead else paragraph
+        out += [Line(text, item, under) for text in
+                sentences(clean_markdown(rest), headings=False, clauses=False)]
+    return out
 
 
 def announces_figures(text: str) -> bool:

@@ -57,6 +57,11 @@ def asks_why(question: str) -> bool:
     return _WHY.search(question) is not None or question.casefold().startswith("what caused")
 
 
+def named(question: str) -> list[str]:
+    """The things a question names (not the words that ask), lowercased, each once."""
+    return list(dict.fromkeys(t.casefold() for t in _words(question) if _names_something(t)))
+
+
 def named_share(question: str, text: str) -> float:
     """The share of the things the question names that the text names too (1.0: all)."""
     named = {t.rstrip("s") for t in _words(question) if _names_something(t)}

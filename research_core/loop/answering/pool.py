@@ -1,11 +1,14 @@
 """Whole sentences of the kept evidence: the material of an extractive answer. A fragment (a
-snippet cut short, marked "…"), a heading or a sentence too short to say anything is left out,
-and a sentence that several items repeat is kept once, from its best-scored source."""
+snippet cut short, marked "…"), a question, a heading or a sentence too short to say anything
+is left out, and a sentence that several items repeat is kept once, from its best-scored
+source."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import chain
 
 from research_core.loop.evidence import Evidence
 from research_core.loop.sentences import sentences
@@ -25,6 +28,7 @@ class Line:
 
     text: str
     evidence: Evidence
+    heading: str = ""  # the page's heading above the sentence, where known
 
     @property
     def source_id(self) -> str:
@@ -40,23 +44,36 @@ def key(text: str) -> str:
     return " ".join(re.sub(r"[^\w%]+", " ", _CITATION.sub("", text).casefold()).split())
 
 
-def lines_of(items: list[Evidence]) -> list[Line]:
-    """The whole sentences of the items, best-scored item first, each sentence once."""
+def lines_of(items: list[Evidence], pages: Iterable[Line] = ()) -> list[Line]:
+    """The whole sentences of the items, best-scored item first, then those of their `pages`
+    (`completion.page_lines`) the items do not hold, each sentence once."""
+    pages = list(pages)
+    headings = {line.key: line.heading for line in pages}
+    own = (Line(text, item, headings.get(key(text), ""))
+           for item in sorted(items, key=lambda e: -e.score)
+           for text in sentences(item.text, headings=False, clauses=False))
     seen: set[str] = set()
     out: list[Line] = []
-    for item in sorted(items, key=lambda e: -e.score):
-        for text in sentences(item.text, headings=False, clauses=False):
-            k = key(text)
-            if k and k not in seen and whole(text):
-                seen.add(k)
-                out.append(Line(text, item))
+    for line in chain(own, pages):
+        k = line.key
+        if k and k not in seen and whole(line.text):
+            seen.add(k)
+            out.append(line)
     return out
+
+
+def quoted(lines: Iterable[Line], text: str) -> None:
+    """Each line `text` quotes becomes part of its evidence's text where it came from the page
+    (so that the claim check and later steps see what the answer quotes)."""
+    for line in lines:
+        if line.text in text and line.text not in line.evidence.text:
+            line.evidence.text = f"{line.evidence.text}\n{line.text}".strip()
 
 
 def whole(text: str) -> bool:
     """A sentence that can stand in an answer: not a fragment, not a bare heading."""
-    if is_cut(text) or text.rstrip().endswith((":", "：")) or text.count("|") >= 2:
-        return False  # a fragment, a lead-in, a table row
+    if is_cut(text) or text.rstrip().endswith((":", "：", "?", "？")) or text.count("|") >= 2:
+        return False  # a fragment, a lead-in, a question, a table row
     if _NUMBERED_HEADING.match(text) and not _SENTENCE_END.search(text):
         return False  # "三、铜价不是铜箔盈利的核心变量": a section heading
     if len(CJK.findall(text)) >= _MIN_CJK:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from research_core.loop.answering.coverage import causal
+from research_core.loop.answering.coverage import asks_why, causal
 from research_core.loop.answering.pool import Line, key
 from research_core.loop.figures import figure_keys, figures_in
 from research_core.protocols import Similarity
@@ -44,56 +44,85 @@ class Picker:
         fresh = [ln for ln in lines if not self._said(ln.text, None)]
         if not fresh or most <= 0:
             return []
-        scores = await self.scores(question, fresh, figures_first)
+        scores = await self.scores(question, fresh, figures_first, not causes_first)
         if causes_first:
-            scores = [s + (CAUSE_BONUS if causal(ln.text) else 0.0)
+            scores = [s + (CAUSE_BONUS if causal(ln.text) or asks_why(ln.heading) else 0.0)
                       for s, ln in zip(scores, fresh, strict=True)]
         best = max(scores)
         ranked = sorted(zip(scores, range(len(fresh)), fresh, strict=True), reverse=True)
+        good = [line for score, _, line in ranked
+                if score >= max(MIN_SIMILARITY, KEEP_SHARE * best)]
         taken: list[Line] = []
-        for score, _, line in ranked:
-            if len(taken) >= most or score < max(MIN_SIMILARITY, KEEP_SHARE * best):
+        for line in _headings_spread(good):
+            if len(taken) >= most:
                 break
             if sum(t.source_id == line.source_id for t in taken) >= SOURCE_MOST:
                 continue  # one source's table does not crowd out the others
-            close = await self._closest(line.text)
-            if not self._said(line.text, close):
+            if not self._said(line.text, await self._similarities(line.text)):
                 taken.append(line)
                 self.chosen.append(line.text)
         return taken
 
-    async def scores(self, question: str, lines: list[Line], figures_first: bool) -> list[float]:
+    async def take(self, line: Line) -> bool:
+        """Choose `line` unless it repeats a chosen sentence; whether it was chosen."""
+        if self._said(line.text, await self._similarities(line.text)):
+            return False
+        self.chosen.append(line.text)
+        return True
+
+    async def scores(self, question: str, lines: list[Line], figures_first: bool,
+                     figures: bool = True) -> list[float]:
+        """Similarity to `question`, a little more for a credible source and (unless
+        `figures` is False: a question why) for a sentence with figures."""
         sims = (await self.similarity.matrix([question], [ln.text for ln in lines]))[0]
-        bonus = FIGURE_BONUS * (2 if figures_first else 1)
+        bonus = FIGURE_BONUS * (2 if figures_first else 1) if figures else 0.0
         return [s + (bonus if figure_keys(ln.text) else 0.0)
                 + CREDIBILITY_WEIGHT * ln.evidence.credibility
                 for s, ln in zip(sims, lines, strict=True)]
 
-    async def _closest(self, text: str) -> float:
+    async def _similarities(self, text: str) -> list[float]:
         if not self.chosen:
-            return 0.0
-        return max((await self.similarity.matrix([text], self.chosen))[0])
+            return []
+        return list((await self.similarity.matrix([text], self.chosen))[0])
 
-    def _said(self, text: str, closest: float | None) -> bool:
-        """Whether `text` repeats a chosen sentence (`closest`: its best embedder similarity
-        to them, when known)."""
-        if closest is not None and closest >= SAME_MEANING:
-            return True
-        mine, figures = set(terms(text)), figure_keys(text)
-        for other in self.chosen:
+    def _said(self, text: str, similar: list[float] | None) -> bool:
+        """Whether `text` repeats a chosen sentence (`similar`: its embedder similarity to
+        each, when known). Two sentences that state different telling figures make different
+        statements, however alike their words (two rows of one table)."""
+        mine, figures, told = set(terms(text)), figure_keys(text), telling(text)
+        for i, other in enumerate(self.chosen):
             if key(other) == key(text):
+                return True
+            theirs_told = telling(other)
+            if told and theirs_told and not told & theirs_told:
+                continue
+            if similar is not None and similar[i] >= SAME_MEANING:
                 return True
             theirs = set(terms(other))
             jaccard = len(mine & theirs) / max(1, len(mine | theirs))
             if jaccard >= SAME_WORDS or (figures and len(figures) >= 2 and jaccard >= SAME_TOPIC
                                          and figures <= figure_keys(other)):
                 return True
-            if len(_telling(text) & _telling(other)) >= SAME_FIGURES:
+            if len(told & theirs_told) >= SAME_FIGURES:
                 return True
         return False
 
 
-def _telling(text: str) -> set[tuple[str, bool]]:
+def _headings_spread(lines: list[Line]) -> list[Line]:
+    """The lines in their order, except that a second line under one page heading ("Why the
+    two salts diverged Chemistry mix.") waits until every heading has had its first: three
+    reasons a page gives are three lines, not one reason said three ways."""
+    first: list[Line] = []
+    later: list[Line] = []
+    seen: set[tuple[str, str]] = set()
+    for line in lines:
+        place = (line.source_id, line.heading)
+        (later if line.heading and place in seen else first).append(line)
+        seen.add(place)
+    return first + later
+
+
+def telling(text: str) -> set[tuple[str, bool]]:
     """The figures that identify a statement: percentages and numbers of 100 or more that
     are not years ("474,000 units", "8.0%"), not "14 markets" or "2026"."""
     return {f.key for f in figures_in(text) if f.percent or (

@@ -1,0 +1,93 @@
+"""Item by item, for a question that asks to cover every item of a kind ("主要材料都覆盖到",
+"each of the main …"). The items are the ones a kept source lists line by line (a table's rows
+read as sentences, a report's "锂盐：…" paragraphs): a list of three or more labelled lines
+with figures. Each item gets one sentence: its latest figure, from the most credible source
+that states one; a sentence already said elsewhere in the answer is not said again."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+
+from research_core.loop.answering.labels import has_figures
+from research_core.loop.answering.periods import periods_in, time_key
+from research_core.loop.answering.pool import Line
+from research_core.loop.figures import figures_in
+
+MOST_ITEMS = 12
+LIST_LINES = 3  # labelled lines of one source that make a list
+LIST_FIGURES = 2  # measured figures of a listed line
+_EACH = re.compile(
+    r"都覆盖|覆盖到|全部覆盖|全覆盖|逐一|逐项|一一列|各(?:类|种|项)|每(?:类|种|项)|所有的?主要|"
+    r"\beach\b|\bevery\b|\ball (?:of )?(?:the )?(?:main|major|key)\b|\bone by one\b", re.I)
+_ZH_LABEL = re.compile(r"^([\u4e00-\u9fffA-Za-z0-9μ]{2,12}?)(?:（[^）]{1,24}）)?[：:]")
+_CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
+_EN_LABEL = re.compile(r"^([A-Z][\w\-/ ]{1,40}?)(?: \([^)]{1,30}\))?:\s")
+
+Taken = Callable[[Line], Awaitable[bool]]  # records a line as said; False: it repeats one
+
+
+def asks_each(question: str) -> bool:
+    """Whether the question asks to cover every item of a kind."""
+    return _EACH.search(question) is not None
+
+
+def label(text: str) -> str:
+    """The label a listed line starts with ("碳酸锂" of "碳酸锂（电池级）：8.34万元/吨，同比
+    +13.8%"), or "": a listed line states two figures with a unit or a percent sign at least (a
+    table's row does; a paragraph that opens "电解液：" and mentions one does not list)."""
+    match = _ZH_LABEL.match(text) or _EN_LABEL.match(text)
+    measured = [f for f in figures_in(text) if f.unit or f.percent]
+    return match.group(1).strip() if match and len(measured) >= LIST_FIGURES else ""
+
+
+def listed(pool: list[Line]) -> list[str]:
+    """The items the pool's sources list, each once, in order of first appearance; beyond
+    `MOST_ITEMS`, those more sources list (a label with a qualifier before it or a
+    specification after it names the same item: "电池级碳酸锂" is "碳酸锂")."""
+    by_source: dict[str, list[str]] = {}
+    for line in pool:
+        if name := label(line.text):
+            by_source.setdefault(line.source_id, []).append(name)
+    lists = [names for names in by_source.values() if len(names) >= LIST_LINES]
+    found: list[str] = []
+    for name in (n for names in lists for n in names):
+        same = [f for f in found if _same(f, name)]
+        if not same:
+            found.append(name)
+        elif len(name) < len(same[0]):
+            found[found.index(same[0])] = name
+    sources = {f: sum(any(_same(f, n) for n in names) for names in lists) for f in found}
+    most = sorted(found, key=lambda f: -sources[f])[:MOST_ITEMS]
+    return [f for f in found if f in most]
+
+
+async def each(pool: list[Line], items: list[str], take: Taken) -> list[Line]:
+    """One line per item not said yet: a line that lists it (else one that names it with a
+    figure), the latest period first, then the more credible source's."""
+    chosen: list[Line] = []
+    for item in items:
+        naming = [ln for ln in pool if _same(label(ln.text), item)] or [
+            ln for ln in pool if item.casefold() in ln.text.casefold() and has_figures(ln.text)]
+        naming.sort(key=_latest_first, reverse=True)
+        for line in naming:
+            if await take(line):
+                chosen.append(line)
+                break
+    return chosen
+
+
+def _latest_first(line: Line) -> tuple[str, float]:
+    """The period the line states (a line that states none last), then its credibility."""
+    published = line.evidence.published
+    when = time_key(line.text, published) if periods_in(line.text, published) else "0000"
+    return when, line.evidence.credibility
+
+
+def _same(a: str, b: str) -> bool:
+    """Whether two labels name one item: one is the other with a qualifier before it
+    ("电池级碳酸锂") or a specification after it ("三元前驱体NCM523"); "磷酸铁锂" is not
+    "磷酸铁"."""
+    short, long = sorted((a.casefold(), b.casefold()), key=len)
+    return bool(short) and (long.endswith(short) or (
+        long.startswith(short) and not _CJK_CHAR.match(long[len(short):])))

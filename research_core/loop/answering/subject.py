@@ -1,0 +1,57 @@
+"""What a question is about, so that a source kept for its words but about something else
+stays out of the answer: of the things the question names, the one nearly every kept source
+is about ("隔膜" for a question on separator makers' expansion). An article on electrolyte
+additives' expansion, kept for its "龙头企业" and "扩产", names separators once, in passing."""
+
+from __future__ import annotations
+
+from research_core.loop.answering import coverage
+from research_core.loop.answering.pool import Line
+
+SUBJECT_SOURCES = 2  # sources that must be about a thing before it is the subject
+SUBJECT_SHARE = 0.75  # the share of the sources that must be about it
+SUBJECT_MENTIONS = 2  # mentions in a source's text that make it about the subject
+
+
+def on_subject(question: str, pool: list[Line], context: list[Line] | None = None
+               ) -> list[Line]:
+    """The lines of the sources about what the question is about (`subject_of`, read off
+    `context`, default the pool: the run's other evidence where the pool is one section's)."""
+    thing = subject_of(question, pool if context is None else context + pool)
+    if thing is None:
+        return pool
+    about = {sid for sid, text in _source_texts(pool).items() if _about(text, thing)}
+    return [ln for ln in pool if ln.source_id in about]
+
+
+def subject_of(question: str, pool: list[Line]) -> str | None:
+    """Of the things the question names, the one the most sources are about but not all
+    ("隔膜" for a question on separator makers' expansion; not the city every source names),
+    the first the question names among equals. A source is about a thing its title names or
+    its text names twice: an article on electrolyte additives' expansion, kept for its
+    "龙头企业" and "扩产", names separators once, in passing. None when no thing is clearly
+    the subject (fewer than two sources, or than three in four, are about it: a question on
+    "upstream battery materials" has sources on lithium salts, foils and anodes)."""
+    sources = _source_texts(pool)
+    counts = {t: sum(_about(text, t) for text in sources.values())
+              for t in coverage.named(question)}
+    telling = {t: n for t, n in counts.items() if n < len(sources)}
+    most = max(telling.values(), default=0)
+    if most < SUBJECT_SOURCES or most < SUBJECT_SHARE * len(sources):
+        return None
+    return next(t for t, n in telling.items() if n == most)
+
+
+def _source_texts(pool: list[Line]) -> dict[str, str]:
+    """Each source's title, a line break, then the text of its lines (each once), lowercased."""
+    lines: dict[str, dict[str, None]] = {}
+    titles: dict[str, str] = {}
+    for ln in pool:
+        titles.setdefault(ln.source_id, ln.evidence.title)
+        lines.setdefault(ln.source_id, {})[ln.text] = None
+    return {sid: f"{titles[sid]}\n{' '.join(texts)}".casefold() for sid, texts in lines.items()}
+
+
+def _about(text: str, thing: str) -> bool:
+    title, _, body = text.partition("\n")
+    return thing in title or body.count(thing) >= SUBJECT_MENTIONS

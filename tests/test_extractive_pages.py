@@ -1,0 +1,169 @@
+"""The extractive answer reads the kept sources' whole pages where reading is free (issue 15):
+a kept page's other sentences are citable, reasons stand under the page's "why" heading, a
+question or an abbreviation is no sentence end, and a question that asks to cover every item
+of a kind is answered item by item. Small corpora written for these tests, the real
+bundled embedder."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from research_core.loop import subquestions
+from research_core.loop.answering import builder, completion, items
+from research_core.loop.answering.pool import Line, whole
+from research_core.loop.answering.select import Picker
+from research_core.loop.evidence import Evidence, credibility
+from research_core.loop.sentences import sentences
+from tests.engine_run import default_similarity
+
+
+def _evidence(n: int, node: str, source_id: str, source_type: str, text: str,
+              published: str = "2026-10-20", title: str = "") -> Evidence:
+    return Evidence(f"E{n}", node, "Q1", source_id, title or source_id,
+                    f"https://x.example/{source_id}", dt.date.fromisoformat(published),
+                    source_type, source_id, text, 0.8, credibility(source_type), 1.0, 0.8, "",
+                    True)
+
+
+# A research note on two cocoa grades whose snippet holds only its summary; the page holds
+# the reasons, under a "why" heading, as numbered paragraphs with emphasised titles.
+NOTE = """**Summary.** Ghanaian cocoa beans traded at 7,400 dollars a tonne in September 2026.
+
+Ivorian beans fell to 6,100 dollars a tonne over the same month, down 9.0% on the year.
+
+**Why the two grades parted**
+
+1. *Weather.* Heavy rain in the western belt cut Ivorian mid-crop output by a fifth.
+
+2. *Licences.* The new export licence rules slowed shipments from Abidjan for two months.
+
+**How wide is the gap?**
+
+How wide is the gap in percentage terms?
+
+Traders expect the spread to stay near 1,300 dollars until the main crop, said Oct. 30 notes."""
+PAGES = {"cocoa-note": NOTE}
+
+
+async def _read(source_id: str) -> str | None:
+    return PAGES.get(source_id)
+
+
+def _snippet() -> Evidence:
+    return _evidence(1, "N1", "cocoa-note", "research_report",
+                     "Ghanaian cocoa beans traded at 7,400 dollars a tonne in September 2026.",
+                     title="Ivorian and Ghanaian cocoa prices part ways")
+
+
+def _cite(e: Evidence) -> str:
+    return "[1]"
+
+
+async def test_a_kept_page_other_sentences_are_cited_and_join_its_evidence() -> None:
+    item = _snippet()
+    section = builder.Section("What were Ivorian cocoa bean prices in September 2026?", [item])
+    text = await builder.part(default_similarity(), section, _cite, [], _read)
+    assert "6,100 dollars a tonne" in text and "[1]" in text
+    assert "6,100 dollars a tonne" in item.text  # the claim check sees what the part quotes
+    without_pages = await builder.part(default_similarity(), builder.Section(
+        section.question, [_snippet()]), _cite, [], None)
+    assert "6,100" not in without_pages
+
+
+async def test_reasons_under_a_why_heading_answer_a_why_question() -> None:
+    lines = await completion.page_lines([_snippet()], _read)
+    weather = next(ln for ln in lines if ln.text.startswith("Heavy rain"))
+    assert weather.heading == "Why the two grades parted Weather."
+    assert not any(ln.text in ("Weather.", "Licences.") for ln in lines)  # titles, no lines
+    section = builder.Section("Why did Ivorian cocoa prices fall?", [_snippet()])
+    text = await builder.part(default_similarity(), section, _cite, [], _read)
+    assert "Heavy rain in the western belt" in text and "export licence rules" in text
+
+
+def test_a_question_is_no_answer_line_and_an_abbreviation_ends_no_sentence() -> None:
+    assert not whole("How wide is the gap in percentage terms?")
+    assert not whole("价差扩大的原因是什么？")
+    said = sentences("Futures settled at 86,600 yuan on Oct. 30. Spot was thin.", clauses=False)
+    assert said == ["Futures settled at 86,600 yuan on Oct. 30.", "Spot was thin."]
+
+
+def test_a_question_about_a_gap_also_measures_a_spread() -> None:
+    assert {"gap", "spread", "价差"} <= set(subquestions.measures_in("How big is the gap now?"))
+
+
+# Two price lists of one trade body and one statistics office, a row a material; the question
+# asks to cover every main material.
+STATS = ("碳酸锂（电池级）：2026年三季度均价8.34万元/吨，同比+13.8%。\n"
+         "磷酸铁（电池级）：2026年三季度均价1.14万元/吨，同比+9.6%。\n"
+         "磷酸铁锂（动力型）：2026年三季度均价3.95万元/吨，同比+12.2%。\n"
+         "湿法隔膜（9μm基膜）：2026年三季度均价0.84元/平方米，同比+6.3%。")
+MONTHLY = ("电池级碳酸锂：9月均价8.55万元/吨，环比+2.0%，同比+13.2%。\n"
+           "六氟磷酸锂：9月均价9.20万元/吨，环比+2.2%，同比+42.0%。\n"
+           "湿法隔膜9μm基膜：9月均价0.84元/平方米，环比0.0%，同比+6.3%。\n"
+           "电解液：六氟磷酸锂价格小幅反弹，但较年初高点仍低约27%。")
+MATERIALS = [_evidence(1, "N1", "stats-q3", "official_statistics", STATS),
+             _evidence(2, "N1", "trade-monthly", "industry_association", MONTHLY)]
+
+
+def test_items_are_read_off_the_sources_lists() -> None:
+    assert items.asks_each("帮忙梳理近一年上游材料的价格，主要材料都覆盖到")
+    assert items.asks_each("Cover each of the main materials, with prices")
+    assert not items.asks_each("How did lithium carbonate prices move?")
+    pool = [Line(t, e) for e in MATERIALS for t in sentences(e.text, clauses=False)]
+    listed = items.listed(pool)
+    assert listed == ["碳酸锂", "磷酸铁", "磷酸铁锂", "湿法隔膜", "六氟磷酸锂"]  # not "电解液":
+    # a paragraph that opens with a label and mentions one figure is no list's row
+
+
+async def test_a_question_that_asks_for_every_item_is_answered_item_by_item() -> None:
+    question = "近一年动力电池上游材料的价格波动，主要材料都覆盖到，要有具体数字"
+    text = await builder.report(default_similarity(), question,
+                                [builder.Section("近一年上游材料价格是多少？", MATERIALS)],
+                                lambda e: f"[{MATERIALS.index(e) + 1}]")
+    block = text.split("*逐项*", 1)[1].split("\n\n", 1)[0]
+    rows = [ln for ln in block.splitlines() if ln.startswith("• ")]
+    said = text.split("*逐项*", 1)[0] + block  # the lead, then item by item
+    for figure in ("1.14万元/吨", "3.95万元/吨", "9.20万元/吨", "0.84元/平方米"):
+        assert said.count(figure) == 1, figure  # each item once; a small price is a figure
+    assert ("8.34万元/吨" in said) != ("8.55万元/吨" in said)  # one line an item
+    assert not any("磷酸铁锂" in r for r in rows if "1.14" in r)
+
+
+async def test_two_rows_of_one_table_are_two_statements() -> None:
+    picker = Picker(default_similarity())
+    rows = [Line(t, MATERIALS[0]) for t in STATS.splitlines()]
+    assert [await picker.take(r) for r in rows] == [True, True, True, True]
+    assert not await picker.take(Line(rows[0].text, MATERIALS[1]))
+
+
+# Five sources on separator makers' expansion and one on electrolyte additives' expansion that
+# names separators once; a broad question on "upstream materials" has no such subject.
+SEPARATORS = [
+    _evidence(1, "N1", "huamo", "news", "华膜股份在荆门建设24亿平方米隔膜项目，总投资48亿元。",
+              title="华膜股份拟投48亿元建设隔膜项目"),
+    _evidence(2, "N1", "puge", "news", "浦隔科技在宜宾投资15亿元，新增隔膜基膜产能8亿平方米。"
+              "浦隔科技是国内第二大湿法隔膜企业。", title="浦隔科技15亿元加码宜宾"),
+    _evidence(3, "N1", "assoc", "industry_association", "上半年隔膜行业产能利用率约68%。",
+              title="隔膜分会：上半年隔膜产能报告"),
+    _evidence(4, "N1", "beichen", "research_report", "龙头隔膜企业扩产转向海外，匈牙利基地试产。",
+              title="隔膜行业深度：龙头扩产转向海外"),
+    _evidence(5, "N1", "additives", "news", "三家添加剂龙头企业宣布扩产，新增产能合计约3.5万吨。"
+              "与隔膜等材料相比，添加剂行业规模较小。", title="电解液添加剂扩产潮"),
+]
+
+
+def test_a_source_about_something_else_stays_out_of_the_answer() -> None:
+    from research_core.loop.answering import subject
+
+    pool = [Line(t, e) for e in SEPARATORS for t in sentences(e.text, clauses=False)]
+    question = "隔膜龙头企业最近一年的产能扩张情况怎么样？"
+    assert subject.subject_of(question, pool) == "隔膜"
+    kept = {ln.source_id for ln in subject.on_subject(question, pool)}
+    assert kept == {"huamo", "puge", "assoc", "beichen"}
+    one_section = [ln for ln in pool if ln.source_id in ("assoc", "additives")]
+    alone = {ln.source_id for ln in subject.on_subject(question, one_section)}
+    assert alone == {"assoc", "additives"}  # two sources cannot tell what the run is about
+    told = {ln.source_id for ln in subject.on_subject(question, one_section, pool)}
+    assert told == {"assoc"}  # the run's other evidence can
+    broad = [Line(t, e) for e in MATERIALS for t in sentences(e.text, clauses=False)]
+    assert subject.on_subject("近一年动力电池上游材料的价格波动", broad) == broad
