@@ -167,3 +167,22 @@ def test_a_source_about_something_else_stays_out_of_the_answer() -> None:
     assert told == {"assoc"}  # the run's other evidence can
     broad = [Line(t, e) for e in MATERIALS for t in sentences(e.text, clauses=False)]
     assert subject.on_subject("近一年动力电池上游材料的价格波动", broad) == broad
+
+
+def test_a_signature_line_is_no_sentence_of_an_answer() -> None:
+    assert not whole("华夏有色金属加工协会铜箔分会 2026年10月31日")
+    assert whole("碳酸锂（电池级）：2026年三季度均价8.34万元/吨，同比+13.8%。")
+
+
+async def test_a_part_keeps_to_the_period_its_run_asks_about() -> None:
+    old = _evidence(2, "N1", "fee-2024", "news", "6月6μm锂电铜箔主流加工费已跌破1.3万元/吨，"
+                    "部分企业报价低至1.1万元/吨。", published="2024-06-20")
+    new = _evidence(1, "N1", "fee-2026", "industry_association", "2026年9月6μm锂电铜箔加工费均价"
+                    "为1.74万元/吨，环比上涨1.2%。", published="2026-10-31")
+    section = builder.Section("锂电铜箔：最新一个月加工费多少？", [new, old])
+    cite = {"fee-2026": "[1]", "fee-2024": "[2]"}
+    alone = await builder.part(default_similarity(), section, lambda e: cite[e.source_id], [])
+    assert "1.3万元/吨" in alone  # the sub-question alone names no period
+    text = await builder.part(default_similarity(), section, lambda e: cite[e.source_id], [],
+                              root="过去一年锂电铜箔的供需和加工费是怎么走的？")
+    assert "1.74万元/吨" in text and "1.3万元/吨" not in text

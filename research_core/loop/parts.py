@@ -101,4 +101,4 @@ class Parts:
                 for s in sentences(p.text, clauses=False)]
         return await builder.part(self.similarity, builder.Section(node.question, items),
                                   lambda e: f"[{e.source_id}]", said, self.read,
-                                  self.state.kept())
+                                  self.state.kept(), self.state.question)

@@ -82,15 +82,16 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
 
 async def part(similarity: Similarity, section: Section, cite: Cite,
                said: list[str], read: Reader | None = None,
-               context: list[Evidence] | None = None) -> str:
+               context: list[Evidence] | None = None, root: str = "") -> str:
     """One sub-question's part: its best sentences not `said` in other parts, its conflicts
-    (`context`: the run's other kept evidence, which tells what the run is about)."""
+    (`context`: the run's other kept evidence, which tells what the run is about; `root`: the
+    run's question, whose period the part keeps to)."""
     zh = has_cjk(section.question)
     picker = Picker(similarity)
     picker.remember(said)
     kept = await completed(section.items, read)
     pool = usable(lines_of(kept, await page_lines(kept, read)), cite, section.question,
-                  lines_of(context) if context else None)
+                  lines_of(context) if context else None, root)
     pool = _on_point(section.question, pool, len(pool))  # not a line about something else
     conflicts = conflict_lines(pool, cite, zh)
     picker.remember(conflicts)
@@ -117,13 +118,15 @@ async def follow_up(similarity: Similarity, question: str, items: list[Evidence]
 
 
 def usable(lines: list[Line], cite: Cite, question: str = "",
-           context: list[Line] | None = None) -> list[Line]:
+           context: list[Line] | None = None, root: str = "") -> list[Line]:
     """Lines that can be cited, from sources credible and recent enough to carry an answer:
-    for a question about the past year, none published well before that year began (a 2024
+    for a question (or its `root`) about the past year, none published well before that year
+    began (a 2024
     article does not say how 2026 went)."""
     cited = [ln for ln in lines if cite(ln.evidence) is not None and ln.evidence.recency > 0
              and ln.evidence.credibility >= MIN_CREDIBILITY]
-    oldest = periods.past_year_start(question, [ln.evidence.published for ln in cited])
+    oldest = periods.past_year_start(f"{root} {question}",
+                                     [ln.evidence.published for ln in cited])
     recent = [ln for ln in cited if oldest is None or ln.evidence.published is None
               or ln.evidence.published >= oldest]
     return subject.on_subject(question, recent, context)

@@ -20,6 +20,7 @@ _MIN_TERMS = 4
 _NUMBERED_HEADING = re.compile(r"^\s*(?:[一二三四五六七八九十]+|\d{1,2})[、.]\s*\S")
 _SENTENCE_END = re.compile(r"[。！？!?；;]|\.\s*(?:\[\d+\])?\s*$")
 _MIN_CJK = 10
+UNENDED_MOST = 40  # a line this short without a sentence end: a heading or a signature
 
 
 @dataclass(frozen=True)
@@ -74,8 +75,9 @@ def whole(text: str) -> bool:
     """A sentence that can stand in an answer: not a fragment, not a bare heading."""
     if is_cut(text) or text.rstrip().endswith((":", "：", "?", "？")) or text.count("|") >= 2:
         return False  # a fragment, a lead-in, a question, a table row
-    if _NUMBERED_HEADING.match(text) and not _SENTENCE_END.search(text):
-        return False  # "三、铜价不是铜箔盈利的核心变量": a section heading
+    if not _SENTENCE_END.search(text) and (_NUMBERED_HEADING.match(text)
+                                           or len(text) <= UNENDED_MOST):
+        return False  # "三、铜价不是铜箔盈利的核心变量", "某协会 2026年10月31日": no sentence
     if len(CJK.findall(text)) >= _MIN_CJK:
         return True
     return len(terms(text)) >= _MIN_TERMS
