@@ -186,3 +186,18 @@ async def test_a_part_keeps_to_the_period_its_run_asks_about() -> None:
     text = await builder.part(default_similarity(), section, lambda e: cite[e.source_id], [],
                               root="过去一年锂电铜箔的供需和加工费是怎么走的？")
     assert "1.74万元/吨" in text and "1.3万元/吨" not in text
+
+
+async def test_a_question_on_price_swings_gets_each_item_latest_month_and_its_high() -> None:
+    peak = _evidence(3, "N1", "lipf6-review", "research_report",
+                     "2026年1月月均价12.6万元/吨为本轮高点，此后回落，7月低至8.8万元/吨。",
+                     title="六氟磷酸锂周期复盘：从一季度高点回落")
+    sources = [*MATERIALS, peak]
+    text = await builder.report(default_similarity(), "近一年上游材料的价格波动，主要材料都覆盖到",
+                                [builder.Section("近一年上游材料价格是多少？", sources)],
+                                lambda e: f"[{sources.index(e) + 1}]")
+    block = text.split("*逐项*", 1)[1].split("\n\n", 1)[0]
+    assert "12.6万元/吨为本轮高点" in block  # its title names the item the line leaves out
+    assert "9月均价8.55万元/吨" in text and "8.34万元/吨" not in block  # September, not Q3
+    assert items.asks_swings("How did cocoa prices move in 2026?")
+    assert not items.asks_swings("What is the cocoa price now?")

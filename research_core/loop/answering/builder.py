@@ -59,7 +59,7 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted])
     out = [" ".join(_cited(ln, cite) for ln in lead), ""]
     if items.asks_each(question) and (listed := items.listed(pool)):
-        each = await items.each(pool, listed, picker.take)
+        each = await items.each(pool, listed, picker.take, items.asks_swings(question))
         out += [f"*{words['each']}*", *(f"• {_cited(ln, cite)}" for ln in each), ""]
     unanswered, reasons_given = [], False
     on_topic = _on_point(question, pool, len(pool))

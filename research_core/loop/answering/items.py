@@ -21,6 +21,10 @@ _EACH = re.compile(
     r"都覆盖|覆盖到|全部覆盖|全覆盖|逐一|逐项|一一列|各(?:类|种|项)|每(?:类|种|项)|所有的?主要|"
     r"\beach\b|\bevery\b|\ball (?:of )?(?:the )?(?:main|major|key)\b|\bone by one\b", re.I)
 _ZH_LABEL = re.compile(r"^([\u4e00-\u9fffA-Za-z0-9μ]{2,12}?)(?:（[^）]{1,24}）)?[：:]")
+_SWINGS = re.compile(r"波动|走势|涨跌|起伏|\bswings?\b|\bmove[sd]?\b|\bmovements?\b|"
+                     r"\bfluctuat\w*|\bhighs? and lows?\b", re.I)
+_EXTREME = re.compile(r"高点|最高|峰值|高位|低点|最低|低位|\bpeak\w*|\bhighs?\b|\blows?\b|"
+                      r"\brecord\b", re.I)
 _CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
 _EN_LABEL = re.compile(r"^([A-Z][\w\-/ ]{1,40}?)(?: \([^)]{1,30}\))?:\s")
 
@@ -62,26 +66,48 @@ def listed(pool: list[Line]) -> list[str]:
     return [f for f in found if f in most]
 
 
-async def each(pool: list[Line], items: list[str], take: Taken) -> list[Line]:
+async def each(pool: list[Line], items: list[str], take: Taken,
+               swings: bool = False) -> list[Line]:
     """One line per item not said yet: a line that lists it (else one that names it with a
-    figure), the latest period first, then the more credible source's."""
+    figure), the latest period first, then the more credible source's; with `swings` (the
+    question asks how prices moved) also the line that gives its high or low."""
     chosen: list[Line] = []
     for item in items:
         naming = [ln for ln in pool if _same(label(ln.text), item)] or [
             ln for ln in pool if item.casefold() in ln.text.casefold() and has_figures(ln.text)]
-        naming.sort(key=_latest_first, reverse=True)
-        for line in naming:
-            if await take(line):
-                chosen.append(line)
-                break
+        extremes = [ln for ln in pool if swings and _EXTREME.search(ln.text)
+                    and has_figures(ln.text) and _about_item(ln, item, items)]
+        for group in (naming, extremes):
+            for line in sorted(group, key=_latest_first, reverse=True):
+                if await take(line):
+                    chosen.append(line)
+                    break
     return chosen
 
 
-def _latest_first(line: Line) -> tuple[str, float]:
-    """The period the line states (a line that states none last), then its credibility."""
-    published = line.evidence.published
-    when = time_key(line.text, published) if periods_in(line.text, published) else "0000"
-    return when, line.evidence.credibility
+def asks_swings(question: str) -> bool:
+    """Whether the question asks how something moved over a span (its highs and lows)."""
+    return _SWINGS.search(question) is not None
+
+
+def _about_item(line: Line, item: str, items: list[str]) -> bool:
+    """A line names the item, or its source's title does and the line names no other item."""
+    text, title = line.text.casefold(), line.evidence.title.casefold()
+    if item.casefold() in text:
+        return True
+    return item.casefold() in title and not any(
+        o.casefold() in text for o in items if not _same(o, item))
+
+
+def _latest_first(line: Line) -> tuple[str, int, float]:
+    """The period the line states (a line that states none last; a month before the quarter
+    that ends with it: the latest figure, not an average over it), then its credibility."""
+    found = periods_in(line.text, line.evidence.published)
+    if not found:
+        return "0000", 0, line.evidence.credibility
+    first = found[0]
+    fineness = 3 if re.fullmatch(r"\d{4}-\d{2}", first) else 2 if "Q" in first else 1
+    return time_key(line.text, line.evidence.published), fineness, line.evidence.credibility
 
 
 def _same(a: str, b: str) -> bool:
