@@ -105,12 +105,12 @@ MATERIALS = [_evidence(1, "N1", "stats-q3", "official_statistics", STATS),
              _evidence(2, "N1", "trade-monthly", "industry_association", MONTHLY)]
 
 
-def test_items_are_read_off_the_sources_lists() -> None:
+async def test_items_are_read_off_the_sources_lists() -> None:
     assert items.asks_each("帮忙梳理近一年上游材料的价格，主要材料都覆盖到")
     assert items.asks_each("Cover each of the main materials, with prices")
     assert not items.asks_each("How did lithium carbonate prices move?")
     pool = [Line(t, e) for e in MATERIALS for t in sentences(e.text, clauses=False)]
-    listed = items.listed(pool)
+    listed = await items.listed(default_similarity(), "近一年上游材料价格是多少？", pool)
     assert listed == ["碳酸锂", "磷酸铁", "磷酸铁锂", "湿法隔膜", "六氟磷酸锂"]  # not "电解液":
     # a paragraph that opens with a label and mentions one figure is no list's row
 
@@ -201,3 +201,16 @@ async def test_a_question_on_price_swings_gets_each_item_latest_month_and_its_hi
     assert "9月均价8.55万元/吨" in text and "8.34万元/吨" not in block  # September, not Q3
     assert items.asks_swings("How did cocoa prices move in 2026?")
     assert not items.asks_swings("What is the cocoa price now?")
+
+
+async def test_only_the_lists_about_the_question_give_its_items() -> None:
+    projects = _evidence(6, "N1", "projects", "research_report",
+                         "中联隔膜：在滁州建设8亿平方米干法隔膜产线，投资9.6亿元。\n"
+                         "浦隔科技：在宜宾投资15亿元建设8亿平方米湿法隔膜基膜产能。\n"
+                         "华膜股份：在荆门投资48亿元建设24亿平方米湿法隔膜项目。",
+                         title="隔膜行业深度：龙头扩产")
+    question = "隔膜龙头企业最近一年的产能扩张情况怎么样？帮我整理下主要项目"
+    assert items.asks_each(question)
+    pool = [Line(t, e) for e in (MATERIALS[0], projects) for t in sentences(e.text, clauses=False)]
+    assert await items.listed(default_similarity(), question, pool) == [
+        "中联隔膜", "浦隔科技", "华膜股份"]

@@ -58,7 +58,7 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     outvoted = {d.second[0].text for d in disagreements.find(pool)}
     lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted])
     out = [" ".join(_cited(ln, cite) for ln in lead), ""]
-    if items.asks_each(question) and (listed := items.listed(pool)):
+    if items.asks_each(question) and (listed := await items.listed(similarity, question, pool)):
         each = await items.each(pool, listed, picker.take, items.asks_swings(question))
         out += [f"*{words['each']}*", *(f"• {_cited(ln, cite)}" for ln in each), ""]
     unanswered, reasons_given = [], False

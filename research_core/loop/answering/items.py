@@ -13,13 +13,17 @@ from research_core.loop.answering.labels import has_figures
 from research_core.loop.answering.periods import periods_in, time_key
 from research_core.loop.answering.pool import Line
 from research_core.loop.figures import figures_in
+from research_core.protocols import Similarity
 
 MOST_ITEMS = 12
 LIST_LINES = 3  # labelled lines of one source that make a list
 LIST_FIGURES = 2  # measured figures of a listed line
+LIST_MARGIN = 0.06  # how far a list's mean similarity to the question may trail the best's
 _EACH = re.compile(
     r"都覆盖|覆盖到|全部覆盖|全覆盖|逐一|逐项|一一列|各(?:类|种|项)|每(?:类|种|项)|所有的?主要|"
-    r"\beach\b|\bevery\b|\ball (?:of )?(?:the )?(?:main|major|key)\b|\bone by one\b", re.I)
+    r"(?:整理|列出|梳理)[下一出]*主要(?:的)?(?:项目|企业|公司|产品|品种|材料|国家|市场|厂商)|"
+    r"\beach\b|\bevery\b|\ball (?:of )?(?:the )?(?:main|major|key)\b|\bone by one\b|"
+    r"\blist (?:the )?(?:main|major|key)\b", re.I)
 _ZH_LABEL = re.compile(r"^([\u4e00-\u9fffA-Za-z0-9μ]{2,12}?)(?:（[^）]{1,24}）)?[：:]")
 _SWINGS = re.compile(r"波动|走势|涨跌|起伏|\bswings?\b|\bmove[sd]?\b|\bmovements?\b|"
                      r"\bfluctuat\w*|\bhighs? and lows?\b", re.I)
@@ -45,23 +49,33 @@ def label(text: str) -> str:
     return match.group(1).strip() if match and len(measured) >= LIST_FIGURES else ""
 
 
-def listed(pool: list[Line]) -> list[str]:
+async def listed(similarity: Similarity, question: str, pool: list[Line]) -> list[str]:
     """The items the pool's sources list, each once, in order of first appearance; beyond
     `MOST_ITEMS`, those more sources list (a label with a qualifier before it or a
-    specification after it names the same item: "电池级碳酸锂" is "碳酸锂")."""
-    by_source: dict[str, list[str]] = {}
+    specification after it names the same item: "电池级碳酸锂" is "碳酸锂"). Only the lists
+    about what the question asks (their lines, on average, about as close to it as the
+    closest list's): a table of material prices lists no separator projects."""
+    by_source: dict[str, list[Line]] = {}
     for line in pool:
-        if name := label(line.text):
-            by_source.setdefault(line.source_id, []).append(name)
-    lists = [names for names in by_source.values() if len(names) >= LIST_LINES]
+        if label(line.text):
+            by_source.setdefault(line.source_id, []).append(line)
+    lists = [lines for lines in by_source.values() if len(lines) >= LIST_LINES]
+    if not lists:
+        return []
+    closeness = [sum(row) / len(row) for row in
+                 [(await similarity.matrix([question], [ln.text for ln in lines]))[0]
+                  for lines in lists]]
+    names = [[label(ln.text) for ln in lines] for lines, close in zip(lists, closeness,
+                                                                        strict=True)
+             if close >= max(closeness) - LIST_MARGIN]
     found: list[str] = []
-    for name in (n for names in lists for n in names):
+    for name in (n for group in names for n in group):
         same = [f for f in found if _same(f, name)]
         if not same:
             found.append(name)
         elif len(name) < len(same[0]):
             found[found.index(same[0])] = name
-    sources = {f: sum(any(_same(f, n) for n in names) for names in lists) for f in found}
+    sources = {f: sum(any(_same(f, n) for n in group) for group in names) for f in found}
     most = sorted(found, key=lambda f: -sources[f])[:MOST_ITEMS]
     return [f for f in found if f in most]
 
