@@ -33,7 +33,8 @@ Ivorian beans fell to 6,100 dollars a tonne over the same month, down 9.0% on th
 
 **Why the two grades parted**
 
-1. *Weather.* Heavy rain in the western belt cut Ivorian mid-crop output by a fifth.
+1. *Weather.* Heavy rain in the western belt cut Ivorian mid-crop output by a fifth. Roads
+to the ports flooded in June.
 
 2. *Licences.* The new export licence rules slowed shipments from Abidjan for two months.
 
@@ -214,3 +215,38 @@ async def test_only_the_lists_about_the_question_give_its_items() -> None:
     pool = [Line(t, e) for e in (MATERIALS[0], projects) for t in sentences(e.text, clauses=False)]
     assert await items.listed(default_similarity(), question, pool) == [
         "中联隔膜", "浦隔科技", "华膜股份"]
+
+
+# Two salts in one English market note: the section on the latest figures must give both,
+# the latest month first; a month named without its year is the publishing year's.
+SALTS = _evidence(7, "N1", "salt-note", "news", "Carbonate averaged 85,500 yuan a tonne in "
+                  "September. Hydroxide averaged 68,000 yuan a tonne in September. Carbonate "
+                  "averaged 86,200 yuan a tonne in October, up 12.4% on the year. Carbonate "
+                  "averaged 81,000 yuan a tonne in July, its low.", published="2026-10-31",
+                  title="Lithium carbonate and hydroxide prices")
+
+
+async def test_the_latest_figures_for_two_things_give_each_its_latest_line() -> None:
+    from research_core.loop.answering.periods import periods_in
+
+    assert periods_in("in October, up from September", dt.date(2026, 10, 31)) == [
+        "2026-10", "2026-09"]
+    assert periods_in("they march on", dt.date(2026, 10, 31)) == []
+    section = builder.Section("What are the latest figures for lithium carbonate and lithium "
+                              "hydroxide?", [SALTS])
+    text = await builder.part(default_similarity(), section, _cite, [])
+    bullets = [ln for ln in text.splitlines() if ln.startswith("• ")]
+    assert "86,200" in bullets[0] or "86,200" in bullets[1]  # October, the latest month
+    assert any("Hydroxide" in b for b in bullets[:2])  # both things the question names
+
+
+async def test_a_reason_is_scored_with_the_heading_it_stands_under() -> None:
+    lines = await completion.page_lines([_snippet()], _read)
+    rain = next(ln for ln in lines if ln.text.startswith("Heavy rain"))
+    second = next(ln for ln in lines if ln.text.startswith("Roads"))
+    assert rain.opens and not second.opens
+    picker = Picker(default_similarity())
+    bare = Line(rain.text, rain.evidence)
+    question = "Why did the two cocoa grades part?"
+    placed, alone = await picker.scores(question, [rain, bare], False)
+    assert placed > alone  # "Why the two grades parted" says what the sentence leaves out

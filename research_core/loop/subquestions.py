@@ -71,6 +71,15 @@ def derive(question: str, limit: int = 4) -> list[SubQuestion]:
             for i, t in enumerate(unique[:limit]) if len(t) >= 8]
 
 
+_LATEST = re.compile(
+    r"\b(?:latest|current|currently|now|most recent)\b|最新|目前|当前|现在|最近一个月", re.I)
+
+
+def asks_latest(question: str) -> bool:
+    """Whether the question asks for the latest figures."""
+    return _LATEST.search(question) is not None
+
+
 # Measures that other words name too: a "gap" between two prices is also their "spread".
 _SAME_MEASURE = {"gap": ("spread", "价差"), "spread": ("gap", "价差"), "价差": ("gap", "spread"),
                  "price": ("价格",), "价格": ("price",)}

@@ -33,6 +33,9 @@ Cite = Callable[[Evidence], str | None]  # the citation mark of an item ("[3]"),
 LEAD_MOST, SECTION_MOST, PART_MOST = 4, 5, 7
 FOLLOW_UP_MOST = 4
 LEAD_FLOOR = 0.5
+COMMON_SHARE = 0.6  # a thing more of a section's lines name than this tells none apart
+THINGS_MOST = 3
+MEASURED_ENOUGH = 2
 MIN_CREDIBILITY = 0.35  # company releases, SEO blogs and forums do not carry the answer
 
 
@@ -90,8 +93,9 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     picker = Picker(similarity)
     picker.remember(said)
     kept = await completed(section.items, read)
-    pool = usable(lines_of(kept, await page_lines(kept, read)), cite, section.question,
-                  lines_of(context) if context else None, root)
+    run = lines_of(context, await page_lines(context, read)) if context else None
+    pool = usable(lines_of(kept, await page_lines(kept, read)), cite, section.question, run,
+                  root)
     pool = _on_point(section.question, pool, len(pool))  # not a line about something else
     conflicts = conflict_lines(pool, cite, zh)
     picker.remember(conflicts)
@@ -154,16 +158,35 @@ async def _section(picker: Picker, question: str, pool: list[Line], most: int) -
     measures."""
     if coverage.asks_why(question):
         return await picker.pick(question, pool, most, causes_first=True)
-    return await picker.pick(question, _measured(question, pool), most, figures_first=True)
+    measured = _measured(question, pool)
+    latest = subquestions.asks_latest(question)
+    first = [ln for thing in _telling_things(question, measured)
+             for ln in await picker.pick(question, [m for m in measured
+                                                    if thing in m.text.casefold()],
+                                         1, figures_first=True, latest=latest)]
+    return first + await picker.pick(question, measured, most - len(first),
+                                     figures_first=True, latest=latest)
+
+
+def _telling_things(question: str, pool: list[Line]) -> list[str]:
+    """The things a question names that set its lines apart ("carbonate", "hydroxide"; not
+    the "lithium" nearly every line names): each gets its best line first."""
+    share = {t: sum(t in ln.text.casefold() for ln in pool) / max(1, len(pool))
+             for t in coverage.named(question)}
+    return [t for t, s in share.items() if 0 < s < COMMON_SHARE][:THINGS_MOST]
 
 
 def _measured(question: str, pool: list[Line]) -> list[Line]:
-    """The lines that name what the question measures (its "sales", its "价格") in their text
-    or title; all of them when it names no measure or no line names one."""
+    """The lines that name what the question measures (its "sales", its "价格"): in their own
+    text where two lines at least do, else in their text or title; all of them when it names
+    no measure or no line names one."""
     wanted = subquestions.measures_in(question)
-    named = [ln for ln in pool
-             if any(m in f"{ln.evidence.title} {ln.text}".casefold() for m in wanted)]
-    return named or pool
+    if not wanted:
+        return pool
+    own = [ln for ln in pool if any(m in ln.text.casefold() for m in wanted)]
+    titled = [ln for ln in pool
+              if any(m in f"{ln.evidence.title} {ln.text}".casefold() for m in wanted)]
+    return own if len(own) >= MEASURED_ENOUGH else titled or pool
 
 
 def _on_point(question: str, pool: list[Line], enough: int = 2) -> list[Line]:

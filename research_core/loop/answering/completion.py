@@ -72,8 +72,8 @@ def _lines_under_headings(body: str | None, item: Evidence) -> list[Line]:
         lead = _LEAD_IN.match(paragraph)  # "1. *Chemistry mix.* LFP cathodes …": a label
         under = f"{heading} {lead.group(2)}".strip() if lead else heading
         rest = paragraph[lead.end():] if lead else paragraph
-        out += [Line(text, item, under) for text in
-                sentences(clean_markdown(rest), headings=False, clauses=False)]
+        said = sentences(clean_markdown(rest), headings=False, clauses=False)
+        out += [Line(text, item, under, i == 0) for i, text in enumerate(said)]
     return out
 
 

@@ -1,6 +1,6 @@
 """The periods a sentence speaks of, as comparable keys: "2026-Q2" ("Q2 2026", "the second
-quarter of 2026", "2026年二季度"), "2026-H1", "2026-09" ("September 2026", "2026年9月", "9月"
-in a text published in 2026), "2026". They decide whether two figures are about the same
+quarter of 2026", "2026年二季度"), "2026-H1", "2026-09" ("September 2026", "2026年9月"; "9月" or
+"September" in a text published in 2026), "2026". They decide whether two figures are about the same
 period, and the time order of an answer's lead."""
 
 from __future__ import annotations
@@ -18,6 +18,10 @@ _HALF = re.compile(r"\bh([12])\s*(\d{4})\b|\b(first|second)[\s-]half (?:of\s+)?(
 _MONTH_EN = re.compile(r"\b(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
                        r"aug(?:ust)?|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
                        r"\.?(?:\s+\d{1,2},?)?\s+(\d{4})\b", re.I)
+# A month named without its year ("in October", "Oct 21"): the year it was published in.
+_MONTH_EN_ALONE = re.compile(r"\b(january|february|march|april|june|july|august|september|october|"
+                             r"november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)"
+                             r"\b(?!\.?(?:\s+\d{1,2},?)?\s+\d{4})", re.I)
 _MONTH_ZH = re.compile(r"(?:(\d{2,4})\s*年\s*)?(\d{1,2})\s*月")
 _YEAR = re.compile(r"(?<!\d)(20\d{2})(?!\d)")
 
@@ -42,6 +46,10 @@ def spans(text: str, published: dt.date | None = None) -> list[tuple[int, str]]:
         if month_year and m.group(1).lower()[:3] in _MONTHS:
             month = _MONTHS.index(m.group(1).lower()[:3]) + 1
             found.append((m.start(), f"{month_year}-{month:02d}"))
+    for m in _MONTH_EN_ALONE.finditer(text) if default else ():
+        if m.group(1)[0].isupper():  # "March", not "to march"
+            month = _MONTHS.index(m.group(1).lower()[:3]) + 1
+            found.append((m.start(), f"{default}-{month:02d}"))
     for m in _MONTH_ZH.finditer(text):
         zh_year = _full_year(m.group(1)) or default
         if zh_year and 1 <= int(m.group(2)) <= 12:

@@ -30,6 +30,7 @@ class Line:
     text: str
     evidence: Evidence
     heading: str = ""  # the page's heading above the sentence, where known
+    opens: bool = False  # the first sentence of its paragraph on the page
 
     @property
     def source_id(self) -> str:
@@ -49,8 +50,8 @@ def lines_of(items: list[Evidence], pages: Iterable[Line] = ()) -> list[Line]:
     """The whole sentences of the items, best-scored item first, then those of their `pages`
     (`completion.page_lines`) the items do not hold, each sentence once."""
     pages = list(pages)
-    headings = {line.key: line.heading for line in pages}
-    own = (Line(text, item, headings.get(key(text), ""))
+    placed = {line.key: line for line in pages}
+    own = (Line(text, item, *_place(placed.get(key(text))))
            for item in sorted(items, key=lambda e: -e.score)
            for text in sentences(item.text, headings=False, clauses=False))
     seen: set[str] = set()
@@ -61,6 +62,10 @@ def lines_of(items: list[Evidence], pages: Iterable[Line] = ()) -> list[Line]:
             seen.add(k)
             out.append(line)
     return out
+
+
+def _place(line: Line | None) -> tuple[str, bool]:
+    return (line.heading, line.opens) if line else ("", False)
 
 
 def quoted(lines: Iterable[Line], text: str) -> None:

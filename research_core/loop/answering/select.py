@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from research_core.loop.answering.coverage import asks_why, causal
+from research_core.loop.answering.periods import periods_in, time_key
 from research_core.loop.answering.pool import Line, key
 from research_core.loop.figures import figure_keys, figures_in
 from research_core.protocols import Similarity
@@ -22,6 +23,8 @@ SAME_MEANING = 0.9  # embedder similarity above which two sentences say the same
 SAME_TOPIC = 0.3  # term Jaccard above which equal figures mean the same statement
 SAME_FIGURES = 2  # telling figures two sentences share when they make the same statement
 CAUSE_BONUS = 0.15
+LATEST_BONUS = 0.1
+OPENS_BONUS = 0.05
 KEEP_SHARE = 0.55  # a sentence must score at least this share of the best one
 MIN_SIMILARITY = 0.12
 SOURCE_MOST = 4  # sentences of one source in one answer section
@@ -39,15 +42,18 @@ class Picker:
         self.chosen.extend(t for t in texts if key(t))
 
     async def pick(self, question: str, lines: list[Line], most: int,
-                   figures_first: bool = False, causes_first: bool = False) -> list[Line]:
-        """Up to `most` lines for `question`, best first, none redundant."""
+                   figures_first: bool = False, causes_first: bool = False,
+                   latest: bool = False) -> list[Line]:
+        """Up to `most` lines for `question`, best first, none redundant (`latest`: those on
+        the latest period the lines state rank a little higher)."""
         fresh = [ln for ln in lines if not self._said(ln.text, None)]
         if not fresh or most <= 0:
             return []
         scores = await self.scores(question, fresh, figures_first, not causes_first)
+        if latest:
+            scores = [s + b for s, b in zip(scores, _latest_bonus(fresh), strict=True)]
         if causes_first:
-            scores = [s + (CAUSE_BONUS if causal(ln.text) or asks_why(ln.heading) else 0.0)
-                      for s, ln in zip(scores, fresh, strict=True)]
+            scores = [s + _reason_bonus(ln) for s, ln in zip(scores, fresh, strict=True)]
         best = max(scores)
         ranked = sorted(zip(scores, range(len(fresh)), fresh, strict=True), reverse=True)
         good = [line for score, _, line in ranked
@@ -74,7 +80,7 @@ class Picker:
                      figures: bool = True) -> list[float]:
         """Similarity to `question`, a little more for a credible source and (unless
         `figures` is False: a question why) for a sentence with figures."""
-        sims = (await self.similarity.matrix([question], [ln.text for ln in lines]))[0]
+        sims = (await self.similarity.matrix([question], [_in_context(ln) for ln in lines]))[0]
         bonus = FIGURE_BONUS * (2 if figures_first else 1) if figures else 0.0
         return [s + (bonus if figure_keys(ln.text) else 0.0)
                 + CREDIBILITY_WEIGHT * ln.evidence.credibility
@@ -106,6 +112,29 @@ class Picker:
             if len(told & theirs_told) >= SAME_FIGURES:
                 return True
         return False
+
+
+def _in_context(line: Line) -> str:
+    """A sentence with the page heading it stands under, which often names what the sentence
+    leaves out ("Why the two salts diverged. A supply shock that hit only carbonate.")."""
+    return f"{line.heading} {line.text}" if line.heading else line.text
+
+
+def _reason_bonus(line: Line) -> float:
+    """A sentence that gives a reason, or stands under a page's "why" heading (its
+    paragraph's opening sentence most: the reason, before its details)."""
+    under_why = asks_why(line.heading)
+    return (CAUSE_BONUS if causal(line.text) or under_why else 0.0) + (
+        OPENS_BONUS if under_why and line.opens else 0.0)
+
+
+def _latest_bonus(lines: list[Line]) -> list[float]:
+    """LATEST_BONUS for each line whose first stated period is the latest any line states."""
+    keys = [periods_in(ln.text, ln.evidence.published) for ln in lines]
+    stated = [time_key(ln.text, ln.evidence.published) if k else ""
+              for ln, k in zip(lines, keys, strict=True)]
+    newest = max(stated, default="")
+    return [LATEST_BONUS if k and k == newest else 0.0 for k in stated]
 
 
 def _headings_spread(lines: list[Line]) -> list[Line]:
