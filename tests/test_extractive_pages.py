@@ -250,3 +250,16 @@ async def test_a_reason_is_scored_with_the_heading_it_stands_under() -> None:
     question = "Why did the two cocoa grades part?"
     placed, alone = await picker.scores(question, [rain, bare], False)
     assert placed > alone  # "Why the two grades parted" says what the sentence leaves out
+
+
+async def test_a_source_on_an_item_no_list_names_still_gives_a_line() -> None:
+    foil = _evidence(8, "N1", "foil-note", "research_report",
+                     "过去一年6μm铜箔加工费由2025年11月的1.45万元/吨回升至2026年8月的1.72万元/吨。",
+                     title="锂电铜箔跟踪：加工费修复延续")
+    sources = [*MATERIALS, foil]
+    text = await builder.report(default_similarity(), "近一年上游材料的价格，主要材料都覆盖到",
+                                [builder.Section("近一年上游材料价格是多少？", sources)],
+                                lambda e: f"[{sources.index(e) + 1}]")
+    assert "1.45万元/吨回升至2026年8月的1.72万元/吨" in text
+    assert items.unlisted([Line(foil.text, foil)], ["碳酸锂"]) == [[Line(foil.text, foil)]]
+    assert items.unlisted([Line(STATS.splitlines()[0], MATERIALS[0])], ["碳酸锂"]) == []

@@ -99,6 +99,16 @@ async def each(pool: list[Line], items: list[str], take: Taken,
     return chosen
 
 
+def unlisted(pool: list[Line], items: list[str]) -> list[list[Line]]:
+    """The lines with figures of each source that names none of the items, by source."""
+    by_source: dict[str, list[Line]] = {}
+    for line in pool:
+        by_source.setdefault(line.source_id, []).append(line)
+    return [[ln for ln in lines if has_figures(ln.text)] for lines in by_source.values()
+            if not any(i.casefold() in ln.text.casefold() for ln in lines for i in items)
+            and any(has_figures(ln.text) for ln in lines)]
+
+
 def asks_swings(question: str) -> bool:
     """Whether the question asks how something moved over a span (its highs and lows)."""
     return _SWINGS.search(question) is not None
