@@ -1,6 +1,7 @@
 """Before finalising, the root question's facets (periods, measures, comparisons, causes,
-dates it asks for) are checked against the findings (issue 16): uncovered facets become new
-sub-questions while the budget allows; what stays uncovered is reported as unknown.
+dates it asks for, and the last month its span reaches) are checked against the findings
+(issue 16): uncovered facets become new sub-questions while the budget allows; what stays
+uncovered is reported as unknown.
 
 Applied deep asks the planner which facets the findings answer (the embedder when its
 reply is unusable) and refills as long as the budget allows; standard, the lighter rule,
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery
-from research_core.loop import coverage, judgement
+from research_core.loop import coverage, judgement, period_end
 from research_core.loop.coverage import Coverage
 from research_core.loop.state import RunState
 from research_core.models.gateway import Gateway
@@ -25,7 +26,20 @@ ROOT = "root"
 
 async def judge_root(gw: Gateway, similarity: Similarity, state: RunState,
                      cfg: EngineSettings, deep: bool) -> Coverage:
-    """How far the findings cover the root question's facets."""
+    """How far the findings cover the root question's facets, the last month it asks about
+    included (`period_end`)."""
+    cov = await _judge_facets(gw, similarity, state, cfg, deep)
+    last = period_end.facet(state.question, state.as_of, [e.text for e in state.kept()],
+                            [e.published for e in state.kept()])
+    if last is None:
+        return cov
+    question, reached = last
+    answered = [*cov.answered, len(cov.facets)] if reached else cov.answered
+    return Coverage([*cov.facets, question], answered, cov.unknowns, cov.by)
+
+
+async def _judge_facets(gw: Gateway, similarity: Similarity, state: RunState,
+                        cfg: EngineSettings, deep: bool) -> Coverage:
     wanted = coverage.facets(state.question)
     kept = state.kept()
     findings = [f"{s.question}: {s.conclusion}" for s in state.summaries.values()]

@@ -85,6 +85,17 @@ _SAME_MEASURE = {"gap": ("spread", "价差"), "spread": ("gap", "价差"), "价�
                  "price": ("价格",), "价格": ("price",)}
 
 
+def for_period(question: str, period: str) -> str:
+    """The question's figures asked for one period ("2026年10月", "October 2026"): "2026年10月
+    动力电池上游材料价格的数据是多少？"."""
+    if has_cjk(question):
+        p = _zh_parse(question)
+        return f"{period}{p.subject}{''.join(p.measures[:1])}的数据是多少？"
+    p = _en_parse(question)
+    what = f"{p.subject} {' and '.join(p.measures[:2])}".strip()
+    return f"What were the figures for {what} in {period}?"
+
+
 def measures_in(question: str) -> list[str]:
     """The measures a question names ("sales", "价格"), lowercased; a plural also as singular;
     with the other words for the same measure."""

@@ -97,6 +97,11 @@ _PAST_YEAR = re.compile(r"\b(?:past|last)\s+(?:year|12\s+months|twelve\s+months)
 PAST_YEAR_GRACE_DAYS = 456  # a year and a quarter: last year's closing figures still count
 
 
+def asks_past_year(question: str) -> bool:
+    """Whether the question asks about the past year ("近一年", "over the past year")."""
+    return _PAST_YEAR.search(question) is not None
+
+
 def past_year_start(question: str, published: list[dt.date | None]) -> dt.date | None:
     """For a question about the past year, the oldest publish date that can still speak to
     it, counted back from the newest source; None when the question names no such span."""
