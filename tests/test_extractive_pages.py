@@ -261,5 +261,6 @@ async def test_a_source_on_an_item_no_list_names_still_gives_a_line() -> None:
                                 [builder.Section("近一年上游材料价格是多少？", sources)],
                                 lambda e: f"[{sources.index(e) + 1}]")
     assert "1.45万元/吨回升至2026年8月的1.72万元/吨" in text
+    assert items.moves(foil.text) and not items.moves("锂电铜箔9月产量约8.9万吨，同比增长约24%。")
     assert items.unlisted([Line(foil.text, foil)], ["碳酸锂"]) == [[Line(foil.text, foil)]]
     assert items.unlisted([Line(STATS.splitlines()[0], MATERIALS[0])], ["碳酸锂"]) == []

@@ -63,7 +63,8 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     out = [" ".join(_cited(ln, cite) for ln in lead), ""]
     if items.asks_each(question) and (listed := await items.listed(similarity, question, pool)):
         each = await items.each(pool, listed, picker.take, items.asks_swings(question))
-        each += await _unlisted(picker, question, items.unlisted(pool, listed))
+        each += await _unlisted(picker, question, items.unlisted(pool, listed),
+                                items.asks_swings(question))
         out += [f"*{words['each']}*", *(f"• {_cited(ln, cite)}" for ln in each), ""]
     unanswered, reasons_given = [], False
     on_topic = _on_point(question, pool, len(pool))
@@ -137,11 +138,16 @@ def usable(lines: list[Line], cite: Cite, question: str = "",
     return subject.on_subject(question, recent, context)
 
 
-async def _unlisted(picker: Picker, question: str, sources: list[list[Line]]) -> list[Line]:
+async def _unlisted(picker: Picker, question: str, sources: list[list[Line]],
+                    swings: bool) -> list[Line]:
     """A line with figures from each source about something no list names (a copper-foil
-    note beside two price tables that leave copper foil out)."""
-    return [ln for lines in sources
-            for ln in await picker.pick(question, lines, 1, figures_first=True)]
+    note beside two price tables that leave copper foil out); with `swings`, one that says
+    how it moved over a span where the source has one."""
+    chosen: list[Line] = []
+    for lines in sources:
+        moving = [ln for ln in lines if swings and items.moves(ln.text)]
+        chosen += await picker.pick(question, moving or lines, 1, figures_first=True)
+    return chosen
 
 
 async def _lead(picker: Picker, question: str, pool: list[Line]) -> list[Line]:

@@ -109,6 +109,13 @@ def unlisted(pool: list[Line], items: list[str]) -> list[list[Line]]:
             and any(has_figures(ln.text) for ln in lines)]
 
 
+def moves(text: str) -> bool:
+    """A sentence that says how something moved over a span: two periods, two figures with a
+    unit ("由2025年11月的1.45万元/吨回升至2026年8月的1.72万元/吨")."""
+    measured = [f for f in figures_in(text) if f.unit and not f.percent]
+    return len(periods_in(text)) >= 2 and len(measured) >= 2
+
+
 def asks_swings(question: str) -> bool:
     """Whether the question asks how something moved over a span (its highs and lows)."""
     return _SWINGS.search(question) is not None
