@@ -90,6 +90,7 @@ def test_a_question_is_no_answer_line_and_an_abbreviation_ends_no_sentence() -> 
 
 def test_a_question_about_a_gap_also_measures_a_spread() -> None:
     assert {"gap", "spread", "价差"} <= set(subquestions.measures_in("How big is the gap now?"))
+    assert subquestions.measures_in("How did bike-share trips move?") == []  # no "share"
 
 
 # Two price lists of one trade body and one statistics office, a row a material; the question

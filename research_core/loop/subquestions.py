@@ -101,7 +101,7 @@ def measures_in(question: str) -> list[str]:
     with the other words for the same measure."""
     lowered = question.casefold()
     found = [m for m in _ZH_MEASURES if m in lowered]
-    words = set(re.findall(r"[a-z]+", lowered))
+    words = set(re.findall(r"[a-z]+(?:-[a-z]+)*", lowered))  # "bike-share" is no "share"
     found += [m.rstrip("s") for m in _EN_MEASURES if m in words]
     found += [same for m in found for same in _SAME_MEASURE.get(m, ())]
     return list(dict.fromkeys(found))

@@ -154,14 +154,9 @@ async def _lead(picker: Picker, question: str, pool: list[Line]) -> list[Line]:
     """2–4 sentences with figures that answer the question, in time order."""
     pool = _on_point(question, pool)
     with_figures = [ln for ln in pool if labels.has_figures(ln.text)] or pool
-    candidates, chosen = _measured(question, with_figures), list[Line]()
-    while len(chosen) < LEAD_MOST:  # one sentence a source, so the lead is not one report's
-        sources = {ln.source_id for ln in chosen}
-        more = await picker.pick(question, [ln for ln in candidates if ln.source_id not in sources],
-                                 1, figures_first=True)
-        if not more:
-            break
-        chosen += more
+    # one sentence a source (the lead is not one report's), none far below the best
+    chosen = await picker.pick(question, _measured(question, with_figures), LEAD_MOST,
+                               figures_first=True, per_source=1)
     if len(chosen) < 2:
         chosen += await picker.pick(question, pool, 2 - len(chosen))
     return sorted(chosen, key=lambda ln: time_key(ln.text, ln.evidence.published))

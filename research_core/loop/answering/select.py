@@ -43,11 +43,27 @@ class Picker:
 
     async def pick(self, question: str, lines: list[Line], most: int,
                    figures_first: bool = False, causes_first: bool = False,
-                   latest: bool = False) -> list[Line]:
-        """Up to `most` lines for `question`, best first, none redundant (`latest`: those on
-        the latest period the lines state rank a little higher)."""
+                   latest: bool = False, per_source: int = SOURCE_MOST) -> list[Line]:
+        """Up to `most` lines for `question`, best first, none redundant, at most
+        `per_source` of one source (`latest`: those on the latest period the lines state rank
+        a little higher)."""
+        good = await self.ranked(question, lines, figures_first, causes_first, latest)
+        taken: list[Line] = []
+        for line in _headings_spread(good):
+            if len(taken) >= most:
+                break
+            if sum(t.source_id == line.source_id for t in taken) >= per_source:
+                continue  # one source's table does not crowd out the others
+            if not self._said(line.text, await self._similarities(line.text)):
+                taken.append(line)
+                self.chosen.append(line.text)
+        return taken
+
+    async def ranked(self, question: str, lines: list[Line], figures_first: bool = False,
+                     causes_first: bool = False, latest: bool = False) -> list[Line]:
+        """The lines not said yet that score near the best, best first."""
         fresh = [ln for ln in lines if not self._said(ln.text, None)]
-        if not fresh or most <= 0:
+        if not fresh:
             return []
         scores = await self.scores(question, fresh, figures_first, not causes_first)
         if latest:
@@ -56,18 +72,8 @@ class Picker:
             scores = [s + _reason_bonus(ln) for s, ln in zip(scores, fresh, strict=True)]
         best = max(scores)
         ranked = sorted(zip(scores, range(len(fresh)), fresh, strict=True), reverse=True)
-        good = [line for score, _, line in ranked
+        return [line for score, _, line in ranked
                 if score >= max(MIN_SIMILARITY, KEEP_SHARE * best)]
-        taken: list[Line] = []
-        for line in _headings_spread(good):
-            if len(taken) >= most:
-                break
-            if sum(t.source_id == line.source_id for t in taken) >= SOURCE_MOST:
-                continue  # one source's table does not crowd out the others
-            if not self._said(line.text, await self._similarities(line.text)):
-                taken.append(line)
-                self.chosen.append(line.text)
-        return taken
 
     async def take(self, line: Line) -> bool:
         """Choose `line` unless it repeats a chosen sentence; whether it was chosen."""
