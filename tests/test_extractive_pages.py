@@ -265,3 +265,30 @@ async def test_a_source_on_an_item_no_list_names_still_gives_a_line() -> None:
     assert items.moves(foil.text) and not items.moves("锂电铜箔9月产量约8.9万吨，同比增长约24%。")
     assert items.unlisted([Line(foil.text, foil)], ["碳酸锂"]) == [[Line(foil.text, foil)]]
     assert items.unlisted([Line(STATS.splitlines()[0], MATERIALS[0])], ["碳酸锂"]) == []
+
+
+def test_what_a_review_found_stays_fixed() -> None:
+    from research_core.loop.answering.periods import latest_stated, periods_in
+
+    day = dt.date(2026, 10, 31)
+    assert periods_in("Lei Jun said prices held", day) == []  # a name, not June
+    assert periods_in("12月均价", dt.date(2026, 1, 15)) == ["2025-12"]  # last December
+    assert latest_stated("预计2026年需求增长20%。", day) == ""  # a year is no latest month
+    assert latest_stated("2027年一季度投产，三季度均价8.34万元/吨", day) == ""  # no forecast
+    assert not items.asks_each("They compete with each other every month.")
+    assert items.label("Q3 2026: sales 2.84 million units, up 9.6%.") == ""
+    assert items.label("Copper foil: 1.86 million yuan/t, up 8.1%.") == "Copper foil"
+    assert subquestions.names_measure("Prices rose", ["price"])
+    assert not subquestions.names_measure("Singapore rose", ["gap"])
+
+
+async def test_a_page_list_without_full_stops_is_one_line_a_row() -> None:
+    PAGES["list-page"] = ("**Prices**\n\n- 碳酸锂：8.34万元/吨，同比+13.8%\n"
+                          "- 磷酸铁：1.14万元/吨，同比+9.6%\n- 六氟磷酸锂：9.00万元/吨，同比+47.5%")
+    item = _evidence(9, "N1", "list-page", "official_statistics", "价格表")
+    lines = await completion.page_lines([item], _read)
+    assert [ln.text for ln in lines] == ["碳酸锂：8.34万元/吨，同比+13.8%",
+                                         "磷酸铁：1.14万元/吨，同比+9.6%",
+                                         "六氟磷酸锂：9.00万元/吨，同比+47.5%"]
+    assert await items.listed(default_similarity(), "主要材料价格", lines) == [
+        "碳酸锂", "磷酸铁", "六氟磷酸锂"]

@@ -103,3 +103,9 @@ def _plain(value: Decimal) -> str:
     """A decimal without exponent or trailing zeros: 86200, 0.5, 1.86."""
     text = format(value.normalize(), "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def measured(text: str, least: int = 1) -> bool:
+    """Whether the text states at least `least` figures with a unit or a percent sign ("8.62万元/
+    吨", "+12.4%"; not "9月" or "2026")."""
+    return sum(1 for f in figures_in(text) if f.unit or f.percent) >= least

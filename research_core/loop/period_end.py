@@ -11,22 +11,22 @@ import re
 from collections.abc import Sequence
 
 from research_core.loop import subquestions
-from research_core.loop.answering.periods import asks_past_year, periods_in, time_key
-from research_core.loop.figures import figures_in
+from research_core.loop.answering.periods import MONTH_NAMES, asks_past_year, latest_stated
+from research_core.loop.figures import measured
 from research_core.loop.sentences import sentences
 from research_core.terms import has_cjk
 
 MONTH_DONE_DAY = 20  # from this day of the as-of month on, that month's figures are asked for
 _ZH_END = re.compile(r"(?:到|至|—|-|~)\s*(\d{2,4})\s*年\s*(\d{1,2})\s*月")
-_EN_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
-              "september", "october", "november", "december")
+_EN_MONTHS = MONTH_NAMES
 _EN_END = re.compile(r"\b(?:and|to|through|until|till)\s+(" + "|".join(_EN_MONTHS)
                      + r")\s+(\d{4})\b", re.I)
 
 
 def last_month(question: str, as_of: dt.date) -> str | None:
     """"2026-10": the month the question's span ends in (named, or the as-of month for a span
-    up to now); None when the question names no span that ends now or on a named month."""
+    up to now, when it asks for a measure); None when it names no span that ends now or on a
+    named month."""
     zh = _ZH_END.search(question)
     if zh:
         year = int(zh.group(1))
@@ -34,8 +34,9 @@ def last_month(question: str, as_of: dt.date) -> str | None:
     en = _EN_END.search(question)
     if en:
         return f"{en.group(2)}-{_EN_MONTHS.index(en.group(1).lower()) + 1:02d}"
-    if not (asks_past_year(question) or subquestions.asks_latest(question)):
-        return None
+    if not subquestions.measures_in(question) or not (
+            asks_past_year(question) or subquestions.asks_latest(question)):
+        return None  # "目前行业格局如何？" asks for no month's figures
     month = as_of if as_of.day >= MONTH_DONE_DAY else as_of.replace(day=1) - dt.timedelta(1)
     return f"{month.year}-{month.month:02d}"
 
@@ -43,12 +44,8 @@ def last_month(question: str, as_of: dt.date) -> str | None:
 def newest_stated(texts: Sequence[str], published: Sequence[dt.date | None]) -> str:
     """The newest period a sentence of the texts gives a figure for (a figure with a unit or
     a percent sign: "协会将于10月底发布快报" gives none); "" when none does."""
-    return max((time_key(s, day) for text, day in zip(texts, published, strict=True)
-                for s in sentences(text) if periods_in(s, day) and _measured(s)), default="")
-
-
-def _measured(sentence: str) -> bool:
-    return any(f.unit or f.percent for f in figures_in(sentence))
+    return max((latest_stated(s, day) for text, day in zip(texts, published, strict=True)
+                for s in sentences(text) if measured(s)), default="")
 
 
 def facet(question: str, as_of: dt.date, texts: Sequence[str],

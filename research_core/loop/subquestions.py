@@ -96,6 +96,15 @@ def for_period(question: str, period: str) -> str:
     return f"What were the figures for {what} in {period}?"
 
 
+def names_measure(text: str, measures: list[str]) -> bool:
+    """Whether the text names one of the measures: an English one as a word ("gap", not
+    "Singapore"; "price" also as "prices"), a Chinese one anywhere."""
+    lowered = text.casefold()
+    words = set(re.findall(r"[a-z]+(?:-[a-z]+)*", lowered))
+    return any(m in lowered if has_cjk(m) else (m in words or f"{m}s" in words)
+               for m in measures)
+
+
 def measures_in(question: str) -> list[str]:
     """The measures a question names ("sales", "价格"), lowercased; a plural also as singular;
     with the other words for the same measure."""

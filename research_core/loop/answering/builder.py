@@ -36,6 +36,7 @@ LEAD_FLOOR = 0.5
 COMMON_SHARE = 0.6  # a thing more of a section's lines name than this tells none apart
 THINGS_MOST = 3
 MEASURED_ENOUGH = 2
+UNLISTED_MOST = 4  # lines from sources on things no list names
 MIN_CREDIBILITY = 0.35  # company releases, SEO blogs and forums do not carry the answer
 
 
@@ -127,8 +128,7 @@ def usable(lines: list[Line], cite: Cite, question: str = "",
            context: list[Line] | None = None, root: str = "") -> list[Line]:
     """Lines that can be cited, from sources credible and recent enough to carry an answer:
     for a question (or its `root`) about the past year, none published well before that year
-    began (a 2024
-    article does not say how 2026 went)."""
+    began (a 2024 article does not say how 2026 went); none about something else."""
     cited = [ln for ln in lines if cite(ln.evidence) is not None and ln.evidence.recency > 0
              and ln.evidence.credibility >= MIN_CREDIBILITY]
     oldest = periods.past_year_start(f"{root} {question}",
@@ -147,7 +147,7 @@ async def _unlisted(picker: Picker, question: str, sources: list[list[Line]],
     for lines in sources:
         moving = [ln for ln in lines if swings and items.moves(ln.text)]
         chosen += await picker.pick(question, moving or lines, 1, figures_first=True)
-    return chosen
+    return chosen[:UNLISTED_MOST]
 
 
 async def _lead(picker: Picker, question: str, pool: list[Line]) -> list[Line]:
@@ -192,9 +192,9 @@ def _measured(question: str, pool: list[Line]) -> list[Line]:
     wanted = subquestions.measures_in(question)
     if not wanted:
         return pool
-    own = [ln for ln in pool if any(m in ln.text.casefold() for m in wanted)]
+    own = [ln for ln in pool if subquestions.names_measure(ln.text, wanted)]
     titled = [ln for ln in pool
-              if any(m in f"{ln.evidence.title} {ln.text}".casefold() for m in wanted)]
+              if subquestions.names_measure(f"{ln.evidence.title} {ln.text}", wanted)]
     return own if len(own) >= MEASURED_ENOUGH else titled or pool
 
 

@@ -1,7 +1,8 @@
-"""Whole sentences for evidence whose snippet was cut short ("… cut its household heat pump
-g…" is no sentence to quote): the sentence is completed from the page it came from, where that
-page costs nothing to read (the local corpus; a web page is not fetched again for this). A
-snippet that ends announcing a disagreement without its figures gets the next sentence too."""
+"""Whole sentences from the pages the evidence came from, where a page costs nothing to read
+(the local corpus; a web page is not fetched again for this): a snippet cut short ("… cut its
+household heat pump g…" is no sentence to quote) is completed from its page, a snippet that
+ends announcing a disagreement without its figures gets the next sentence too, and the kept
+pages' other sentences are offered to the extractive answer (`page_lines`)."""
 
 from __future__ import annotations
 
@@ -55,9 +56,11 @@ async def page_lines(items: list[Evidence], read: Reader | None) -> list[Line]:
     best: dict[str, Evidence] = {}
     for item in sorted(items, key=lambda e: -e.score):
         best.setdefault(item.source_id, item)
+    if read is None:
+        return []
     out: list[Line] = []
-    for source_id, item in best.items() if read else ():
-        out += _lines_under_headings(await read(source_id) if read else None, item)
+    for source_id, item in best.items():
+        out += _lines_under_headings(await read(source_id), item)
     return out
 
 
@@ -72,8 +75,8 @@ def _lines_under_headings(body: str | None, item: Evidence) -> list[Line]:
         lead = _LEAD_IN.match(paragraph)  # "1. *Chemistry mix.* LFP cathodes …": a label
         under = f"{heading} {lead.group(2)}".strip() if lead else heading
         rest = paragraph[lead.end():] if lead else paragraph
-        said = sentences(clean_markdown(rest), headings=False, clauses=False)
-        out += [Line(text, item, under, i == 0) for i, text in enumerate(said)]
+        said = [clean_markdown(t) for t in sentences(rest, headings=False, clauses=False)]
+        out += [Line(text, item, under, i == 0) for i, text in enumerate(t for t in said if t)]
     return out
 
 

@@ -1,8 +1,9 @@
 """Item by item, for a question that asks to cover every item of a kind ("主要材料都覆盖到",
 "each of the main …"). The items are the ones a kept source lists line by line (a table's rows
 read as sentences, a report's "锂盐：…" paragraphs): a list of three or more labelled lines
-with figures. Each item gets one sentence: its latest figure, from the most credible source
-that states one; a sentence already said elsewhere in the answer is not said again."""
+with figures. Each item gets its latest figure, from the most credible source that states one,
+and for a question on how prices moved its high or low; a source on something no list names
+gives one line; a sentence already said elsewhere in the answer is not said again."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import re
 from collections.abc import Awaitable, Callable
 
 from research_core.loop.answering.labels import has_figures
-from research_core.loop.answering.periods import periods_in, time_key
+from research_core.loop.answering.periods import latest_stated, periods_in
 from research_core.loop.answering.pool import Line
-from research_core.loop.figures import figures_in
+from research_core.loop.figures import figures_in, measured
 from research_core.protocols import Similarity
 
 MOST_ITEMS = 12
@@ -22,7 +23,8 @@ LIST_MARGIN = 0.06  # how far a list's mean similarity to the question may trail
 _EACH = re.compile(
     r"都覆盖|覆盖到|全部覆盖|全覆盖|逐一|逐项|一一列|各(?:类|种|项)|每(?:类|种|项)|所有的?主要|"
     r"(?:整理|列出|梳理)[下一出]*主要(?:的)?(?:项目|企业|公司|产品|品种|材料|国家|市场|厂商)|"
-    r"\beach\b|\bevery\b|\ball (?:of )?(?:the )?(?:main|major|key)\b|\bone by one\b|"
+    r"\beach\b(?! other)|\bevery\b(?! (?:day|week|month|quarter|year|time))|"
+    r"\ball (?:of )?(?:the )?(?:main|major|key)\b|\bone by one\b|"
     r"\blist (?:the )?(?:main|major|key)\b", re.I)
 _ZH_LABEL = re.compile(r"^([\u4e00-\u9fffA-Za-z0-9μ]{2,12}?)(?:（[^）]{1,24}）)?[：:]")
 _SWINGS = re.compile(r"波动|走势|涨跌|起伏|\bswings?\b|\bmove[sd]?\b|\bmovements?\b|"
@@ -45,8 +47,8 @@ def label(text: str) -> str:
     +13.8%"), or "": a listed line states two figures with a unit or a percent sign at least (a
     table's row does; a paragraph that opens "电解液：" and mentions one does not list)."""
     match = _ZH_LABEL.match(text) or _EN_LABEL.match(text)
-    measured = [f for f in figures_in(text) if f.unit or f.percent]
-    return match.group(1).strip() if match and len(measured) >= LIST_FIGURES else ""
+    name = match.group(1).strip() if match and measured(text, LIST_FIGURES) else ""
+    return "" if periods_in(name) or name.isdigit() else name  # "Q3 2026：" is no item
 
 
 async def listed(similarity: Similarity, question: str, pool: list[Line]) -> list[str]:
@@ -112,8 +114,8 @@ def unlisted(pool: list[Line], items: list[str]) -> list[list[Line]]:
 def moves(text: str) -> bool:
     """A sentence that says how something moved over a span: two periods, two figures with a
     unit ("由2025年11月的1.45万元/吨回升至2026年8月的1.72万元/吨")."""
-    measured = [f for f in figures_in(text) if f.unit and not f.percent]
-    return len(periods_in(text)) >= 2 and len(measured) >= 2
+    amounts = [f for f in figures_in(text) if f.unit and not f.percent]
+    return len(periods_in(text)) >= 2 and len(amounts) >= 2
 
 
 def asks_swings(question: str) -> bool:
@@ -131,14 +133,13 @@ def _about_item(line: Line, item: str, items: list[str]) -> bool:
 
 
 def _latest_first(line: Line) -> tuple[str, int, float]:
-    """The period the line states (a line that states none last; a month before the quarter
-    that ends with it: the latest figure, not an average over it), then its credibility."""
-    found = periods_in(line.text, line.evidence.published)
-    if not found:
-        return "0000", 0, line.evidence.credibility
-    first = found[0]
-    fineness = 3 if re.fullmatch(r"\d{4}-\d{2}", first) else 2 if "Q" in first else 1
-    return time_key(line.text, line.evidence.published), fineness, line.evidence.credibility
+    """The latest month or quarter the line gives (one that gives none last; a month before
+    the quarter that ends with it: the latest figure, not an average over it), then its
+    credibility."""
+    when = latest_stated(line.text, line.evidence.published)
+    months = {k for k in periods_in(line.text, line.evidence.published)
+              if re.fullmatch(r"\d{4}-\d{2}", k)}
+    return when or "0000", int(when in months), line.evidence.credibility
 
 
 def _same(a: str, b: str) -> bool:
@@ -146,5 +147,9 @@ def _same(a: str, b: str) -> bool:
     ("电池级碳酸锂") or a specification after it ("三元前驱体NCM523"); "磷酸铁锂" is not
     "磷酸铁"."""
     short, long = sorted((a.casefold(), b.casefold()), key=len)
-    return bool(short) and (long.endswith(short) or (
-        long.startswith(short) and not _CJK_CHAR.match(long[len(short):])))
+    if not short:
+        return False
+    if not _CJK_CHAR.search(long):  # "copper" is not "copper foil"; "total" not "subtotal"
+        return long == short
+    return long.endswith(short) or (
+        long.startswith(short) and not _CJK_CHAR.match(long[len(short):]))

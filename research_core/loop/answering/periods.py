@@ -1,14 +1,16 @@
 """The periods a sentence speaks of, as comparable keys: "2026-Q2" ("Q2 2026", "the second
-quarter of 2026", "2026年二季度"), "2026-H1", "2026-09" ("September 2026", "2026年9月"; "9月" or
-"September" in a text published in 2026), "2026". They decide whether two figures are about the same
-period, and the time order of an answer's lead."""
+quarter of 2026", "2026年二季度"), "2026-H1", "2026-09" ("September 2026", "2026年9月"; "9月"
+or "September" in a text published in late 2026), "2026". They decide whether two figures are
+about the same period, and the time order of an answer's lead."""
 
 from __future__ import annotations
 
 import datetime as dt
 import re
 
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august",
+               "september", "october", "november", "december")
+_MONTHS = tuple(m[:3] for m in MONTH_NAMES)
 _ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "一": 1, "二": 2, "三": 3, "四": 4,
             "1": 1, "2": 2, "3": 3, "4": 4, "上": 1, "下": 2}
 _QUARTER = re.compile(r"\bq([1-4])\s*(?:of\s+)?(\d{4})\b|\b(first|second|third|fourth)[\s-]quarter "
@@ -18,10 +20,13 @@ _HALF = re.compile(r"\bh([12])\s*(\d{4})\b|\b(first|second)[\s-]half (?:of\s+)?(
 _MONTH_EN = re.compile(r"\b(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
                        r"aug(?:ust)?|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
                        r"\.?(?:\s+\d{1,2},?)?\s+(\d{4})\b", re.I)
-# A month named without its year ("in October", "Oct 21"): the year it was published in.
-_MONTH_EN_ALONE = re.compile(r"\b(january|february|march|april|june|july|august|september|october|"
-                             r"november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)"
-                             r"\b(?!\.?(?:\s+\d{1,2},?)?\s+\d{4})", re.I)
+# A month named without its year ("in October", "Oct 21", "Oct. 30"; a short form only with
+# its day or a full stop: "Lei Jun said" names no June): the latest such month by the time it
+# was published.
+_MONTH_EN_ALONE = re.compile(
+    r"\b(?:(january|february|march|april|june|july|august|september|october|november|december)"
+    r"|(jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)(?=\.|\s+\d{1,2}\b))"
+    r"\b(?!\.?(?:\s+\d{1,2},?)?\s+\d{4})", re.I)
 _MONTH_ZH = re.compile(r"(?:(\d{2,4})\s*年\s*)?(\d{1,2})\s*月")
 _YEAR = re.compile(r"(?<!\d)(20\d{2})(?!\d)")
 
@@ -33,7 +38,6 @@ def periods_in(text: str, published: dt.date | None = None) -> list[str]:
 
 def spans(text: str, published: dt.date | None = None) -> list[tuple[int, str]]:
     """Each period the text names, with where it is named, in order."""
-    default = published.year if published else None
     found: list[tuple[int, str]] = []
     for m in _QUARTER.finditer(text):
         n, year = _pick(m.groups())
@@ -46,17 +50,34 @@ def spans(text: str, published: dt.date | None = None) -> list[tuple[int, str]]:
         if month_year and m.group(1).lower()[:3] in _MONTHS:
             month = _MONTHS.index(m.group(1).lower()[:3]) + 1
             found.append((m.start(), f"{month_year}-{month:02d}"))
-    for m in _MONTH_EN_ALONE.finditer(text) if default else ():
-        if m.group(1)[0].isupper():  # "March", not "to march"
-            month = _MONTHS.index(m.group(1).lower()[:3]) + 1
-            found.append((m.start(), f"{default}-{month:02d}"))
+    for m in _MONTH_EN_ALONE.finditer(text):
+        name = m.group(1) or m.group(2)
+        if published and name[0].isupper():  # "March", not "to march"
+            month = _MONTHS.index(name.lower()[:3]) + 1
+            found.append((m.start(), f"{_year_of(month, published)}-{month:02d}"))
     for m in _MONTH_ZH.finditer(text):
-        zh_year = _full_year(m.group(1)) or default
-        if zh_year and 1 <= int(m.group(2)) <= 12:
-            found.append((m.start(), f"{zh_year}-{int(m.group(2)):02d}"))
+        month = int(m.group(2))
+        zh_year = _full_year(m.group(1)) or (_year_of(month, published) if published else None)
+        if zh_year and 1 <= month <= 12:
+            found.append((m.start(), f"{zh_year}-{month:02d}"))
     if not found:
         found = [(m.start(), m.group(1)) for m in _YEAR.finditer(text)]
     return sorted(found)
+
+
+def _year_of(month: int, published: dt.date) -> int:
+    """The year of a month named without one: the publishing year, or the year before for a
+    month still to come ("12月" in a January article is last December)."""
+    return published.year if month <= published.month else published.year - 1
+
+
+def latest_stated(text: str, published: dt.date | None) -> str:
+    """The latest month, quarter or half the text gives ("2026-09" for "9月" or "Q3 2026"),
+    not after it was published (a forecast is no figure of the latest period) and not a bare
+    year; "" when it gives none."""
+    limit = f"{published.year}-{published.month:02d}" if published else "9999"
+    keys = [_sortable(k) for k in periods_in(text, published) if "-" in k]
+    return max((k for k in keys if k <= limit), default="")
 
 
 def time_key(text: str, published: dt.date | None) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from research_core.loop.answering.coverage import asks_why, causal
-from research_core.loop.answering.periods import periods_in, time_key
+from research_core.loop.answering.periods import latest_stated
 from research_core.loop.answering.pool import Line, key
 from research_core.loop.figures import figure_keys, figures_in
 from research_core.protocols import Similarity
@@ -44,9 +44,12 @@ class Picker:
     async def pick(self, question: str, lines: list[Line], most: int,
                    figures_first: bool = False, causes_first: bool = False,
                    latest: bool = False, per_source: int = SOURCE_MOST) -> list[Line]:
-        """Up to `most` lines for `question`, best first, none redundant, at most
+        """Up to `most` lines for `question`, the best first (a page heading's second only after
+        every heading's first), none redundant, at most
         `per_source` of one source (`latest`: those on the latest period the lines state rank
         a little higher)."""
+        if most <= 0:
+            return []
         good = await self.ranked(question, lines, figures_first, causes_first, latest)
         taken: list[Line] = []
         for line in _headings_spread(good):
@@ -135,10 +138,8 @@ def _reason_bonus(line: Line) -> float:
 
 
 def _latest_bonus(lines: list[Line]) -> list[float]:
-    """LATEST_BONUS for each line whose first stated period is the latest any line states."""
-    keys = [periods_in(ln.text, ln.evidence.published) for ln in lines]
-    stated = [time_key(ln.text, ln.evidence.published) if k else ""
-              for ln, k in zip(lines, keys, strict=True)]
+    """LATEST_BONUS for each line that gives the latest month or quarter any line gives."""
+    stated = [latest_stated(ln.text, ln.evidence.published) for ln in lines]
     newest = max(stated, default="")
     return [LATEST_BONUS if k and k == newest else 0.0 for k in stated]
 

@@ -5,6 +5,7 @@ additives' expansion, kept for its "龙头企业" and "扩产", names separators
 
 from __future__ import annotations
 
+from research_core.loop import subquestions
 from research_core.loop.answering import coverage
 from research_core.loop.answering.pool import Line
 
@@ -25,7 +26,8 @@ def on_subject(question: str, pool: list[Line], context: list[Line] | None = Non
 
 
 def subject_of(question: str, pool: list[Line]) -> str | None:
-    """Of the things the question names, the one the most sources are about but not all
+    """Of the things the question names (not its measures: "prices" is no subject), the one
+    the most sources are about but not all
     ("隔膜" for a question on separator makers' expansion; not the city every source names),
     the first the question names among equals. A source is about a thing its title names or
     its text names twice: an article on electrolyte additives' expansion, kept for its
@@ -33,8 +35,9 @@ def subject_of(question: str, pool: list[Line]) -> str | None:
     the subject (fewer than two sources, or than three in four, are about it: a question on
     "upstream battery materials" has sources on lithium salts, foils and anodes)."""
     sources = _source_texts(pool)
+    measures = subquestions.measures_in(question)
     counts = {t: sum(_about(text, t) for text in sources.values())
-              for t in coverage.named(question)}
+              for t in coverage.named(question) if t.rstrip("s") not in measures}
     telling = {t: n for t, n in counts.items() if n < len(sources)}
     most = max(telling.values(), default=0)
     if most < SUBJECT_SOURCES or most < SUBJECT_SHARE * len(sources):
