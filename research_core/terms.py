@@ -45,6 +45,17 @@ def names_a_thing(word: str) -> bool:
     return bool(tags) and all(t.startswith("n") or t == "eng" for t in tags)
 
 
+@cache
+def nouns(text: str) -> frozenset[str]:
+    """The Chinese nouns of a text of two characters or more ("石墨", "铜箔", "加工费"), by
+    jieba's part-of-speech tags."""
+    _jieba_ready()
+    import jieba.posseg
+
+    return frozenset(p.word for p in jieba.posseg.lcut(text)
+                     if p.flag.startswith("n") and len(p.word) >= 2 and has_cjk(p.word))
+
+
 def segment(text: str, *, search_mode: bool = True) -> list[str]:
     """jieba's words of a text: search mode adds the shorter words inside long ones."""
     _jieba_ready()

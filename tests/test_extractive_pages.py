@@ -10,7 +10,7 @@ import datetime as dt
 
 from research_core.loop import subquestions
 from research_core.loop.answering import builder, completion, items
-from research_core.loop.answering.pool import Line, whole
+from research_core.loop.answering.pool import Line, label, whole
 from research_core.loop.answering.select import Picker
 from research_core.loop.evidence import Evidence, credibility
 from research_core.loop.sentences import sentences
@@ -276,8 +276,8 @@ def test_what_a_review_found_stays_fixed() -> None:
     assert latest_stated("预计2026年需求增长20%。", day) == ""  # a year is no latest month
     assert latest_stated("2027年一季度投产，三季度均价8.34万元/吨", day) == ""  # no forecast
     assert not items.asks_each("They compete with each other every month.")
-    assert items.label("Q3 2026: sales 2.84 million units, up 9.6%.") == ""
-    assert items.label("Copper foil: 1.86 million yuan/t, up 8.1%.") == "Copper foil"
+    assert label("Q3 2026: sales 2.84 million units, up 9.6%.") == ""
+    assert label("Copper foil: 1.86 million yuan/t, up 8.1%.") == "Copper foil"
     assert subquestions.names_measure("Prices rose", ["price"])
     assert not subquestions.names_measure("Singapore rose", ["gap"])
 
@@ -292,3 +292,18 @@ async def test_a_page_list_without_full_stops_is_one_line_a_row() -> None:
                                          "六氟磷酸锂：9.00万元/吨，同比+47.5%"]
     assert await items.listed(default_similarity(), "主要材料价格", lines) == [
         "碳酸锂", "磷酸铁", "六氟磷酸锂"]
+
+
+def test_two_things_priced_in_one_month_are_no_disagreement() -> None:
+    from research_core.loop.answering import disagreements
+
+    graphite = _evidence(10, "N1", "anode-monthly", "industry_association",
+                         "人造石墨负极（中端）：9月均价2.94万元/吨，环比+0.3%，同比+3.5%。")
+    foil = _evidence(11, "N1", "foil-monthly", "industry_association",
+                     "6μm铜箔加工费：9月均价1.86万元/吨，环比+8.1%，同比+22.0%。")
+    restated = _evidence(12, "N1", "foil-erratum", "industry_association",
+                         "更正后，9月6μm锂电铜箔加工费均价为1.74万元/吨，环比上涨1.2%。")
+    pool = [Line(e.text, e) for e in (graphite, foil, restated)]
+    found = disagreements.find(pool)
+    assert [{d.first[0].source_id, d.second[0].source_id} for d in found] == [
+        {"foil-monthly", "foil-erratum"}]

@@ -15,9 +15,10 @@ from research_core.loop.answering.periods import spans
 from research_core.loop.answering.pool import Line
 from research_core.loop.figures import Figure, figures_in
 from research_core.loop.sentences import sentences
-from research_core.terms import overlap
+from research_core.terms import nouns, overlap
 
 SAME_TOPIC = 0.4
+_GENERIC = frozenset({"价格", "均价", "价位", "数据", "数字"})  # what every price line names
 SAME_MEASURE_RATIO = 1.6  # two versions of one figure differ by less than this factor
 MAX_SHOWN = 4
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
@@ -50,7 +51,7 @@ def find(lines: list[Line]) -> list[Disagreement]:
 def _clash(a: Line, b: Line) -> Disagreement | None:
     """Clause by clause: a correction says the new figure and the old one in one sentence
     ("restated … to 209,000 units; the 214,000 units first published were corrected")."""
-    if max(_topic(a, b), _topic(b, a)) < SAME_TOPIC:
+    if max(_topic(a, b), _topic(b, a)) < SAME_TOPIC or not _same_subject(a, b):
         return None
     for clause_a in _clauses(a):
         for clause_b in _clauses(b):
@@ -121,6 +122,15 @@ def _magnitude(figure: Figure) -> str:
     million" and "2.61 million" compare, while a bare "14" compares with nothing."""
     word = figure.text[len(figure.mantissa):].strip() if figure.value != figure.mantissa else ""
     return f"({word})" if word else "(none)"
+
+
+def _same_subject(a: Line, b: Line) -> bool:
+    """Two Chinese sentences that name things name at least one in common (besides a price or
+    an average, which every line names): a graphite anode's average and a copper-foil fee in
+    one month are no disagreement ("人造石墨负极…9月均价2.94万元/吨" against "6μm加工费均价
+    1.86万元/吨"), a fee and its correction are."""
+    mine, theirs = nouns(a.text) - _GENERIC, nouns(b.text) - _GENERIC
+    return not (mine and theirs) or bool(mine & theirs)
 
 
 def _topic(a: Line, b: Line) -> float:

@@ -12,13 +12,12 @@ from collections.abc import Awaitable, Callable
 
 from research_core.loop.answering.labels import has_figures
 from research_core.loop.answering.periods import latest_stated, periods_in
-from research_core.loop.answering.pool import Line
-from research_core.loop.figures import figures_in, measured
+from research_core.loop.answering.pool import Line, label, same_item
+from research_core.loop.figures import figures_in
 from research_core.protocols import Similarity
 
 MOST_ITEMS = 12
 LIST_LINES = 3  # labelled lines of one source that make a list
-LIST_FIGURES = 2  # measured figures of a listed line
 LIST_MARGIN = 0.06  # how far a list's mean similarity to the question may trail the best's
 _EACH = re.compile(
     r"都覆盖|覆盖到|全部覆盖|全覆盖|逐一|逐项|一一列|各(?:类|种|项)|每(?:类|种|项)|所有的?主要|"
@@ -26,13 +25,10 @@ _EACH = re.compile(
     r"\beach\b(?! other)|\bevery\b(?! (?:day|week|month|quarter|year|time))|"
     r"\ball (?:of )?(?:the )?(?:main|major|key)\b|\bone by one\b|"
     r"\blist (?:the )?(?:main|major|key)\b", re.I)
-_ZH_LABEL = re.compile(r"^([\u4e00-\u9fffA-Za-z0-9μ]{2,12}?)(?:（[^）]{1,24}）)?[：:]")
 _SWINGS = re.compile(r"波动|走势|涨跌|起伏|\bswings?\b|\bmove[sd]?\b|\bmovements?\b|"
                      r"\bfluctuat\w*|\bhighs? and lows?\b", re.I)
 _EXTREME = re.compile(r"高点|最高|峰值|高位|低点|最低|低位|\bpeak\w*|\bhighs?\b|\blows?\b|"
                       r"\brecord\b", re.I)
-_CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
-_EN_LABEL = re.compile(r"^([A-Z][\w\-/ ]{1,40}?)(?: \([^)]{1,30}\))?:\s")
 
 Taken = Callable[[Line], Awaitable[bool]]  # records a line as said; False: it repeats one
 
@@ -40,15 +36,6 @@ Taken = Callable[[Line], Awaitable[bool]]  # records a line as said; False: it r
 def asks_each(question: str) -> bool:
     """Whether the question asks to cover every item of a kind."""
     return _EACH.search(question) is not None
-
-
-def label(text: str) -> str:
-    """The label a listed line starts with ("碳酸锂" of "碳酸锂（电池级）：8.34万元/吨，同比
-    +13.8%"), or "": a listed line states two figures with a unit or a percent sign at least (a
-    table's row does; a paragraph that opens "电解液：" and mentions one does not list)."""
-    match = _ZH_LABEL.match(text) or _EN_LABEL.match(text)
-    name = match.group(1).strip() if match and measured(text, LIST_FIGURES) else ""
-    return "" if periods_in(name) or name.isdigit() else name  # "Q3 2026：" is no item
 
 
 async def listed(similarity: Similarity, question: str, pool: list[Line]) -> list[str]:
@@ -72,12 +59,12 @@ async def listed(similarity: Similarity, question: str, pool: list[Line]) -> lis
              if close >= max(closeness) - LIST_MARGIN]
     found: list[str] = []
     for name in (n for group in names for n in group):
-        same = [f for f in found if _same(f, name)]
+        same = [f for f in found if same_item(f, name)]
         if not same:
             found.append(name)
         elif len(name) < len(same[0]):
             found[found.index(same[0])] = name
-    sources = {f: sum(any(_same(f, n) for n in group) for group in names) for f in found}
+    sources = {f: sum(any(same_item(f, n) for n in group) for group in names) for f in found}
     most = sorted(found, key=lambda f: -sources[f])[:MOST_ITEMS]
     return [f for f in found if f in most]
 
@@ -89,7 +76,7 @@ async def each(pool: list[Line], items: list[str], take: Taken,
     question asks how prices moved) also the line that gives its high or low."""
     chosen: list[Line] = []
     for item in items:
-        naming = [ln for ln in pool if _same(label(ln.text), item)] or [
+        naming = [ln for ln in pool if same_item(label(ln.text), item)] or [
             ln for ln in pool if item.casefold() in ln.text.casefold() and has_figures(ln.text)]
         extremes = [ln for ln in pool if swings and _EXTREME.search(ln.text)
                     and has_figures(ln.text) and _about_item(ln, item, items)]
@@ -129,7 +116,7 @@ def _about_item(line: Line, item: str, items: list[str]) -> bool:
     if item.casefold() in text:
         return True
     return item.casefold() in title and not any(
-        o.casefold() in text for o in items if not _same(o, item))
+        o.casefold() in text for o in items if not same_item(o, item))
 
 
 def _latest_first(line: Line) -> tuple[str, int, float]:
@@ -140,16 +127,3 @@ def _latest_first(line: Line) -> tuple[str, int, float]:
     months = {k for k in periods_in(line.text, line.evidence.published)
               if re.fullmatch(r"\d{4}-\d{2}", k)}
     return when or "0000", int(when in months), line.evidence.credibility
-
-
-def _same(a: str, b: str) -> bool:
-    """Whether two labels name one item: one is the other with a qualifier before it
-    ("电池级碳酸锂") or a specification after it ("三元前驱体NCM523"); "磷酸铁锂" is not
-    "磷酸铁"."""
-    short, long = sorted((a.casefold(), b.casefold()), key=len)
-    if not short:
-        return False
-    if not _CJK_CHAR.search(long):  # "copper" is not "copper foil"; "total" not "subtotal"
-        return long == short
-    return long.endswith(short) or (
-        long.startswith(short) and not _CJK_CHAR.match(long[len(short):]))

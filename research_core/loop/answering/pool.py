@@ -10,7 +10,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain
 
+from research_core.loop.answering.periods import periods_in
 from research_core.loop.evidence import Evidence
+from research_core.loop.figures import measured
 from research_core.loop.sentences import sentences
 from research_core.search.snippets import is_cut
 from research_core.terms import CJK, terms
@@ -20,6 +22,10 @@ _MIN_TERMS = 4
 _NUMBERED_HEADING = re.compile(r"^\s*(?:[一二三四五六七八九十]+|\d{1,2})[、.]\s*\S")
 _SENTENCE_END = re.compile(r"[。！？!?；;]|\.\s*(?:\[\d+\])?\s*$")
 _MIN_CJK = 10
+_CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
+LIST_FIGURES = 2  # measured figures of a listed line
+_ZH_LABEL = re.compile(r"^([\u4e00-\u9fffA-Za-z0-9μ]{2,12}?)(?:（[^）]{1,24}）)?[：:]")
+_EN_LABEL = re.compile(r"^([A-Z][\w\-/ ]{1,40}?)(?: \([^)]{1,30}\))?:\s")
 UNENDED_MOST = 40  # a line this short without a sentence end: a heading or a signature
 
 
@@ -86,3 +92,25 @@ def whole(text: str) -> bool:
     if len(CJK.findall(text)) >= _MIN_CJK:
         return True
     return len(terms(text)) >= _MIN_TERMS
+
+
+def label(text: str) -> str:
+    """The label a listed line starts with ("碳酸锂" of "碳酸锂（电池级）：8.34万元/吨，同比
+    +13.8%"), or "": a listed line states two figures with a unit or a percent sign at least (a
+    table's row does; a paragraph that opens "电解液：" and mentions one does not list)."""
+    match = _ZH_LABEL.match(text) or _EN_LABEL.match(text)
+    name = match.group(1).strip() if match and measured(text, LIST_FIGURES) else ""
+    return "" if periods_in(name) or name.isdigit() else name  # "Q3 2026：" is no item
+
+
+def same_item(a: str, b: str) -> bool:
+    """Whether two labels name one item: one is the other with a qualifier before it
+    ("电池级碳酸锂") or a specification after it ("三元前驱体NCM523"); "磷酸铁锂" is not
+    "磷酸铁"."""
+    short, long = sorted((a.casefold(), b.casefold()), key=len)
+    if not short:
+        return False
+    if not _CJK_CHAR.search(long):  # "copper" is not "copper foil"; "total" not "subtotal"
+        return long == short
+    return long.endswith(short) or (
+        long.startswith(short) and not _CJK_CHAR.match(long[len(short):]))
