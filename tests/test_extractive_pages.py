@@ -190,14 +190,19 @@ async def test_a_part_keeps_to_the_period_its_run_asks_about() -> None:
     assert "1.74万元/吨" in text and "1.3万元/吨" not in text
 
 
+async def _materials_report(question: str, extra: Evidence) -> str:
+    """The report on the two price lists and one more source, for a question on every item."""
+    sources = [*MATERIALS, extra]
+    return await builder.report(default_similarity(), question,
+                                [builder.Section("近一年上游材料价格是多少？", sources)],
+                                lambda e: f"[{sources.index(e) + 1}]")
+
+
 async def test_a_question_on_price_swings_gets_each_item_latest_month_and_its_high() -> None:
     peak = _evidence(3, "N1", "lipf6-review", "research_report",
                      "2026年1月月均价12.6万元/吨为本轮高点，此后回落，7月低至8.8万元/吨。",
                      title="六氟磷酸锂周期复盘：从一季度高点回落")
-    sources = [*MATERIALS, peak]
-    text = await builder.report(default_similarity(), "近一年上游材料的价格波动，主要材料都覆盖到",
-                                [builder.Section("近一年上游材料价格是多少？", sources)],
-                                lambda e: f"[{sources.index(e) + 1}]")
+    text = await _materials_report("近一年上游材料的价格波动，主要材料都覆盖到", peak)
     block = text.split("*逐项*", 1)[1].split("\n\n", 1)[0]
     assert "12.6万元/吨为本轮高点" in block  # its title names the item the line leaves out
     assert "9月均价8.55万元/吨" in text and "8.34万元/吨" not in block  # September, not Q3
@@ -257,10 +262,7 @@ async def test_a_source_on_an_item_no_list_names_still_gives_a_line() -> None:
     foil = _evidence(8, "N1", "foil-note", "research_report",
                      "过去一年6μm铜箔加工费由2025年11月的1.45万元/吨回升至2026年8月的1.72万元/吨。",
                      title="锂电铜箔跟踪：加工费修复延续")
-    sources = [*MATERIALS, foil]
-    text = await builder.report(default_similarity(), "近一年上游材料的价格，主要材料都覆盖到",
-                                [builder.Section("近一年上游材料价格是多少？", sources)],
-                                lambda e: f"[{sources.index(e) + 1}]")
+    text = await _materials_report("近一年上游材料的价格，主要材料都覆盖到", foil)
     assert "1.45万元/吨回升至2026年8月的1.72万元/吨" in text
     assert items.moves(foil.text) and not items.moves("锂电铜箔9月产量约8.9万吨，同比增长约24%。")
     assert items.unlisted([Line(foil.text, foil)], ["碳酸锂"]) == [[Line(foil.text, foil)]]
