@@ -309,3 +309,14 @@ def test_two_things_priced_in_one_month_are_no_disagreement() -> None:
     found = disagreements.find(pool)
     assert [{d.first[0].source_id, d.second[0].source_id} for d in found] == [
         {"foil-monthly", "foil-erratum"}]
+
+
+def test_a_figure_takes_the_period_no_other_figure_stands_between() -> None:
+    from research_core.loop.answering import disagreements
+
+    assoc = _evidence(13, "N1", "assoc-report", "industry_association",
+                      "The payback came in the first quarter of 2026, when sales fell 8.0% to "
+                      "474,000 units from 515,000 in Q1 2025.")
+    weekly = _evidence(14, "N1", "weekly-news", "news",
+                       "Sales stood at 515,000 units in the first quarter of 2025.")
+    assert disagreements.find([Line(e.text, e) for e in (assoc, weekly)]) == []

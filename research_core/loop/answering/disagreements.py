@@ -97,20 +97,28 @@ def _stated(line: Line) -> dict[tuple[str, str], list[Figure]]:
     """The line's figures (no percentages, no years) by (period, unit) and by (period,
     magnitude word): "2.84 million in" and "2.61 million trips" compare by their magnitude,
     "612,000 units" and "571,000 units" by their unit. Each figure's period is the one named
-    nearest to it, a quarter, a half or a month: a whole year is too coarse to say that two
-    figures measure the same thing."""
+    nearest to it with no other figure between them, a quarter, a half or a month: a whole
+    year is too coarse to say that two figures measure the same thing."""
     named = [(at, key) for at, key in spans(line.text, line.evidence.published) if "-" in key]
     out: dict[tuple[str, str], list[Figure]] = {}
     if not named:
         return out
-    for figure in figures_in(line.text):
-        if figure.percent or _a_year(figure):
-            continue
-        at = line.text.find(figure.text)
-        period = min(named, key=lambda p: abs(p[0] - at))[1]
+    figures = [f for f in figures_in(line.text) if not f.percent and not _a_year(f)]
+    places = [line.text.find(f.text) for f in figures]
+    for figure, at in zip(figures, places, strict=True):
+        period = _period_of(at, named, [p for p in places if p != at])
         for unit in {figure.unit or _magnitude(figure), _magnitude(figure)}:
             out.setdefault((period, unit), []).append(figure)
     return out
+
+
+def _period_of(at: int, named: list[tuple[int, str]], others: list[int]) -> str:
+    """The period named nearest to a figure with no other figure between them: in "fell to
+    474,000 units from 515,000 in Q1 2025" the quarter is the 515,000's, and the 474,000 takes
+    the period named before it."""
+    clear = [(p, key) for p, key in named
+             if not any(min(p, at) < o < max(p, at) for o in others)]
+    return min(clear or named, key=lambda p: abs(p[0] - at))[1]
 
 
 def _a_year(figure: Figure) -> bool:
