@@ -320,3 +320,13 @@ def test_a_figure_takes_the_period_no_other_figure_stands_between() -> None:
     weekly = _evidence(14, "N1", "weekly-news", "news",
                        "Sales stood at 515,000 units in the first quarter of 2025.")
     assert disagreements.find([Line(e.text, e) for e in (assoc, weekly)]) == []
+
+
+async def test_a_follow_up_answer_reads_the_kept_pages_too() -> None:
+    question = "Why did Ivorian cocoa prices fall?"
+    bare = await builder.follow_up(default_similarity(), question, [_snippet()], _cite)
+    assert not any("Heavy rain" in ln for ln in bare)
+    item = _snippet()
+    read = await builder.follow_up(default_similarity(), question, [item], _cite, read=_read)
+    assert any("Heavy rain in the western belt" in ln for ln in read)
+    assert "Heavy rain in the western belt" in item.text  # quoted: its evidence holds it

@@ -29,6 +29,7 @@ from research_core.loop import (
 )
 from research_core.loop.admission import Admission
 from research_core.loop.answer_stream import AnswerStream
+from research_core.loop.answering.completion import Reader
 from research_core.loop.goal_tree import Node
 from research_core.loop.learning import Learner
 from research_core.loop.parts import Parts
@@ -167,6 +168,10 @@ class _Research:
     @property
     def similarity(self) -> Similarity:
         return self.engine.similarity
+
+    @property
+    def read(self) -> Reader | None:
+        return self.parts.read
 
     @property
     def deep(self) -> bool:

@@ -15,6 +15,7 @@ from typing import Protocol
 from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery, Publication
 from research_core.loop.answering import builder
+from research_core.loop.answering.completion import Reader
 from research_core.loop.evidence import Evidence
 from research_core.loop.goal_tree import Node
 from research_core.loop.reporter import Source, citation_problem, echo_problem, number_sources
@@ -44,6 +45,10 @@ class Researcher(Protocol):
 
     @property
     def similarity(self) -> Similarity: ...
+
+    @property
+    def read(self) -> Reader | None:
+        """The run's page reader where reading costs nothing (None: the web)."""
 
     def may_step(self) -> bool: ...
 
@@ -93,7 +98,7 @@ async def _from_memory(r: Researcher, question: str) -> tuple[FollowUpOut, list[
         return citation_problem(out.answer, len(sources))
 
     out = await r.gateway.try_structured("executor", "followup", messages, FollowUpOut, check)
-    return out or await _assembled(r.similarity, question, carried, sources), sources
+    return out or await _assembled(r.similarity, question, carried, sources, r.read), sources
 
 
 def prose_problem(text: str, sources: list[Source]) -> str | None:
@@ -126,13 +131,14 @@ def _block(source: Source, carried: list[Evidence]) -> str:
 
 
 async def _assembled(similarity: Similarity, question: str, carried: list[Evidence],
-                     sources: list[Source]) -> FollowUpOut:
-    """Fallback: the extractive answer from the closest evidence (whole sentences, each
-    cited, each once, the disagreements among them); none means research is needed."""
+                     sources: list[Source], read: Reader | None = None) -> FollowUpOut:
+    """Fallback: the extractive answer from the closest evidence and their pages where reading
+    is free (whole sentences, each cited, each once, the disagreements among them); none
+    means research is needed."""
     numbers = {s.source_id: s.number for s in sources}
     lines = await builder.follow_up(similarity, question, carried,
                                     lambda e: f"[{numbers[e.source_id]}]"
-                                    if e.source_id in numbers else None)
+                                    if e.source_id in numbers else None, read=read)
     while lines and len(_fallback_text(lines)) > FALLBACK_CHARS:
         lines.pop()  # the best come first; the answer keeps to the schema's length
     if not lines:

@@ -111,17 +111,21 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
 
 
 async def follow_up(similarity: Similarity, question: str, items: list[Evidence],
-                    cite: Cite, most: int = FOLLOW_UP_MOST) -> list[str]:
-    """A follow-up's answer from the evidence closest to it: its best whole sentences as
-    cited bullets, then the disagreements among them; [] when nothing can be cited."""
-    pool = usable(lines_of(items), cite, question)
+                    cite: Cite, most: int = FOLLOW_UP_MOST,
+                    read: Reader | None = None) -> list[str]:
+    """A follow-up's answer from the evidence closest to it (and its pages, where reading is
+    free): its best whole sentences as cited bullets, then the disagreements among them; []
+    when nothing can be cited."""
+    pool = usable(lines_of(items, await page_lines(items, read)), cite, question)
     if not pool:
         return []
     picker = Picker(similarity)
     conflicts = conflict_lines(pool, cite, has_cjk(question))
     picker.remember(conflicts)
     chosen = await _section(picker, question, _on_point(question, pool, len(pool)), most)
-    return [*(f"• {_cited(ln, cite)}" for ln in chosen), *(c for c in conflicts if c)]
+    out = [*(f"• {_cited(ln, cite)}" for ln in chosen), *(c for c in conflicts if c)]
+    quoted(pool, "\n".join(out))
+    return out
 
 
 def usable(lines: list[Line], cite: Cite, question: str = "",
