@@ -112,11 +112,12 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
 
 async def follow_up(similarity: Similarity, question: str, items: list[Evidence],
                     cite: Cite, most: int = FOLLOW_UP_MOST,
-                    read: Reader | None = None) -> list[str]:
+                    read: Reader | None = None, root: str = "") -> list[str]:
     """A follow-up's answer from the evidence closest to it (and its pages, where reading is
-    free): its best whole sentences as cited bullets, then the disagreements among them; []
-    when nothing can be cited."""
-    pool = usable(lines_of(items, await page_lines(items, read)), cite, question)
+    free), keeping to what the run's `root` question is about: its best whole sentences as
+    cited bullets, then the disagreements among them; [] when nothing can be cited."""
+    pool = usable(lines_of(items, await page_lines(items, read)), cite,
+                  f"{root} {question}".strip())
     if not pool:
         return []
     picker = Picker(similarity)
