@@ -330,3 +330,15 @@ async def test_a_follow_up_answer_reads_the_kept_pages_too() -> None:
     read = await builder.follow_up(default_similarity(), question, [item], _cite, read=_read)
     assert any("Heavy rain in the western belt" in ln for ln in read)
     assert "Heavy rain in the western belt" in item.text  # quoted: its evidence holds it
+
+
+async def test_a_follow_up_keeps_to_what_the_run_is_about() -> None:
+    closest = [SEPARATORS[2], SEPARATORS[4]]  # the association's report and the additives
+    cite = {e.source_id: f"[{i + 1}]" for i, e in enumerate(SEPARATORS)}
+    alone = await builder.follow_up(default_similarity(), "哪家企业扩产最多？", closest,
+                                    lambda e: cite[e.source_id], root="隔膜龙头企业产能扩张情况")
+    assert any("添加剂" in ln for ln in alone)  # two sources cannot tell what the run is about
+    kept = await builder.follow_up(default_similarity(), "哪家企业扩产最多？", closest,
+                                   lambda e: cite[e.source_id], root="隔膜龙头企业产能扩张情况",
+                                   context=SEPARATORS)
+    assert kept and not any("添加剂" in ln for ln in kept)

@@ -98,8 +98,7 @@ async def _from_memory(r: Researcher, question: str) -> tuple[FollowUpOut, list[
         return citation_problem(out.answer, len(sources))
 
     out = await r.gateway.try_structured("executor", "followup", messages, FollowUpOut, check)
-    return out or await _assembled(r.similarity, question, carried, sources, r.read,
-                                   r.state.question), sources
+    return out or await _assembled(r, question, carried, sources), sources
 
 
 def prose_problem(text: str, sources: list[Source]) -> str | None:
@@ -131,16 +130,16 @@ def _block(source: Source, carried: list[Evidence]) -> str:
                       f"{source.published or 'undated'})", *(f"    {f}" for f in facts)])
 
 
-async def _assembled(similarity: Similarity, question: str, carried: list[Evidence],
-                     sources: list[Source], read: Reader | None = None,
-                     root: str = "") -> FollowUpOut:
+async def _assembled(r: Researcher, question: str, carried: list[Evidence],
+                     sources: list[Source]) -> FollowUpOut:
     """Fallback: the extractive answer from the closest evidence and their pages where reading
-    is free (whole sentences, each cited, each once, the disagreements among them); none
-    means research is needed."""
+    is free (whole sentences, each cited, each once, the disagreements among them), keeping to
+    what the run is about; none means research is needed."""
     numbers = {s.source_id: s.number for s in sources}
-    lines = await builder.follow_up(similarity, question, carried,
+    lines = await builder.follow_up(r.similarity, question, carried,
                                     lambda e: f"[{numbers[e.source_id]}]"
-                                    if e.source_id in numbers else None, read=read, root=root)
+                                    if e.source_id in numbers else None, read=r.read,
+                                    root=r.state.question, context=r.state.kept())
     while lines and len(_fallback_text(lines)) > FALLBACK_CHARS:
         lines.pop()  # the best come first; the answer keeps to the schema's length
     if not lines:

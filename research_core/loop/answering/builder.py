@@ -112,12 +112,15 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
 
 async def follow_up(similarity: Similarity, question: str, items: list[Evidence],
                     cite: Cite, most: int = FOLLOW_UP_MOST,
-                    read: Reader | None = None, root: str = "") -> list[str]:
+                    read: Reader | None = None, root: str = "",
+                    context: list[Evidence] | None = None) -> list[str]:
     """A follow-up's answer from the evidence closest to it (and its pages, where reading is
-    free), keeping to what the run's `root` question is about: its best whole sentences as
-    cited bullets, then the disagreements among them; [] when nothing can be cited."""
+    free), keeping to what the run's `root` question and its kept evidence (`context`) are
+    about: its best whole sentences as cited bullets, then the disagreements among them; []
+    when nothing can be cited."""
+    run = lines_of(context, await page_lines(context, read)) if context else None
     pool = usable(lines_of(items, await page_lines(items, read)), cite,
-                  f"{root} {question}".strip())
+                  f"{root} {question}".strip(), run)
     if not pool:
         return []
     picker = Picker(similarity)
