@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 import re
 import warnings
-from functools import cache
+from functools import cache, lru_cache
 
 with warnings.catch_warnings():
     # jieba 0.42 imports pkg_resources, which warns on newer setuptools.
     warnings.simplefilter("ignore")
     import jieba
 
+NOUNS_CACHED = 4096
 _WORD = re.compile(r"[\w.%-]+", re.UNICODE)
 CJK = re.compile(r"[\u3400-\u9fff]")
 _STOPWORD_TEXT = """
@@ -45,7 +46,7 @@ def names_a_thing(word: str) -> bool:
     return bool(tags) and all(t.startswith("n") or t == "eng" for t in tags)
 
 
-@cache
+@lru_cache(maxsize=NOUNS_CACHED)  # sentences, not words: bounded in a long-lived worker
 def nouns(text: str) -> frozenset[str]:
     """The Chinese nouns of a text of two characters or more ("石墨", "铜箔", "加工费"), by
     jieba's part-of-speech tags."""

@@ -71,6 +71,7 @@ def derive(question: str, limit: int = 4) -> list[SubQuestion]:
             for i, t in enumerate(unique[:limit]) if len(t) >= 8]
 
 
+_EN_WORD = re.compile(r"[a-z]+(?:-[a-z]+)*")  # "bike-share" is one word, no "share"
 _LATEST = re.compile(
     r"\b(?:latest|current|currently|now|most recent)\b|最新|目前|当前|现在|最近一个月", re.I)
 
@@ -100,7 +101,7 @@ def names_measure(text: str, measures: list[str]) -> bool:
     """Whether the text names one of the measures: an English one as a word ("gap", not
     "Singapore"; "price" also as "prices"), a Chinese one anywhere."""
     lowered = text.casefold()
-    words = set(re.findall(r"[a-z]+(?:-[a-z]+)*", lowered))
+    words = set(_EN_WORD.findall(lowered))
     return any(m in lowered if has_cjk(m) else (m in words or f"{m}s" in words)
                for m in measures)
 
@@ -110,7 +111,7 @@ def measures_in(question: str) -> list[str]:
     with the other words for the same measure."""
     lowered = question.casefold()
     found = [m for m in _ZH_MEASURES if m in lowered]
-    words = set(re.findall(r"[a-z]+(?:-[a-z]+)*", lowered))  # "bike-share" is no "share"
+    words = set(_EN_WORD.findall(lowered))
     found += [m.rstrip("s") for m in _EN_MEASURES if m in words]
     found += [same for m in found for same in _SAME_MEASURE.get(m, ())]
     return list(dict.fromkeys(found))

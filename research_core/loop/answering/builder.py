@@ -53,19 +53,20 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     zh = has_cjk(question)
     words = labels.ZH if zh else labels.EN
     kept = await completed([e for s in sections for e in s.items], read)
-    pool = usable(lines_of(kept, await page_lines(kept, read)), cite, question)
+    pool = usable(await _with_pages(kept, read), cite, question)
     if not pool:
         return words["nothing"]
     picker = Picker(similarity)
-    conflicts = conflict_lines(pool, cite, zh)
+    found = disagreements.find(pool)
+    conflicts = conflict_lines(pool, cite, zh, found)
     picker.remember(conflicts)
-    outvoted = {d.second[0].text for d in disagreements.find(pool)}
+    outvoted = {d.second[0].text for d in found}
     lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted])
     out = [" ".join(_cited(ln, cite) for ln in lead), ""]
     if items.asks_each(question) and (listed := await items.listed(similarity, question, pool)):
-        each = await items.each(pool, listed, picker.take, items.asks_swings(question))
-        each += await _unlisted(picker, question, items.unlisted(pool, listed),
-                                items.asks_swings(question))
+        swings = items.asks_swings(question)
+        each = await items.each(pool, listed, picker.take, swings)
+        each += await _unlisted(picker, question, items.unlisted(pool, listed), swings)
         out += [f"*{words['each']}*", *(f"• {_cited(ln, cite)}" for ln in each), ""]
     unanswered, reasons_given = [], False
     on_topic = _on_point(question, pool, len(pool))
@@ -96,9 +97,8 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     picker = Picker(similarity)
     picker.remember(said)
     kept = await completed(section.items, read)
-    run = lines_of(context, await page_lines(context, read)) if context else None
-    pool = usable(lines_of(kept, await page_lines(kept, read)), cite, section.question, run,
-                  root)
+    run = await _with_pages(context, read) if context else None
+    pool = usable(await _with_pages(kept, read), cite, section.question, run, root)
     pool = _on_point(section.question, pool, len(pool))  # not a line about something else
     conflicts = conflict_lines(pool, cite, zh)
     picker.remember(conflicts)
@@ -118,9 +118,8 @@ async def follow_up(similarity: Similarity, question: str, items: list[Evidence]
     free), keeping to what the run's `root` question and its kept evidence (`context`) are
     about: its best whole sentences as cited bullets, then the disagreements among them; []
     when nothing can be cited."""
-    run = lines_of(context, await page_lines(context, read)) if context else None
-    pool = usable(lines_of(items, await page_lines(items, read)), cite,
-                  f"{root} {question}".strip(), run)
+    run = await _with_pages(context, read) if context else None
+    pool = usable(await _with_pages(items, read), cite, f"{root} {question}".strip(), run)
     if not pool:
         return []
     picker = Picker(similarity)
@@ -130,6 +129,11 @@ async def follow_up(similarity: Similarity, question: str, items: list[Evidence]
     out = [*(f"• {_cited(ln, cite)}" for ln in chosen), *(c for c in conflicts if c)]
     quoted(pool, "\n".join(out))
     return out
+
+
+async def _with_pages(items: list[Evidence], read: Reader | None) -> list[Line]:
+    """The items' sentences, then the other sentences of their pages where reading is free."""
+    return lines_of(items, await page_lines(items, read))
 
 
 def usable(lines: list[Line], cite: Cite, question: str = "",
@@ -219,10 +223,12 @@ def _on_point(question: str, pool: list[Line], enough: int = 2) -> list[Line]:
     return pool
 
 
-def conflict_lines(pool: list[Line], cite: Cite, zh: bool) -> list[str]:
-    """The "where the sources disagree" block (empty when they agree)."""
+def conflict_lines(pool: list[Line], cite: Cite, zh: bool,
+                   found: list[disagreements.Disagreement] | None = None) -> list[str]:
+    """The "where the sources disagree" block (empty when they agree); `found`: the pool's
+    disagreements where the caller has them already."""
     words = labels.ZH if zh else labels.EN
-    found = disagreements.find(pool)
+    found = disagreements.find(pool) if found is None else found
     shown = {d.explained_by.text for d in found if d.explained_by}
     notes = [ln for ln in disagreements.documented(pool) if ln.text not in shown][:2]
     if not found and not notes:

@@ -53,11 +53,11 @@ async def page_lines(items: list[Evidence], read: Reader | None) -> list[Line]:
     attributed to its page's best-scored item: a kept page's other sentences (the next
     paragraph's hydroxide price, the third of its three reasons) are as citable as the few the
     search snippet or the deep read put in the model's context."""
+    if read is None:
+        return []
     best: dict[str, Evidence] = {}
     for item in sorted(items, key=lambda e: -e.score):
         best.setdefault(item.source_id, item)
-    if read is None:
-        return []
     out: list[Line] = []
     for source_id, item in best.items():
         out += _lines_under_headings(await read(source_id), item)

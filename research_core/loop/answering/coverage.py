@@ -64,9 +64,9 @@ def named(question: str) -> list[str]:
 
 def named_share(question: str, text: str) -> float:
     """The share of the things the question names that the text names too (1.0: all)."""
-    named = {t.rstrip("s") for t in _words(question) if _names_something(t)}
+    asked = {t.rstrip("s") for t in named(question)}
     have = {t.rstrip("s") for t in _words(text)}
-    return min(1.0, len(named & have) / min(len(named), NAMED_ENOUGH)) if named else 1.0
+    return min(1.0, len(asked & have) / min(len(asked), NAMED_ENOUGH)) if asked else 1.0
 
 
 def _words(text: str) -> list[str]:

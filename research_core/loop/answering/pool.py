@@ -22,7 +22,6 @@ _MIN_TERMS = 4
 _NUMBERED_HEADING = re.compile(r"^\s*(?:[一二三四五六七八九十]+|\d{1,2})[、.]\s*\S")
 _SENTENCE_END = re.compile(r"[。！？!?；;]|\.\s*(?:\[\d+\])?\s*$")
 _MIN_CJK = 10
-_CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
 LIST_FIGURES = 2  # measured figures of a listed line
 _ZH_LABEL = re.compile(r"^([\u4e00-\u9fffA-Za-z0-9μ]{2,12}?)(?:（[^）]{1,24}）)?[：:]")
 _EN_LABEL = re.compile(r"^([A-Z][\w\-/ ]{1,40}?)(?: \([^)]{1,30}\))?:\s")
@@ -110,7 +109,7 @@ def same_item(a: str, b: str) -> bool:
     short, long = sorted((a.casefold(), b.casefold()), key=len)
     if not short:
         return False
-    if not _CJK_CHAR.search(long):  # "copper" is not "copper foil"; "total" not "subtotal"
+    if not CJK.search(long):  # "copper" is not "copper foil"; "total" not "subtotal"
         return long == short
     return long.endswith(short) or (
-        long.startswith(short) and not _CJK_CHAR.match(long[len(short):]))
+        long.startswith(short) and not CJK.match(long[len(short):]))
