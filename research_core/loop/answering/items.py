@@ -75,8 +75,9 @@ async def each(pool: list[Line], items: list[str], take: Taken,
     figure), the latest period first, then the more credible source's; with `swings` (the
     question asks how prices moved) also the line that gives its high or low."""
     chosen: list[Line] = []
+    labelled = [(ln, label(ln.text)) for ln in pool]  # once, not once an item
     for item in items:
-        naming = [ln for ln in pool if same_item(label(ln.text), item)] or [
+        naming = [ln for ln, name in labelled if same_item(name, item)] or [
             ln for ln in pool if item.casefold() in ln.text.casefold() and has_figures(ln.text)]
         extremes = [ln for ln in pool if swings and _EXTREME.search(ln.text)
                     and has_figures(ln.text) and _about_item(ln, item, items)]
