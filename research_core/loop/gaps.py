@@ -29,8 +29,9 @@ async def judge_root(gw: Gateway, similarity: Similarity, state: RunState,
     """How far the findings cover the root question's facets, the last month it asks about
     included (`period_end`)."""
     cov = await _judge_facets(gw, similarity, state, cfg, deep)
-    last = period_end.facet(state.question, state.as_of, [e.text for e in state.kept()],
-                            [e.published for e in state.kept()])
+    kept = state.kept()
+    last = period_end.facet(state.question, state.as_of, [e.text for e in kept],
+                            [e.published for e in kept])
     if last is None:
         return cov
     question, reached = last
