@@ -94,6 +94,9 @@ class EngineSettings:
     json_max_tokens: int = bounded(384, 16, 131_072)
     report_max_tokens: int = bounded(900, 16, 131_072)
     report_max_sources: int = bounded(16, 1, 1000)
+    # What a Slack reader reads of an answer (lead, parts and report together): about two
+    # screens of a Slack thread, a minute or two of reading (docs/evaluation.md).
+    reading_budget_chars: int = bounded(2400, 400, 100_000)
     dedup_similarity: float = bounded(0.85, hi=1, above=0)
     deep_read_relevance: float = bounded(0.8, 0, 1)
     deep_reads_per_node: int = bounded(3, 0, 1000)
