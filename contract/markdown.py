@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from contract.mrkdwn import link as mrkdwn_link
+from contract.mrkdwn import link_label
 
 # Characters that start or end a link, image, autolink, HTML, entity, mention or code span.
 _SPECIAL = re.compile(r"([\\`\[\]<>&@|])")
@@ -28,10 +29,11 @@ def escape(text: str) -> str:
 
 def link(url: str, label: str) -> str | None:
     """A live link the bot built: `[label](url)` for an http(s) URL that passes the same checks
-    as a mrkdwn link, the label escaped; None when the URL is not one to link to."""
+    as a mrkdwn link, the label escaped (and replaced by the link's host when it looks like an
+    address); None when the URL is not one to link to."""
     if mrkdwn_link(url) is None:
         return None
-    return f"[{escape(label)}]({url.translate(_URL_PARENS)})"
+    return f"[{escape(link_label(url, label))}]({url.translate(_URL_PARENS)})"
 
 
 def clip(escaped: str, limit: int) -> str:

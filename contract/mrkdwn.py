@@ -24,6 +24,9 @@ NO_PARSE: dict[str, Any] = {"parse": "none", "link_names": False}
 _CONTROL = re.compile(r"<([^<>]*)>")
 _USER_ID = re.compile(r"^[UW][A-Z0-9]{1,30}$")
 _URL_UNSAFE = re.compile(r"[\s<>|\"']")
+# A host name (any script, dots of any width), with a port and a path or not: `slack.com`,
+# `bank.example:443/login`, `ѕlack。com`.
+_HOST = re.compile(r"(?:[\w-]+[.。．｡])+[^\W\d_]{2,}[.。．｡]?(?::\d*)?(?:[/?#].*)?$")
 
 
 def escape(text: str) -> str:
@@ -48,9 +51,30 @@ def mention(user_id: str) -> str:
     return f"<@{user_id}>" if _USER_ID.match(user_id) else escape(user_id)
 
 
+def looks_like_address(label: str) -> bool:
+    """Whether a label reads as a URL or a host name (`https://slack.com/signin`,
+    `slack.com`, `www.x.y`, `bank.example/login`): shown as a link's text, it would name a
+    site the link may not go to."""
+    text = label.strip()
+    first = text.split(maxsplit=1)[0] if text else ""
+    return "://" in text or first.lower().startswith("www.") or bool(_HOST.match(first))
+
+
+def link_label(url: str, label: str) -> str:
+    """The text to show for a link to `url`: `label`, unless it looks like an address, then
+    the link's own host (its ASCII form, so a look-alike host shows as `xn--…`)."""
+    if label.strip() == url or not looks_like_address(label):
+        return label  # the link's own URL is an honest label
+    try:
+        return URL(url).raw_host or url
+    except ValueError:
+        return url
+
+
 def link(url: str, label: str | None = None) -> str | None:
-    """A live link to an http(s) URL the bot validated, with an escaped label; None when the
-    URL is not one to link to."""
+    """A live link to an http(s) URL the bot validated, with an escaped label (one that looks
+    like an address is replaced by the link's host, `link_label`); None when the URL is not
+    one to link to."""
     if _URL_UNSAFE.search(url):
         return None
     try:
@@ -60,7 +84,7 @@ def link(url: str, label: str | None = None) -> str | None:
     if parsed.scheme not in ("http", "https") or not parsed.host:
         return None
     target = url.replace("&", "&amp;")
-    return f"<{target}|{escape(label)}>" if label else f"<{target}>"
+    return f"<{target}|{escape(link_label(url, label))}>" if label else f"<{target}>"
 
 
 def from_slack(text: str) -> str:

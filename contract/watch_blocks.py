@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contract.keys import REQUEST_KEY
-from contract.mrkdwn import escape
+from contract.mrkdwn import escape, link
 
 Block = dict[str, Any]
 
@@ -77,7 +77,7 @@ def changes_blocks(since: dt.date, changes: list[Change]) -> list[Block]:
 
 
 def _link(url: str, title: str) -> str:
-    shown = escape(title[:120]).replace("|", "¦")
-    if url.startswith(("https://", "http://")) and not any(ch in url for ch in "<>| "):
-        return f"<{url}|{shown}>"
-    return shown
+    """A source as a link the bot built (`contract.mrkdwn.link`: a title that looks like an
+    address shows the link's own host), else its title as escaped text."""
+    shown = title[:120].replace("|", "¦")
+    return link(url, shown) or escape(shown)

@@ -3,6 +3,7 @@ and disguised links arrive escaped, and messages are posted with `parse: none`."
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from collections.abc import AsyncIterator
@@ -15,7 +16,9 @@ from contract.blocks import picker_blocks, status_blocks
 from contract.mrkdwn import escape, from_slack, link, mention
 from contract.requests import ResearchRequestMsg
 from contract.slack_client import make_client
+from contract.watch_blocks import Change, changes_blocks
 from playground.fake_slack import FakeSlack
+from research_core.plan import PlanSource
 from research_core.protocols import Similarity
 from research_core.store.sql import SqlStore
 from tests.conftest import SLACK_TOKEN
@@ -24,6 +27,7 @@ from tests.fakes.web_server import Doc, FakeWeb, article
 from tests.scripted import Script
 from tests.test_web_engine import SALES, web_backend
 from workers.answer_blocks import answer_blocks
+from workers.plan_blocks import url_source
 from workers.slack_publisher import SlackPublisher, part_blocks
 
 CH = "C0SAFE"
@@ -175,3 +179,50 @@ def test_a_question_comes_in_as_plain_text_and_goes_out_escaped_on_one_line() ->
         assert quoted.startswith(">") and "*Research request from @UADMIN:*" in quoted
         assert LIVE.findall(text) == ["<@"]  # the requester's mention, built by the bot
         assert "&amp;" in quoted
+
+
+EVIL = "https://evil.example/login?next=1"
+# Page titles that read as a URL or a host: as a link's text they would name another site.
+ADDRESS_TITLES = ["https://slack.com/signin", "slack.com", "www.x.y", "  www.bank.example  ",
+                  "SLACK.COM/signin — Sign in", "http://bank.example", "bank.example:443/a",
+                  "ѕlack。com", "Sign in at https://slack.com"]
+HONEST_TITLES = ["Heat pump sales in 2026", "U.S. heat pump prices", "Report 3.5: prices"]
+
+
+def posted_context_lines(fake: FakeSlack) -> list[str]:
+    return [t for t in posted_texts(fake) if t.startswith("Sources: ")]
+
+
+@pytest.mark.parametrize("title", ADDRESS_TITLES)
+async def test_a_title_that_looks_like_an_address_is_never_a_link_label(
+        fake: FakeSlack, title: str) -> None:
+    """Every place a source link is drawn (the answer's mrkdwn context line through the
+    publisher, a markdown link, a plan's Block Kit source, a watch cycle's changes): the
+    label is the link's own host instead."""
+    thread = fake.post_user_message(CH, "U1", "<@U0FAKEBOT> heat pumps?")
+    publisher = SlackPublisher(make_client(SLACK_TOKEN, fake.base_url), CH, thread.ts,
+                               progress_interval=0)
+    publisher.describe = lambda source: (EVIL, title) if source == "s1" else None
+    await publisher.answer_part("s0123456789a", "report", "Prices fell.", ["s1"])
+    await publisher.close()
+    assert posted_context_lines(fake) == ["Sources: <https://evil.example/login?next=1|"
+                                          "evil.example>"]
+    assert markdown.link(EVIL, title) == "[evil.example](https://evil.example/login?next=1)"
+    assert url_source(PlanSource(EVIL, title)) == {"type": "url", "url": EVIL,
+                                                   "text": "evil.example"}
+    changed = changes_blocks(dt.date(2026, 11, 1), [Change("Prices?", "new figures",
+                                                           [(EVIL, title)])])
+    assert "(sources: <https://evil.example/login?next=1|evil.example>)" in \
+        mrkdwn_texts(changed)[0]
+
+
+@pytest.mark.parametrize("title", HONEST_TITLES)
+def test_an_ordinary_title_stays_the_label(title: str) -> None:
+    assert link(EVIL, title) == f"<https://evil.example/login?next=1|{title}>"
+    assert url_source(PlanSource(EVIL, title))["text"] == title  # type: ignore[index]
+
+
+def test_a_look_alike_host_is_shown_in_its_ascii_form() -> None:
+    lookalike = "https://xn--lack-f9d.com/signin"  # ѕlack.com with a Cyrillic ѕ
+    assert link(lookalike, "slack.com") == f"<{lookalike}|xn--lack-f9d.com>"
+    assert link(EVIL, EVIL) == f"<{EVIL}|{EVIL}>"  # the link's own URL is an honest label

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contract.mrkdwn import clip, escape, link
+from contract.mrkdwn import clip, escape, link, link_label
 from research_core.plan import PlanSource, PlanTask, PlanView
 
 Block = dict[str, Any]
@@ -55,8 +55,8 @@ def rich_text(lines: list[str]) -> Block:
 def url_source(source: PlanSource) -> Block | None:
     if link(source.url) is None:
         return None
-    return {"type": "url", "url": source.url,
-            "text": _cut(source.title or source.url, SOURCE_TITLE_CHARS)}
+    label = link_label(source.url, source.title or source.url)
+    return {"type": "url", "url": source.url, "text": _cut(label, SOURCE_TITLE_CHARS)}
 
 
 def plan_text(view: PlanView, notes: list[str]) -> str:

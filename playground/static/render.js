@@ -9,10 +9,12 @@ function unescapeSlack(s) {
   return String(s).replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
 }
 function safeUrl(url) { return /^(https?:|mailto:)/i.test(url) ? url : null; }
+// The target shows on hover, as in Slack: a label never hides where a link goes.
 function link(url, labelHtml) {
   const safe = safeUrl(url);
   if (!safe) return labelHtml;
-  return `<a href="${escapeHtml(safe)}" target="_blank" rel="noopener noreferrer">${labelHtml}</a>`;
+  const href = escapeHtml(safe);
+  return `<a href="${href}" title="${href}" target="_blank" rel="noopener noreferrer">${labelHtml}</a>`;
 }
 function mention(text) { return `<span class="mention">${escapeHtml(text)}</span>`; }
 export function el(tag, cls, html) {
