@@ -61,9 +61,9 @@ def event_id_usable(body: JSON) -> bool:
 
 
 def clicker_of(body: JSON) -> str | None:
-    """Who clicked: `user.id` of an interaction payload (or a bare user id)."""
-    user = body.get("user")
-    return slack_id(user.get("id") if isinstance(user, dict) else user)
+    """Who clicked: `user.id` of an interaction payload. Slack always sends the user as an
+    object; anything else (a bare id included) names no one."""
+    return slack_id(object_of(body, "user").get("id"))
 
 
 def channel_of(body: JSON) -> str | None:

@@ -37,6 +37,11 @@ _OBJECTS = ("event", "message", "previous_message", "view", "item", "assistant_t
             "function_data", "container", "state")
 _IDS_OR_OBJECTS = ("team", "enterprise", "user", "channel")
 _LISTS_OF_OBJECTS = ("authorizations", "response_urls", "actions")
+# Interactions (clicks, shortcuts, modals): Slack always names the person as an object
+# (`{"id": …}`); a bare id there is not Slack's and must not pass for anyone's click.
+_INTERACTIONS = frozenset({"block_actions", "block_suggestion", "view_submission",
+                           "view_closed", "shortcut", "message_action",
+                           "interactive_message", "dialog_submission"})
 
 
 class Refused(Exception):
@@ -81,6 +86,9 @@ def _shape_problem(payload: dict[str, Any], depth: int = 0) -> str | None:
             return f"{key} is not a list of objects"
     if payload.get("type") == "block_actions" and not payload.get("actions"):
         return "a block action without actions"
+    if depth == 0 and payload.get("type") in _INTERACTIONS \
+            and not isinstance(payload.get("user"), dict):
+        return "an interaction whose user is not an object"
     nested = (payload.get(k) for k in ("event", "message", "previous_message"))
     for inner in (n for n in nested if isinstance(n, dict) and depth < 2):
         problem = _shape_problem(inner, depth + 1)

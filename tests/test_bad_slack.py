@@ -17,7 +17,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode
 
 import aiohttp
 import pytest
@@ -267,17 +267,39 @@ async def test_clicks_with_odd_users_and_values(endpoint: Endpoint,
     assert status == 200
     [picker] = driver.replies(asked)
     value = button_value(picker, "depth_standard")
-    odd = [click_body(picker.ts, value, user=None), click_body(picker.ts, value, user={}),
+    odd = [click_body(picker.ts, value, user={}),
            click_body(picker.ts, {"x": 1}), click_body(picker.ts, "red:req:\ud800:1"),
            click_body(picker.ts, value, user={"id": ["U1"]}),
            click_body(picker.ts, value, user={"id": "U0ALICE\ud800"})]
     for body in odd:
         assert await post_click(endpoint, body) == 200
+    # Slack always sends the clicker as an object: a bare id (the requester's own, even),
+    # a missing user or a null one is a malformed payload, not anyone's click.
+    for user in (ALICE, None, 5, [ALICE]):
+        assert await post_click(endpoint, click_body(picker.ts, value, user=user)) == 400
+    missing = click_body(picker.ts, value)
+    missing_user = json.loads(parse_qs(missing.decode())["payload"][0])
+    del missing_user["user"]
+    assert await post_click(endpoint, urlencode({"payload": json.dumps(missing_user)})
+                            .encode()) == 400
     assert endpoint.queue.research_requests == []  # none of them chose anything
-    # Slack's legacy shape, the user as a bare id, is a click by that user.
-    assert await post_click(endpoint, click_body(picker.ts, value, user=ALICE)) == 200
+    assert await post_click(endpoint, click_body(picker.ts, value)) == 200
     assert [r.depth for r in endpoint.queue.research_requests] == ["standard"]
     log_is_clean(caplog)
+
+
+@pytest.mark.parametrize("kind", ["block_actions", "view_submission", "shortcut",
+                                  "message_action"])
+async def test_an_interaction_whose_user_is_a_bare_id_is_400(
+        endpoint: Endpoint, caplog: pytest.LogCaptureFixture, kind: str) -> None:
+    payload = {"type": kind, "user": ALICE, "team": {"id": "T0FAKE"},
+               "actions": [{"action_id": "depth_auto", "value": "x"}],
+               "view": {"id": "V1", "callback_id": "x"}, "callback_id": "x"}
+    body = urlencode({"payload": json.dumps(payload)}).encode()
+    assert await post_click(endpoint, body) == 400
+    assert endpoint.queue.research_requests == []
+    log_is_clean(caplog)
+    assert any("user is not an object" in r.getMessage() for r in caplog.records)
 
 
 @pytest.mark.parametrize("text", ["\u200b\u200b", "\u2060 \ufeff", "\u00a0\u3000"])
