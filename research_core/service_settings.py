@@ -9,10 +9,13 @@ from urllib.parse import unquote, urlsplit
 
 from research_core.errors import SettingsError
 from research_core.redaction import redact_url
-from research_core.setting_values import Secret, bounded, checked_url, parse_field
+from research_core.setting_values import Secret, bounded, check_fields, checked_url, parse_field
 
 HOUR_S = 3600
 DAY_S = 86_400
+# The least of a page that can be worth reading: the head of an HTML page alone often takes
+# a few KiB, so a smaller cap would cut every page before its first paragraph.
+MIN_PAGE_BYTES = 4 * 1024
 SENTINEL_SCHEME = "redis+sentinel"
 REDIS_SCHEMES = ("redis", "rediss", "unix", SENTINEL_SCHEME)
 
@@ -101,7 +104,7 @@ class WebSettings:
     brave_rate_per_s: float = bounded(1.0, above=0, hi=1000)
     tavily_rate_per_s: float = bounded(2.0, above=0, hi=1000)
     page_timeout_s: float = bounded(15.0, above=0, hi=HOUR_S)
-    page_max_bytes: int = bounded(2_000_000, 1, 200_000_000)
+    page_max_bytes: int = bounded(2_000_000, MIN_PAGE_BYTES, 200_000_000)
 
     def __post_init__(self) -> None:
         unknown = [b for b in self.backends if b not in WEB_BACKENDS]
@@ -115,16 +118,17 @@ class WebSettings:
         for backend, value in needs.items():
             if backend in self.backends and not value:
                 raise SettingsError(f"RED_SEARCH_BACKENDS names {backend}: set {names[backend]}")
-        positive = (self.page_max_bytes, self.page_timeout_s, self.search_timeout_s,
-                    self.searxng_rate_per_s, self.brave_rate_per_s, self.tavily_rate_per_s)
-        if min(positive) <= 0 or self.search_retries < 0:
-            raise SettingsError("RED_PAGE_MAX_BYTES, RED_PAGE_TIMEOUT_S, RED_SEARCH_TIMEOUT_S "
-                                "and RED_<BACKEND>_RATE_PER_S must be positive")
+        check_fields(self, _web_key)  # settings built in code are held to the same ranges
 
     def rate_per_s(self, backend: str) -> float:
         rates = {"searxng": self.searxng_rate_per_s, "brave": self.brave_rate_per_s,
                  "tavily": self.tavily_rate_per_s}
         return rates[backend]
+
+
+def _web_key(name: str) -> str:
+    """The variable of a WebSettings field (`web_from_env`)."""
+    return "RED_SEARCH_MAX_RETRY_WAIT_S" if name == "max_retry_wait_s" else f"RED_{name.upper()}"
 
 
 def _url(env: Mapping[str, str], key: str, default: str,

@@ -42,6 +42,12 @@ YEAR_S = 365 * DAY_S
 MAX_DAYS = 36_500  # a century: dates stay within what datetime can represent
 MAX_COUNT = 100_000
 MAX_CONTEXT = 1_048_576
+# The least that can work, for the caps whose small values would silently break every run:
+MIN_CONTEXT = 1024  # a generating model's window: a prompt and a short answer (tokens)
+MIN_EMBED_CONTEXT = 256  # an embedding model's window: one passage (tokens)
+MIN_COMPLETION_TOKENS = 64  # one small JSON object, or a few sentences of report
+MIN_SNIPPET_CHARS = 50  # a sentence of a hit, enough to judge it by
+MIN_QUESTION_CHARS = 100  # the longest accepted question may not be shorter than a question
 MAX_THREADS = 1024
 
 
@@ -72,7 +78,7 @@ class EngineSettings:
 
     query_variants: int = bounded(3, 1, 10)
     search_concurrency: int = bounded(3, 1, 64)
-    snippet_chars: int = bounded(200, 20, 10_000)
+    snippet_chars: int = bounded(200, MIN_SNIPPET_CHARS, 10_000)
     hits_per_query: int = bounded(5, 1, 100)
     cache_ttl_s: int = bounded(86_400, 0, 10 * YEAR_S)
     weight_relevance: float = bounded(0.6, 0, 1)
@@ -90,9 +96,9 @@ class EngineSettings:
     recency_full_days: int = bounded(90, 0, MAX_DAYS)
     recency_zero_days: int = bounded(1095, 1, MAX_DAYS)
     lookback_days: int | None = bounded(None, 1, MAX_DAYS)
-    max_question_chars: int = bounded(4000, 1, 1_000_000)
-    json_max_tokens: int = bounded(384, 16, 131_072)
-    report_max_tokens: int = bounded(900, 16, 131_072)
+    max_question_chars: int = bounded(4000, MIN_QUESTION_CHARS, 1_000_000)
+    json_max_tokens: int = bounded(384, MIN_COMPLETION_TOKENS, 131_072)
+    report_max_tokens: int = bounded(900, MIN_COMPLETION_TOKENS, 131_072)
     report_max_sources: int = bounded(16, 1, 1000)
     # What a Slack reader reads of an answer (lead, parts and report together): about two
     # screens of a Slack thread, a minute or two of reading (docs/evaluation.md).
@@ -121,7 +127,7 @@ class EmbeddingSettings:
     api_key: Secret = field(default_factory=lambda: Secret(""))
     timeout_s: float = bounded(60.0, above=0, hi=DAY_S)
     max_retries: int = bounded(3, 0, 20)
-    gguf_context: int = bounded(8192, 64, MAX_CONTEXT)
+    gguf_context: int = bounded(8192, MIN_EMBED_CONTEXT, MAX_CONTEXT)
     gguf_threads: int | None = bounded(None, 1, MAX_THREADS)
 
     @property
@@ -176,7 +182,7 @@ class Settings:
     database_url: str | None = None
     corpus_dir: Path | None = None
     gguf_threads: int | None = bounded(None, 1, MAX_THREADS)
-    gguf_context: int = bounded(4096, 64, MAX_CONTEXT)
+    gguf_context: int = bounded(4096, MIN_CONTEXT, MAX_CONTEXT)
     as_of: dt.date | None = None
     slack: SlackSettings = field(default_factory=SlackSettings)
     worker: WorkerSettings = field(default_factory=WorkerSettings)

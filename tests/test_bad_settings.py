@@ -107,6 +107,29 @@ def test_values_at_the_edges_of_their_ranges_are_accepted() -> None:
     assert settings.budget.revisions_per_run == 0
 
 
+@pytest.mark.parametrize(("key", "least"), [
+    ("RED_PAGE_MAX_BYTES", 4096), ("RED_GGUF_CONTEXT", 1024),
+    ("RED_ENGINE_JSON_MAX_TOKENS", 64), ("RED_ENGINE_REPORT_MAX_TOKENS", 64),
+    ("RED_ENGINE_SNIPPET_CHARS", 50), ("RED_ENGINE_MAX_QUESTION_CHARS", 100),
+])
+def test_caps_have_minimums_that_can_work(key: str, least: int) -> None:
+    """A cap of one byte (or token, or character) is not refused for being negative, but it
+    would cut every page, answer or question to nothing: the least that can work is the
+    minimum, and it is itself accepted."""
+    for too_small in ("1", str(least - 1)):
+        with pytest.raises(SettingsError) as raised:
+            Settings.from_env({key: too_small})
+        assert str(raised.value) == f"{key}={int(too_small)} must be at least {least}"
+    Settings.from_env({key: str(least)})
+
+
+def test_web_settings_built_in_code_are_held_to_the_same_ranges() -> None:
+    with pytest.raises(SettingsError, match="RED_PAGE_MAX_BYTES=1 must be at least 4096"):
+        WebSettings(page_max_bytes=1)
+    with pytest.raises(SettingsError, match="RED_SEARCH_MAX_RETRY_WAIT_S"):
+        WebSettings(max_retry_wait_s=-1.0)
+
+
 def test_budgets_built_in_code_are_held_to_the_same_ranges() -> None:
     """The resource owner trusts its budget wherever it came from."""
     with pytest.raises(SettingsError, match="RED_BUDGET_REMINDER_FRACTION"):
