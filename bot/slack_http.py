@@ -6,7 +6,9 @@ here on the raw bytes, before anything parses them (bolt parses the body first a
 after, so an unsigned malformed body reached its parser and a 500), and only then is the body
 decoded, parsed and checked for the shape bolt and the handlers read. Every refusal is a clean
 4xx and one log line that never holds the body; bodies over MAX_BODY_BYTES are a 413 before
-they are read in full.
+they are read in full. A request aiohttp cannot parse at all (a 100 KB header, too many
+headers, a header without a colon) is its 400 before any of this runs; aiohttp logs it as a
+server error with a traceback, which `ClientFaultLog` turns into one warning line.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
@@ -203,8 +206,35 @@ def bolt_logger() -> logging.Logger:
     return logger
 
 
+class ClientFaultLog(logging.Filter):
+    """On aiohttp's server logger: a request aiohttp could not parse (HttpProcessingError:
+    oversized or malformed request line or headers) is the client's fault, not the server's;
+    it becomes one warning line without the traceback and without the bytes it quoted (the
+    client's headers). Any other error keeps its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, HttpProcessingError):
+            remote = record.args[0] if isinstance(record.args, tuple) and record.args else "?"
+            record.msg, record.args = "refused a request from %s: %s (HTTP %d)", (
+                remote, f"unparseable request line or headers ({type(exc).__name__})",
+                exc.code)
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+def quiet_client_faults(logger: logging.Logger | None = None) -> None:
+    """Install `ClientFaultLog` on aiohttp's server logger (once)."""
+    target = logger or logging.getLogger("aiohttp.server")
+    if not any(isinstance(f, ClientFaultLog) for f in target.filters):
+        target.addFilter(ClientFaultLog())
+
+
 def events_app(app: AsyncApp, signing_secret: str, path: str) -> web.Application:
-    """An aiohttp application serving POST `path` through `endpoint`."""
+    """An aiohttp application serving POST `path` through `endpoint` (requests aiohttp cannot
+    parse are logged as one line, `quiet_client_faults`)."""
+    quiet_client_faults()
     application = web.Application(client_max_size=MAX_BODY_BYTES)
     application.router.add_post(path, endpoint(app, signing_secret))
     return application

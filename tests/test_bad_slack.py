@@ -8,6 +8,7 @@ the log, never a secret."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import io
@@ -23,6 +24,7 @@ import aiohttp
 import pytest
 import redis.asyncio as aioredis
 from aiohttp import web
+from yarl import URL
 
 from bot.app import build_app, web_app
 from contract.keys import request_key
@@ -330,3 +332,43 @@ async def test_the_playground_answers_bad_bodies_with_4xx(caplog: pytest.LogCapt
                                     headers={"Content-Type": "application/json"}) as resp:
                 assert 200 <= resp.status < 500, (path, body[:40], resp.status)
     log_is_clean(caplog)
+
+
+async def raw_request(url: str, head: bytes) -> bytes:
+    """Send `head` (a request line and headers, as bytes) and read the answer's status line."""
+    parts = URL(url)
+    reader, writer = await asyncio.open_connection(parts.host, parts.port)
+    try:
+        writer.write(head + b"\r\n\r\n")
+        await writer.drain()
+        return await reader.readline()
+    finally:
+        writer.close()
+
+
+def huge_header_cases() -> dict[str, bytes]:
+    start = b"POST /slack/events HTTP/1.1\r\nHost: bot\r\nContent-Length: 0\r\n"
+    return {
+        "signature-100k": start + b"X-Slack-Signature: v0=" + b"a" * 100_000,
+        "timestamp-100k": start + b"X-Slack-Request-Timestamp: " + b"1" * 100_000,
+        "name-100k": start + b"X-" + b"n" * 100_000 + b": 1",
+        "request-line-100k": b"POST /slack/events?" + b"q" * 100_000 + b" HTTP/1.1\r\nHost: b",
+        "headers-500": start + b"".join(b"X-H%d: %s\r\n" % (i, MARKER.encode())
+                                        for i in range(500))[:-2],
+        "no-colon": start + b"X-Slack-Signature " + MARKER.encode(),
+    }
+
+
+@pytest.mark.parametrize("case", list(huge_header_cases()))
+async def test_oversized_or_malformed_headers_are_4xx_with_one_clean_line(
+        endpoint: Endpoint, caplog: pytest.LogCaptureFixture, case: str) -> None:
+    """aiohttp refuses them before any project code runs; it used to log each as an ERROR
+    with a LineTooLong (or BadHttpMessage) traceback."""
+    status_line = await raw_request(endpoint.url, huge_header_cases()[case])
+    assert status_line.split()[1] in (b"400", b"431"), status_line
+    log_is_clean(caplog)
+    problems = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(problems) <= 1, [r.getMessage() for r in problems]
+    assert all(r.levelno == logging.WARNING and len(r.getMessage()) < 300 for r in problems)
+    assert endpoint.fake.calls("chat.postMessage") == []
+    assert await post_click(endpoint, click_body("1.2", "x")) == 200  # the bot still answers
