@@ -1,11 +1,16 @@
 """The evaluation's publisher: every answer part with all its versions, and the answer as it is
 graded at any moment.
 
-The graded text is the answer's own text: the latest version of every part, the report as its
-body only (`render` adds the cited sources' titles and ids, which must not pass a check by
-themselves), with source ids taken out. A part cites what its text cites: the source ids
-written in it, and for the report the sources its [n] citations resolve to. `revised` is true
-only for a revision published after the late documents arrived that cites one of them.
+The graded text is the answer's own text: the latest version of every part, in the order the
+parts were first published (a revision is edited in place in the thread, so it keeps its
+part's place), the report as its body only (`render` adds the cited sources' titles and ids,
+which must not pass a check by themselves), with source ids taken out; then only its first
+`reading_budget` characters, what a reader of the thread reads
+(`research_core.evaluation.reading`). A part cites what its text cites: the source ids written
+in it, and for the report the sources its [n] citations resolve to; a citation counts only
+where it lies within the budget. `revised` is true only for a revision published after the
+late documents arrived that cites one of them (a matter of the publication history, not of
+the text read).
 """
 
 from __future__ import annotations
@@ -16,8 +21,9 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from research_core.evaluation.grading import Answer, GroupResult, all_passed, grade
+from research_core.evaluation.reading import Cited, join, merged, numbered, without_ids
 from research_core.evaluation.suite import Requirement
-from research_core.loop.reporter import cited_numbers, split_rendered
+from research_core.loop.reporter import split_rendered
 
 Hook = Callable[[], Awaitable[None]]
 
@@ -39,14 +45,17 @@ def id_pattern(ids: Collection[str]) -> re.Pattern[str] | None:
     return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])")
 
 
-def graded_part(text: str, ids: re.Pattern[str] | None) -> tuple[str, frozenset[str]]:
-    """A published text's own words (report body, source ids removed) and what it cites."""
+def graded_text(text: str, ids: re.Pattern[str] | None) -> Cited:
+    """A published text's own words (report body, source ids removed) with its citations."""
     body, numbers = split_rendered(text)
-    cited = {numbers[n] for n in cited_numbers(body) if n in numbers}
-    if ids is not None:
-        cited |= set(ids.findall(body))
-        body = ids.sub(" ", body)
-    return body, frozenset(cited)
+    plain = without_ids(body, ids)
+    return merged(plain, numbered(plain.text, numbers))
+
+
+def graded_part(text: str, ids: re.Pattern[str] | None) -> tuple[str, frozenset[str]]:
+    """A published text's own words and every source it cites."""
+    cited = graded_text(text, ids)
+    return cited.text, cited.cited_ids()
 
 
 @dataclass
@@ -57,7 +66,8 @@ class RecordingPublisher:
     A part is revised when `replaces` names a published part (by key or by the message id this
     publisher returned for one of its versions), or when a key is published again; its newest
     version is what the user sees. `known_ids` are the suite's document ids (what a part's text
-    may cite); `late_ids` those that arrive late (`late_arrived` marks the moment).
+    may cite); `late_ids` those that arrive late (`late_arrived` marks the moment);
+    `reading_budget` how many characters of the answer are graded (None: all).
     """
 
     requirements: Sequence[Requirement]
@@ -65,6 +75,7 @@ class RecordingPublisher:
     clock: Callable[[], float] = time.monotonic
     known_ids: frozenset[str] = frozenset()
     late_ids: frozenset[str] = frozenset()
+    reading_budget: int | None = None
     parts: dict[str, list[PartVersion]] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
     notes: list[tuple[float, str]] = field(default_factory=list)
@@ -121,10 +132,15 @@ class RecordingPublisher:
     def publications(self) -> int:
         return sum(len(v) for v in self.parts.values())
 
+    def reading(self) -> Cited:
+        """The whole answer in reading order, before the budget's cut."""
+        return join([graded_text(v[-1].text, self._ids) for v in self.parts.values()])
+
     def answer(self) -> Answer:
-        graded = [graded_part(versions[-1].text, self._ids) for versions in self.parts.values()]
-        cited = frozenset().union(*(c for _, c in graded))
-        return Answer("\n\n".join(t for t, _ in graded), cited, self.late_revision())
+        """The answer as graded: what lies within the reading budget."""
+        full = self.reading()
+        read = full if self.reading_budget is None else full.cut(self.reading_budget)
+        return Answer(read.text, read.cited_ids(), self.late_revision())
 
     def late_revision(self) -> bool:
         """Whether a part was revised after the late documents arrived, citing one of them."""
