@@ -8,7 +8,13 @@ import pytest
 
 from research_core.errors import SuiteError
 from research_core.evaluation.grading import Answer, all_passed, contains_number, failure, grade
-from research_core.evaluation.suite import Check, CheckArg, Requirement, load_suite
+from research_core.evaluation.suite import (
+    Check,
+    CheckArg,
+    Requirement,
+    load_suite,
+    with_paraphrases,
+)
 from tests.conftest import write_doc
 
 REPORT_EN = (
@@ -233,6 +239,7 @@ def test_events_at_a_step_or_a_time(tmp_path: Path) -> None:
     assert (event.when, event.at) == ("at_seconds", 2.5)
 
 
+_DEPTH = "  depth: standard"
 MALFORMED = {
     "unknown kind": ("        - cites_any: [stats-sales]", "        - mentions_some: [x]",
                      "unknown check kind 'mentions_some'"),
@@ -259,6 +266,14 @@ MALFORMED = {
     "empty checks": ("      checks:\n        - revised: true", "      checks: []",
                      "task t1 R2: 'checks' must be a non-empty list"),
     "duplicate group": ("    - id: R2", "    - id: R1", "duplicate task t1: requirement id: R1"),
+    "paraphrases not a list": (_DEPTH, _DEPTH + '\n  paraphrases: "How did sales move?"',
+                               "task t1: paraphrases must be a non-empty list of questions"),
+    "no paraphrases": (_DEPTH, _DEPTH + "\n  paraphrases: []",
+                       "task t1: paraphrases must be a non-empty list of questions"),
+    "empty paraphrase": (_DEPTH, _DEPTH + '\n  paraphrases: ["How did sales move?", " "]',
+                         "task t1: paraphrase ' ' is not a non-empty string"),
+    "number paraphrase": (_DEPTH, _DEPTH + "\n  paraphrases: [42]",
+                          "task t1: paraphrase 42 is not a non-empty string"),
 }
 
 
@@ -294,3 +309,43 @@ def test_missing_folders_and_unknown_tasks(tmp_path: Path) -> None:
     suite = load_suite(make_suite(tmp_path / "ok"))
     with pytest.raises(SuiteError, match="unknown task 'zz'; the suite has t1"):
         suite.task("zz")
+
+
+# ---- paraphrases -----------------------------------------------------------------------------
+
+def test_paraphrases_become_tasks_of_their_own(tmp_path: Path) -> None:
+    text = TASKS_YAML.replace(_DEPTH, _DEPTH + '\n  paraphrases: ["Heat pump sales: how?"]')
+    task = load_suite(make_suite(tmp_path, text)).task("t1")
+    assert task.paraphrases == ("Heat pump sales: how?",)
+    [variant] = task.variants()
+    assert (variant.id, variant.question, variant.paraphrase_of) == (
+        "t1~p1", "Heat pump sales: how?", "t1")
+    assert (variant.as_of, variant.events, variant.requirements) == (
+        task.as_of, task.events, task.requirements)
+    assert variant.variants() == []
+
+
+def test_a_paraphrase_file_adds_to_the_suites_paraphrases(tmp_path: Path) -> None:
+    text = TASKS_YAML.replace(_DEPTH, _DEPTH + '\n  paraphrases: ["Sales: how?"]')
+    suite = load_suite(make_suite(tmp_path / "suite", text))
+    extra = tmp_path / "extra.yaml"
+    extra.write_text('t1: ["Sales: how?", "What did sales do?"]\n', "utf-8")
+    assert with_paraphrases(suite, extra).task("t1").paraphrases == (
+        "Sales: how?", "What did sales do?")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('nope: ["Sales?"]\n', "extra.yaml: unknown task id(s) nope"),
+    ("- t1\n", "extra.yaml: expected a mapping of task id to a list of paraphrases"),
+    ("t1:\n", "extra.yaml: task t1: paraphrases must be a non-empty list of questions"),
+    ('t1: ["Sales?", 7]\n', "extra.yaml: task t1: paraphrase 7 is not a non-empty string"),
+    ("t1: [\n", "extra.yaml is not valid YAML"),
+])
+def test_a_bad_paraphrase_file_is_one_suite_error(tmp_path: Path, text: str,
+                                                   message: str) -> None:
+    suite = load_suite(make_suite(tmp_path / "suite"))
+    extra = tmp_path / "extra.yaml"
+    extra.write_text(text, "utf-8")
+    with pytest.raises(SuiteError) as err:
+        with_paraphrases(suite, extra)
+    assert message in str(err.value) and "\n" not in str(err.value)

@@ -2,7 +2,8 @@
 
 Each task has an id, a question, an `as_of` date, a depth, optional dynamic events and
 requirement groups of checks (see `research_core.evaluation.grading` for what each check kind
-means).
+means), and optionally `paraphrases`: other wordings of the question, each run as a task of its
+own (`<id>~p1`, …) with the same date, events and requirements (`redsearch eval --paraphrases`).
 An event adds documents of corpus_late/ at a moment: `after_first_answer_part`, or a moment
 that does not depend on the mode, `after_step` (with `step: k`) or `at_seconds` (with
 `seconds: t`). Every id a check names must be a document of the suite, and a `revised` check
@@ -15,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,13 @@ class Task:
     depth: str
     events: tuple[Event, ...]
     requirements: tuple[Requirement, ...]
+    paraphrases: tuple[str, ...] = ()
+    paraphrase_of: str = ""  # the original task's id, for a paraphrase's task
+
+    def variants(self) -> list[Task]:
+        """The task's paraphrases as tasks: `<id>~p1`, … with the same everything else."""
+        return [replace(self, id=f"{self.id}~p{n}", question=text, paraphrases=(),
+                        paraphrase_of=self.id) for n, text in enumerate(self.paraphrases, 1)]
 
 
 @dataclass(frozen=True)
@@ -93,7 +101,7 @@ def load_suite(folder: Path) -> Suite:
         raise SuiteError(f"suite has no corpus/ folder: {folder}")
     late_dir = folder / "corpus_late" if (folder / "corpus_late").is_dir() else None
     late_files = _late_files(late_dir)
-    tasks = parse_tasks(_read_yaml(folder / "tasks.yaml"))
+    tasks = parse_tasks(read_yaml(folder / "tasks.yaml"))
     known = set(_late_files(corpus_dir)) | set(late_files)
     for task in tasks:
         _check_late_ids(task, late_files)
@@ -102,13 +110,34 @@ def load_suite(folder: Path) -> Suite:
     return Suite(tasks, corpus_dir, late_dir, late_files)
 
 
-def _read_yaml(path: Path) -> Any:
+def read_yaml(path: Path) -> Any:
     try:
         return safe_yaml.load_file(path, MAX_TASKS_BYTES)
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError(f"cannot read {path}: {exc}") from exc
     except yaml.YAMLError as exc:
         raise SuiteError(f"{path.name} is not valid YAML: " + " ".join(str(exc).split())) from exc
+
+
+def with_paraphrases(suite: Suite, path: Path) -> Suite:
+    """The suite with the paraphrases of a YAML file (task id → list of questions) added to
+    its tasks' own."""
+    raw = read_yaml(path)
+    if not isinstance(raw, dict) or not raw:
+        raise SuiteError(f"{path.name}: expected a mapping of task id to a list of paraphrases")
+    known = {t.id for t in suite.tasks}
+    unknown = sorted(str(k) for k in raw if k not in known)
+    if unknown:
+        raise SuiteError(f"{path.name}: unknown task id(s) {', '.join(unknown)}")
+    tasks = tuple(_add_paraphrases(t, raw, path.name) for t in suite.tasks)
+    return replace(suite, tasks=tasks)
+
+
+def _add_paraphrases(task: Task, raw: dict[Any, Any], where: str) -> Task:
+    if task.id not in raw:
+        return task
+    added = parse_paraphrases(raw[task.id], f"{where}: task {task.id}")
+    return replace(task, paraphrases=tuple(dict.fromkeys(task.paraphrases + added)))
 
 
 def _late_files(late_dir: Path | None) -> dict[str, Path]:
@@ -162,8 +191,19 @@ def parse_task(raw: Any, number: int) -> Task:
     requirements = tuple(parse_requirement(r, where) for r in _list(raw, "requirements", where))
     _unique([r.id for r in requirements], f"{where}: requirement id")
     events = tuple(parse_event(e, where) for e in raw.get("events") or [])
+    paraphrases = parse_paraphrases(raw["paraphrases"], where) if "paraphrases" in raw else ()
     return Task(task_id, _text(raw, "question", where), _date(raw.get("as_of"), where), depth,
-                events, requirements)
+                events, requirements, paraphrases)
+
+
+def parse_paraphrases(value: Any, where: str) -> tuple[str, ...]:
+    """A non-empty list of non-empty strings, each another wording of the question."""
+    if not isinstance(value, list) or not value:
+        raise SuiteError(f"{where}: paraphrases must be a non-empty list of questions")
+    bad = [item for item in value if not isinstance(item, str) or not item.strip()]
+    if bad:
+        raise SuiteError(f"{where}: paraphrase {bad[0]!r} is not a non-empty string")
+    return tuple(item.strip() for item in value)
 
 
 def parse_requirement(raw: Any, where: str) -> Requirement:
