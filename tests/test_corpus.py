@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import sqlite3
 from pathlib import Path
 
@@ -129,8 +130,40 @@ def test_missing_folder_raises(tmp_path: Path) -> None:
 def test_file_instead_of_folder_raises(tmp_path: Path) -> None:
     path = tmp_path / "file.md"
     path.write_text("x", encoding="utf-8")
-    with pytest.raises(CorpusError, match="corpus folder not found"):
+    with pytest.raises(CorpusError) as raised:
         CorpusBackend.from_folder(path)
+    assert str(raised.value) == f"corpus folder {path} is a file, not a folder"
+
+
+def test_links_out_of_the_folder_are_refused_with_one_line_each(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A symlink (to a file or a folder) that resolves outside the corpus folder is not read:
+    the loader once indexed /etc/passwd and /proc/self/environ that way, refusing them only
+    for their lack of front matter. Links that stay inside, and a corpus folder that is
+    itself a link, are read."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = write_doc(outside, "secret", "2026-01-01", "en", "Secret", "The secret body.")
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    inner = write_doc(folder, "inner", "2026-01-02", "en", "Inner", "An inner body.")
+    (folder / "secret.md").symlink_to(secret)
+    (folder / "passwd.md").symlink_to("/etc/passwd")
+    (folder / "environ.md").symlink_to("/proc/self/environ")
+    (folder / "dir.md").symlink_to(outside, target_is_directory=True)
+    (folder / "up.md").symlink_to("../outside/secret.md")
+    (folder / "loop.md").symlink_to(folder / "loop.md")
+    (folder / "alias.md").symlink_to(inner)  # inside: the same document, loaded once
+    caplog.set_level(logging.INFO)
+    backend = CorpusBackend.from_folder(folder)
+    assert {d.source_id for d in backend.documents()} == {"inner"}
+    refused = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert sorted(refused) == sorted(
+        f"corpus: skipped {name}: a link that leads out of the corpus folder"
+        for name in ("dir.md", "environ.md", "loop.md", "passwd.md", "secret.md", "up.md"))
+    linked = tmp_path / "linked-corpus"
+    linked.symlink_to(folder, target_is_directory=True)
+    assert len(CorpusBackend.from_folder(linked)) == 1
 
 
 def test_folder_without_markdown_raises(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import logging
 import re
 import sqlite3
 import threading
@@ -37,6 +38,7 @@ MAX_PHRASE_WORDS = 8
 # A document is indexed whole (segmented word by word), so its size bounds the load time.
 MAX_DOCUMENT_BYTES = 2_000_000  # about 7 s to segment and index on one core
 MAX_FRONT_MATTER_BYTES = 64 * 1024
+log = logging.getLogger(__name__)
 
 _EN_STOP_WORDS = (
     "a an and are as at be been but by did do does for from had has have how in into is it its "
@@ -279,10 +281,8 @@ class CorpusBackend:
 
         All new files are parsed before any is indexed, so a bad file adds nothing.
         """
-        if not folder.is_dir():
-            raise CorpusError(f"corpus folder not found: {folder}")
-        paths = sorted(p for p in folder.glob("*.md") if p.is_file())
-        new = [parse_document(p) for p in paths if p.resolve() not in self._paths]
+        _check_folder(folder)
+        new = [parse_document(p) for p in _documents_in(folder) if p not in self._paths]
         self._check_ids(new)
         with self._lock, self._db:
             self._db.executemany(_INSERT, [doc.index_row() for doc in new])
@@ -344,6 +344,36 @@ class CorpusBackend:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _check_folder(folder: Path) -> None:
+    """CorpusError saying what `folder` is when it is not a folder."""
+    if folder.is_dir():
+        return
+    if folder.is_file():
+        raise CorpusError(f"corpus folder {folder} is a file, not a folder")
+    if folder.exists():
+        raise CorpusError(f"corpus folder {folder} is not a folder")
+    raise CorpusError(f"corpus folder not found: {folder}")
+
+
+def _documents_in(folder: Path) -> list[Path]:
+    """The resolved paths of the folder's `*.md` files, each once (a link to a document of
+    the folder is that document). A link that leads out of the folder (to a file or a folder,
+    or nowhere: a loop) is refused with one log line: a corpus is what its folder holds."""
+    root = folder.resolve()
+    found: dict[Path, None] = {}
+    for entry in sorted(folder.glob("*.md")):
+        try:
+            target = entry.resolve(strict=True)
+        except (OSError, RuntimeError):  # dangling, or a loop of links
+            target = None
+        if entry.is_symlink() and (target is None or not target.is_relative_to(root)):
+            log.warning("corpus: skipped %s: a link that leads out of the corpus folder",
+                        entry.name)
+        elif target is not None and target.is_file():
+            found[target] = None
+    return list(found)
 
 
 def sample_corpus_dir() -> Path:
