@@ -8,6 +8,12 @@ that the first moment all requirement groups passed is known. The task's late do
 arrive at one moment (`redsearch.late_docs`): for paired runs one that does not depend on the
 mode. The table shows the mode asked for and, where it differs, the mode applied. Progress
 goes to stderr, tables to stdout.
+
+Only what a reader reads is graded: the answer's first `reading_budget_chars` characters
+(`redsearch.recording`). Beside it the naive baseline (`research_core.evaluation.naive`) is
+graded on the same run's retrieval at the same length. With `--paraphrases` every task's
+paraphrases run too, and the gap between them and the original is printed
+(`research_core.evaluation.gap`).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import asyncio
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +32,10 @@ from redsearch.late_docs import LateDocs, LatePoint, late_point, parse_late_at
 from redsearch.recording import RecordingPublisher
 from redsearch.terminal import say as stderr_line
 from research_core.errors import RunError, SuiteError
-from research_core.evaluation.grading import GroupResult
-from research_core.evaluation.suite import DEPTHS, Suite, Task, load_suite
+from research_core.evaluation import naive
+from research_core.evaluation.gap import Gap, gap, total
+from research_core.evaluation.grading import Answer, GroupResult, grade
+from research_core.evaluation.suite import DEPTHS, Suite, Task, load_suite, with_paraphrases
 from research_core.loop.engine import Engine, validate_question
 from research_core.loop.state import RunState
 from research_core.models.embeddings import build_similarity
@@ -59,6 +67,12 @@ class TaskResult:
     error: str = ""
     mode_applied: str = ""
     late_at: str = ""
+    answer: str = ""  # the graded text: the answer within the reading budget
+    answer_chars: int = 0  # the whole answer's length
+    graded_chars: int = 0  # the graded text's length
+    naive_groups: list[GroupResult] = field(default_factory=list)
+    naive_answer: str = ""
+    paraphrase_of: str = ""  # the original task's id, for a paraphrase's run
 
     @property
     def mode_shown(self) -> str:
@@ -70,6 +84,14 @@ class TaskResult:
         return sum(g.passed for g in self.groups)
 
     @property
+    def naive_groups_passed(self) -> int:
+        return sum(g.passed for g in self.naive_groups)
+
+    @property
+    def score(self) -> tuple[int, int]:
+        return self.groups_passed, len(self.groups)
+
+    @property
     def model_calls(self) -> int:
         return sum(t.calls for t in self.tiers)
 
@@ -79,7 +101,7 @@ class TaskResult:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data.update(groups_passed=self.groups_passed, groups_total=len(self.groups),
-                    model_calls=self.model_calls)
+                    naive_groups_passed=self.naive_groups_passed, model_calls=self.model_calls)
         return data
 
 
@@ -126,26 +148,56 @@ class SuiteRunner:
             await engine.run(state)
         except RunError as exc:
             error = str(exc)
-        return TaskResult(
-            task.id, mode, state.run_id, publisher.grade(), _round(publisher.first_all_passed_s),
-            round(publisher.elapsed(), 2), state.ledger.totals(), publisher.publications,
-            publisher.revisions, _round(publisher.late_at_s), error, applied_mode(state),
-            late.point.describe() if late else "")
+        result = result_of(task, mode, state, publisher, late, error)
+        return with_answers(result, publisher, naive_baseline(state, backend, publisher),
+                            task)
 
     def _publisher(self, task: Task, mode: str,
                    backend: CorpusBackend) -> tuple[RecordingPublisher, LateDocs | None]:
         """The recording publisher for one run, and its late documents (None: the task has
         none)."""
         known = frozenset(d.source_id for d in backend.documents())
+        budget = self.settings.engine.reading_budget_chars
         point = late_point(task, self.modes, self.late_at, self.settings.budget.steps)
         if point is None:
-            return RecordingPublisher(task.requirements, known_ids=known), None
+            return RecordingPublisher(task.requirements, known_ids=known,
+                                      reading_budget=budget), None
         late_ids = frozenset(d for e in task.events for d in e.add_docs)
-        publisher = RecordingPublisher(task.requirements, known_ids=known, late_ids=late_ids)
+        publisher = RecordingPublisher(task.requirements, known_ids=known, late_ids=late_ids,
+                                       reading_budget=budget)
         late = LateDocs(self.suite, task, backend, point, publisher.elapsed,
                         publisher.late_arrived, self.say, f"{task.id}/{mode}")
         publisher.on_first_part = late.after_first_part
         return publisher, late
+
+
+def result_of(task: Task, mode: str, state: RunState, publisher: RecordingPublisher,
+              late: LateDocs | None, error: str) -> TaskResult:
+    """A finished run's grades, times and counts."""
+    return TaskResult(
+        task.id, mode, state.run_id, publisher.grade(), _round(publisher.first_all_passed_s),
+        round(publisher.elapsed(), 2), state.ledger.totals(), publisher.publications,
+        publisher.revisions, _round(publisher.late_at_s), error, applied_mode(state),
+        late.point.describe() if late else "", paraphrase_of=task.paraphrase_of)
+
+
+def naive_baseline(state: RunState, backend: CorpusBackend,
+                   publisher: RecordingPublisher) -> Answer:
+    """The naive extractor on the run's kept sources, as long as the graded answer."""
+    bodies = {d.source_id: d.body for d in backend.documents()}
+    text = naive.naive_answer(naive.pages(state.kept(), bodies), len(publisher.answer().text))
+    return Answer(text.text, text.cited_ids())
+
+
+def with_answers(result: TaskResult, publisher: RecordingPublisher, baseline: Answer,
+                 task: Task) -> TaskResult:
+    """The result with the graded text, its lengths and the naive baseline's grades."""
+    graded = publisher.answer().text
+    result.answer, result.answer_chars = graded, len(publisher.reading().text)
+    result.graded_chars = len(graded)
+    result.naive_groups = grade(baseline, task.requirements)
+    result.naive_answer = baseline.text
+    return result
 
 
 def applied_mode(state: RunState) -> str:
@@ -161,8 +213,9 @@ def _log_listener(label: str, say: Say) -> Callable[[LogEvent], None]:
     return lambda event: say(f"[{label}] {event.line()}")
 
 
-def _end_line(result: TaskResult, total: int) -> str:
-    line = (f"{result.groups_passed}/{total} groups, {result.completion_s:.1f}s, "
+def _end_line(result: TaskResult, groups: int) -> str:
+    line = (f"{result.groups_passed}/{groups} groups (naive {result.naive_groups_passed}/"
+            f"{groups}), {_chars(result)} chars, {result.completion_s:.1f}s, "
             f"{result.model_calls} model calls")
     return line + (f", error: {result.error}" if result.error else "")
 
@@ -170,11 +223,14 @@ def _end_line(result: TaskResult, total: int) -> str:
 async def run_suite(suite: Suite, modes: Sequence[str], task_ids: Sequence[str] | None,
                     settings: Settings, *, similarity: Similarity | None = None,
                     say: Say = lambda _: None, run_log: Say | None = None,
-                    late_at: LatePoint | None = None) -> list[TaskResult]:
-    """Run every chosen task (default: all) in every mode, in task order; tiers are built once.
-    `late_at` overrides when late documents arrive (default: see `redsearch.late_docs`)."""
+                    late_at: LatePoint | None = None,
+                    paraphrases: bool = False) -> list[TaskResult]:
+    """Run every chosen task (default: all) in every mode, in task order, each followed by
+    its paraphrases where `paraphrases`; tiers are built once. `late_at` overrides when late
+    documents arrive (default: see `redsearch.late_docs`)."""
     check_modes(modes)
-    tasks = [suite.task(t) for t in task_ids] if task_ids else list(suite.tasks)
+    chosen = [suite.task(t) for t in task_ids] if task_ids else list(suite.tasks)
+    tasks = with_variants(chosen) if paraphrases else chosen
     tiers = await asyncio.to_thread(build_tiers, settings)
     try:
         similarity = similarity or build_similarity(settings.embedding)
@@ -182,6 +238,11 @@ async def run_suite(suite: Suite, modes: Sequence[str], task_ids: Sequence[str] 
         return [await runner.run(task, mode) for task in tasks for mode in modes]
     finally:
         await aclose_tiers(tiers)
+
+
+def with_variants(tasks: Sequence[Task]) -> list[Task]:
+    """Every task followed by its paraphrases' tasks."""
+    return [v for task in tasks for v in (task, *task.variants())]
 
 
 def check_modes(modes: Sequence[str]) -> None:
@@ -193,9 +254,9 @@ def check_modes(modes: Sequence[str]) -> None:
 
 # ---- the tables ------------------------------------------------------------------------------
 
-_HEAD = ("mode", "groups", "all passed at", "completed", "calls", "parts/rev",
-         *(f"{t} tok" for t in TIERS))
-_WIDTHS = (18, 8, 15, 11, 7, 11, *(14 for _ in TIERS))
+_HEAD = ("mode", "groups", "naive", "chars", "all passed at", "completed", "calls",
+         "parts/rev", *(f"{t} tok" for t in TIERS))
+_WIDTHS = (18, 8, 8, 15, 15, 11, 7, 11, *(14 for _ in TIERS))
 
 
 def _cells(cells: Sequence[str]) -> str:
@@ -206,9 +267,17 @@ def _seconds(value: float | None) -> str:
     return "not reached" if value is None else f"{value:.1f}s"
 
 
+def _chars(r: TaskResult) -> str:
+    """The answer's length, and where the budget cut it the length graded."""
+    cut = f"→{r.graded_chars:,}" if r.graded_chars < r.answer_chars else ""
+    return f"{r.answer_chars:,}{cut}"
+
+
 def result_row(r: TaskResult) -> str:
     return _cells([
-        r.mode_shown, f"{r.groups_passed}/{len(r.groups)}", _seconds(r.first_all_passed_s),
+        r.mode_shown, f"{r.groups_passed}/{len(r.groups)}",
+        f"{r.naive_groups_passed}/{len(r.naive_groups)}", _chars(r),
+        _seconds(r.first_all_passed_s),
         f"{r.completion_s:.1f}s", str(r.model_calls), f"{r.publications}/{r.revisions}",
         *(f"{r.tokens(t):,}" for t in TIERS),
     ])
@@ -229,18 +298,40 @@ def _late_lines(results: Sequence[TaskResult]) -> list[str]:
 
 
 def render(suite: Suite, results: Sequence[TaskResult]) -> str:
-    """One table per task (a row per mode), each followed by the failed groups."""
+    """One table per task and paraphrase (a row per mode), each followed by the failed
+    groups; then the paraphrase gaps, where paraphrases ran."""
     lines: list[str] = []
-    for task in suite.tasks:
+    for task in with_variants(suite.tasks):
         mine = [r for r in results if r.task_id == task.id]
-        if not mine:
-            continue
-        question = task.question if len(task.question) <= 70 else task.question[:69] + "…"
-        lines += ["", f"== {task.id} (suite depth {task.depth}, as of {task.as_of}): {question}"]
-        lines += _late_lines(mine)
-        lines += [_cells(list(_HEAD)), *(result_row(r) for r in mine)]
-        lines += [line for r in mine for line in _failures(r)]
-    return "\n".join(lines)
+        if mine:
+            lines += _table(task, mine)
+    return "\n".join(lines + gap_lines(suite, results))
+
+
+def _table(task: Task, mine: Sequence[TaskResult]) -> list[str]:
+    question = task.question if len(task.question) <= 70 else task.question[:69] + "…"
+    what = f"paraphrase of {task.paraphrase_of}, " if task.paraphrase_of else ""
+    lines = ["", f"== {task.id} ({what}suite depth {task.depth}, as of {task.as_of}): "
+             f"{question}", *_late_lines(mine)]
+    lines += [_cells(list(_HEAD)), *(result_row(r) for r in mine)]
+    return lines + [line for r in mine for line in _failures(r)]
+
+
+def task_gaps(suite: Suite, results: Sequence[TaskResult]) -> dict[str, Gap]:
+    """Each task's paraphrase gap, where both it and its paraphrases ran."""
+    gaps = {t.id: gap([r.score for r in results if r.task_id == t.id],
+                      [r.score for r in results if r.paraphrase_of == t.id])
+            for t in suite.tasks}
+    return {task_id: g for task_id, g in gaps.items() if g is not None}
+
+
+def gap_lines(suite: Suite, results: Sequence[TaskResult]) -> list[str]:
+    gaps = task_gaps(suite, results)
+    summed = total(list(gaps.values()))
+    if summed is None:
+        return []
+    return ["", *(f"{task_id}: {g.line()}" for task_id, g in gaps.items()),
+            f"all tasks: {summed.line()}"]
 
 
 # ---- command line ----------------------------------------------------------------------------
@@ -255,6 +346,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="when late documents arrive: first-part, step:K or time:S (default:"
                              " the task's own moment; for paired runs after a sixth of the "
                              "step budget)")
+    parser.add_argument("--paraphrases", action="store_true",
+                        help="also run every task's paraphrases and print the paraphrase gap")
+    parser.add_argument("--paraphrase-file", default="",
+                        help="YAML mapping task id → list of paraphrases, added to the suite's "
+                             "(implies --paraphrases)")
     parser.add_argument("--json", dest="json_path", help="also write all results as JSON here")
     parser.add_argument("--quiet", action="store_true", help="no per-run progress lines")
 
@@ -269,6 +365,8 @@ async def evaluate(args: argparse.Namespace, settings: Settings | None = None,
     say = say or stderr_line
     settings = settings or Settings.from_env()
     suite = load_suite(Path(args.suite))
+    if args.paraphrase_file:
+        suite = with_paraphrases(suite, Path(args.paraphrase_file))
     if args.json_path:
         check_writable(args.json_path)
     modes, task_ids = _split(args.modes), _split(args.tasks)
@@ -278,13 +376,20 @@ async def evaluate(args: argparse.Namespace, settings: Settings | None = None,
         suite.task(task_id)
     started = time.monotonic()
     results = await run_suite(suite, modes, task_ids, settings, say=say,
-                              run_log=None if args.quiet else say, late_at=late_at)
+                              run_log=None if args.quiet else say, late_at=late_at,
+                              paraphrases=args.paraphrases or bool(args.paraphrase_file))
     print(render(suite, results))
     print(f"\nsuite wall time: {time.monotonic() - started:.1f}s")
     if args.json_path:
-        data = {"suite": str(args.suite), "modes": modes,
-                "results": [r.to_json() for r in results]}
-        write_json(args.json_path, data)
+        write_json(args.json_path, json_data(args.suite, modes, suite, results))
     return 0
+
+
+def json_data(suite_path: str, modes: Sequence[str], suite: Suite,
+              results: Sequence[TaskResult]) -> dict[str, Any]:
+    gaps = {task_id: {**asdict(g), "change": g.change()}
+            for task_id, g in task_gaps(suite, results).items()}
+    return {"suite": str(suite_path), "modes": list(modes),
+            "results": [r.to_json() for r in results], "paraphrase_gaps": gaps}
 
 

@@ -1,5 +1,6 @@
 """Paired evaluation: a tiny suite run in two modes with scripted tiers behind the fake OpenAI
-server, the recording publisher's versions, the graded text and the late documents' moment."""
+server, the recording publisher's versions, the graded text within the reading budget, the
+naive baseline beside it, paraphrases and their gap, and the late documents' moment."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from redsearch.evaluate import add_arguments, evaluate, render, run_suite
+from redsearch.evaluate import TaskResult, add_arguments, evaluate, render, run_suite
 from redsearch.late_docs import LateDocs, LatePoint, late_point, parse_late_at
 from redsearch.recording import RecordingPublisher
 from research_core.errors import SuiteError
@@ -21,7 +22,7 @@ from research_core.runlog import RunLog
 from research_core.search.corpus import CorpusBackend
 from tests.conftest import DOCS, scripted_settings, write_doc
 from tests.engine_run import Serve, default_similarity
-from tests.scripted import Script
+from tests.scripted import Script, field_of
 
 LATE_ID = "late-sales-correction"
 LATE_DOC = ("official_statistics", "en", "2026-10-30", "Correction notice on heat pump sales",
@@ -49,11 +50,20 @@ TASKS_YAML = """
 """
 
 
-def make_suite(root: Path, tasks_yaml: str = TASKS_YAML) -> Suite:
+# A page of many figure sentences: enough for the naive baseline to fill a reading budget.
+INSTALLS_ID = "stats-installs-2026-09"
+INSTALLS_DOC = ("official_statistics", "en", "2026-10-12", "Heat pump sales and installations",
+                " ".join(f"Heat pump sales in region {n} were {n * 1000 + 37} units in "
+                         f"September 2026, prices {n}.5% lower." for n in range(1, 13)))
+
+
+def make_suite(root: Path, tasks_yaml: str = TASKS_YAML, *, installs: bool = False) -> Suite:
     (root / "corpus").mkdir(parents=True)
     (root / "corpus_late").mkdir()
     for doc_id in ("stats-sales-2026-09", "news-prices-2026-10", "zh-export-2026-10"):
         write_doc(root / "corpus", doc_id, DOCS[doc_id])
+    if installs:
+        write_doc(root / "corpus", INSTALLS_ID, INSTALLS_DOC)
     write_doc(root / "corpus_late", LATE_ID, LATE_DOC)
     root.joinpath("tasks.yaml").write_text(tasks_yaml, "utf-8")
     return load_suite(root)
@@ -198,6 +208,11 @@ async def test_evaluate_reports_the_first_moment_all_groups_passed_and_writes_js
     assert result["late_at"] == "after the first answer part"
     assert 0 < result["first_all_passed_s"] <= result["completion_s"]
     assert result["model_calls"] == len(server.requests)
+    assert result["answer_chars"] == result["graded_chars"] == len(result["answer"]) > 0
+    assert "from the sources" in result["answer"] and "stats-sales" not in result["answer"]
+    assert len(result["naive_answer"]) <= result["graded_chars"]
+    assert result["naive_groups_passed"] == 0 and len(result["naive_groups"]) == 2
+    assert (result["paraphrase_of"], data["paraphrase_gaps"]) == ("", {})
     assert all(not line.startswith("[hp-sales/standard] [step") for line in said)
     assert "2/2" in capsys.readouterr().out
 
@@ -266,3 +281,107 @@ async def test_a_part_cites_what_its_text_cites_not_its_sources_list(tmp_path: P
     answer = publisher.answer()
     assert answer.cited_ids == frozenset({"zh-export-2026-10"})
     assert "zh-export" not in answer.text
+
+
+# ---- the reading budget, the naive baseline, paraphrases --------------------------------------
+
+def _sales_report(body: str) -> str:
+    source = Source(1, "stats-sales-2026-09", "Heat pump sales statistics", "https://s.example",
+                    "Statistics office", dt.date(2026, 10, 10), "official_statistics")
+    return Report(body, [source], [1], False).render()
+
+
+async def test_text_past_the_reading_budget_does_not_pass_a_group(tmp_path: Path) -> None:
+    [r1, _] = make_suite(tmp_path).tasks[0].requirements
+    lead = ("Sales moved. " * 30).strip()  # 389 characters that pass nothing
+    finding = "Findings from the sources [1]."
+    unread_citation = len(lead) + 2 + finding.index("]")  # the words read, "]" not
+    for budget, passes in ((None, True), (2400, True), (400, False), (unread_citation, False)):
+        publisher = RecordingPublisher([r1], known_ids=frozenset({"stats-sales-2026-09"}),
+                                       reading_budget=budget)
+        await publisher.answer_part("run", "lead", lead, [])
+        await publisher.answer_part("run", "report", _sales_report(finding), [])
+        [graded] = publisher.grade()
+        assert graded.passed is passes, (budget, graded.failures)
+        assert publisher.reading().text == f"{lead}\n\n{finding}"
+        assert len(publisher.answer().text) == min(budget or 10_000, len(lead) + 32)
+    assert publisher.answer().text.endswith("from the sources [1")
+    assert graded.first_reason().startswith("cites_any: cites none of")
+
+
+async def test_a_run_is_graded_within_the_budget_beside_the_naive_baseline(
+        tmp_path: Path, serve: Serve, capsys: pytest.CaptureFixture[str]) -> None:
+    suite = make_suite(tmp_path, installs=True)
+    server = await serve(Script())
+    runs: dict[int, TaskResult] = {}
+    for budget in (2400, 400):
+        settings = scripted_settings(server.base_url, max_steps=4, reading_budget_chars=budget)
+        [runs[budget]] = await run_suite(suite, ["standard"], None, settings,
+                                         similarity=default_similarity())
+    whole, cut = runs[2400], runs[400]
+    assert whole.graded_chars == whole.answer_chars < 2400 and whole.groups[0].passed
+    assert cut.answer_chars > cut.graded_chars == len(cut.answer) == 400
+    assert not cut.groups[0].passed  # the report that passed R1 lies past 400 characters
+    assert cut.groups[0].first_reason() == "mentions_any: mentions none of ['from the sources']"
+    for r in (whole, cut):
+        assert len(r.naive_answer) == r.graded_chars  # length-matched, cut at the budget
+        assert [g.id for g in r.naive_groups] == ["R1", "R2"] and r.naive_groups_passed == 0
+        assert "Heat pump sales in region 1 were 1037 units" in r.naive_answer
+    print(render(suite, [cut]))
+    out = capsys.readouterr().out
+    assert "naive   chars" in out
+    assert any(row.startswith("standard") and f"0/2     0/2     {cut.answer_chars:,}→400 " in row
+               for row in out.splitlines())
+
+
+PARAPHRASED = "In other words: what did heat pump sales and prices do during 2026?"
+ANOTHER = "Heat pump sales and prices in 2026, how did they move?"
+
+
+def _wording_report(body: dict[str, object]) -> str:
+    """The scripted report, but one that passes nothing for the paraphrase 'In other words'."""
+    if field_of(body, "Question").startswith("In other words"):
+        return "Heat pumps [1]."
+    return Script().default_report(body)
+
+
+async def test_paraphrases_run_as_tasks_and_the_gap_is_printed(
+        tmp_path: Path, serve: Serve, capsys: pytest.CaptureFixture[str]) -> None:
+    tasks = TASKS_YAML.replace('"unobtainium"', '"finding"').replace(
+        "  depth: standard", f'  depth: standard\n  paraphrases: ["{PARAPHRASED}"]')
+    make_suite(tmp_path / "suite", tasks)
+    extra = tmp_path / "paraphrases.yaml"
+    extra.write_text(f'hp-sales: ["{ANOTHER}"]\n', "utf-8")
+    server = await serve(Script(rules={"report": _wording_report}))
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    out_json = tmp_path / "results.json"
+    args = parser.parse_args(["--suite", str(tmp_path / "suite"), "--modes", "standard",
+                              "--paraphrase-file", str(extra), "--json", str(out_json),
+                              "--quiet"])
+    said: list[str] = []
+    assert await evaluate(args, scripted_settings(server.base_url, max_steps=3), said.append) == 0
+    out = capsys.readouterr().out
+    assert "== hp-sales~p1 (paraphrase of hp-sales, suite depth standard" in out
+    assert "== hp-sales~p2 (paraphrase of hp-sales, suite depth standard" in out
+    assert "hp-sales: paraphrase gap: originals 2/2, paraphrases 1/2 per run, -50%" in out
+    assert "all tasks: paraphrase gap: originals 2/2, paraphrases 1/2 per run, -50%" in out
+    assert any(line.startswith("[hp-sales~p2/standard] end: 2/2 groups") for line in said)
+    data = json.loads(out_json.read_text("utf-8"))
+    assert [(r["task_id"], r["paraphrase_of"], r["groups_passed"]) for r in data["results"]] == [
+        ("hp-sales", "", 2), ("hp-sales~p1", "hp-sales", 0), ("hp-sales~p2", "hp-sales", 2)]
+    assert data["paraphrase_gaps"] == {
+        "hp-sales": {"passed": 2, "total": 2, "paraphrased": 1.0, "change": -0.5}}
+
+
+async def test_without_paraphrases_only_the_originals_run(
+        tmp_path: Path, serve: Serve, capsys: pytest.CaptureFixture[str]) -> None:
+    tasks = TASKS_YAML.replace("  depth: standard",
+                               f'  depth: standard\n  paraphrases: ["{ANOTHER}"]')
+    suite = make_suite(tmp_path, tasks)
+    server = await serve(Script())
+    results = await run_suite(suite, ["standard"], None,
+                              scripted_settings(server.base_url, max_steps=2),
+                              similarity=default_similarity())
+    assert [r.task_id for r in results] == ["hp-sales"]
+    assert "paraphrase gap" not in render(suite, results)
