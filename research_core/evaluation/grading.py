@@ -34,8 +34,9 @@ class Answer:
     """The answer as the user sees it at one moment (see `redsearch.recording`).
 
     text: the answer's own text: the latest version of every published part and the report's
-    body, without source titles or ids; cited_ids: the source ids that text cites; revised:
-    whether a part was revised after the late documents arrived, citing one of them.
+    body, without source titles or ids, within the reading budget; cited_ids: the source ids
+    that text cites; revised: whether a part was revised after the late documents arrived,
+    citing one of them.
     """
 
     text: str
