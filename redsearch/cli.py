@@ -12,6 +12,7 @@ import datetime as dt
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from redsearch.evaluate import add_arguments as add_eval_arguments
 from redsearch.evaluate import evaluate
@@ -146,9 +147,20 @@ def _request(args: argparse.Namespace) -> ResearchRequest:
         return ResearchRequest(question=SAMPLE_QUESTION, corpus=None, as_of=SAMPLE_AS_OF,
                                json_path=args.json_path, strategy=args.strategy,
                                depth=args.depth, requester=args.requester)
-    return ResearchRequest(question=args.question, corpus=args.corpus, as_of=args.as_of,
-                           json_path=args.json_path, quiet=args.quiet, strategy=args.strategy,
-                           depth=args.depth, requester=args.requester)
+    return ResearchRequest(question=args.question, corpus=_corpus(args.corpus),
+                           as_of=args.as_of, json_path=args.json_path, quiet=args.quiet,
+                           strategy=args.strategy, depth=args.depth,
+                           requester=args.requester)
+
+
+def _corpus(path: str | None) -> str | None:
+    """--corpus names a folder; a file (or a device) there is refused as such before anything
+    runs (a missing folder is the corpus loader's "not found")."""
+    if path is not None and Path(path).is_file():
+        raise RunError(f"--corpus {path} is a file, not a folder")
+    if path is not None and Path(path).exists() and not Path(path).is_dir():
+        raise RunError(f"--corpus {path} is not a folder")
+    return path
 
 
 if __name__ == "__main__":

@@ -81,7 +81,7 @@ async def run_research(request: ResearchRequest, settings: Settings | None = Non
     folder = Path(request.corpus) if request.corpus else settings.corpus_dir or sample_corpus_dir()
     progress = _quiet if request.quiet else say
     backend = open_backend(settings, folder, progress)
-    store = await SqlStore.open(settings.db_url)
+    store = await SqlStore.open(settings.db_url, settings.db_origin)
     try:
         await _offer_resume(store, question)
         state = RunState.new(question, request.as_of or dt.date.today(), settings,
@@ -96,7 +96,7 @@ async def run_research(request: ResearchRequest, settings: Settings | None = Non
 async def run_resume(run_id: str, settings: Settings | None = None) -> int:
     """Finish an interrupted run from its last checkpoint."""
     settings = settings or Settings.from_env()
-    store = await SqlStore.open(settings.db_url)
+    store = await SqlStore.open(settings.db_url, settings.db_origin)
     try:
         state = await load_state(store, run_id, settings)
         if state.status == "finished":
@@ -167,7 +167,7 @@ async def _execute(state: RunState, request: ResearchRequest, settings: Settings
 async def run_replay(run_id: str, settings: Settings | None = None) -> int:
     """Print the search replay of a stored run (RunNotFound for an unknown id)."""
     settings = settings or Settings.from_env()
-    store = await SqlStore.open(settings.db_url)
+    store = await SqlStore.open(settings.db_url, settings.db_origin)
     try:
         rows = await stored_trace(store, run_id)
         feedback = await stored_feedback(store, run_id)

@@ -16,7 +16,7 @@ HEAD = f"{'scope':<8}{'key':<16}{'period':<16}{'runs':>6}{'tokens':>12}{'cost $'
 async def run_usage(user: str | None, channel: str | None, every_period: bool = False,
                     settings: Settings | None = None) -> int:
     settings = settings or Settings.from_env()
-    store = await SqlStore.open(settings.db_url)
+    store = await SqlStore.open(settings.db_url, settings.db_origin)
     try:
         lines = await UsageStore(store).lines(user, channel, current_only=not every_period)
     finally:

@@ -137,3 +137,21 @@ def checked_url(key: str, raw: str, schemes: tuple[str, ...] = ("http", "https")
     if port == 0:
         raise SettingsError(f"{key}={redact_url(raw)}: port 0 cannot be connected to")
     return raw
+
+
+def database_url(raw: str | None) -> str | None:
+    """DATABASE_URL when its host part can be used: a port must be a number from 1 to 65535
+    (SQLAlchemy otherwise fails later with a bare ValueError); the rest is the store's to
+    judge when it connects."""
+    if not raw:
+        return None
+    netloc = urlsplit(raw).netloc.rsplit("@", 1)[-1]
+    host, colon, port = netloc.rpartition(":")
+    if not colon or "]" in port or not host:
+        return raw
+    if not port.isdigit():
+        raise SettingsError(f"DATABASE_URL={redact_url(raw)}: port {port!r} is not a number")
+    if not 1 <= int(port) <= 65_535:
+        raise SettingsError(f"DATABASE_URL={redact_url(raw)}: port {port} is out of range "
+                            "(1-65535)")
+    return raw

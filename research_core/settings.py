@@ -31,6 +31,7 @@ from research_core.setting_values import (
     bounded,
     check_fields,
     checked_url,
+    database_url,
     parse_field,
     path_or_none,
 )
@@ -193,6 +194,11 @@ class Settings:
     def db_url(self) -> str:
         return self.database_url or f"sqlite+aiosqlite:///{self.data_dir / 'redsearch.db'}"
 
+    @property
+    def db_origin(self) -> str:
+        """The setting that placed the database, for error lines (`SqlStore.open`)."""
+        return "DATABASE_URL" if self.database_url else "RED_DATA_DIR"
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if environ is None else environ
@@ -204,7 +210,7 @@ class Settings:
             embedding=_embedding_from_env(env),
             budget=_budget_from_env(env),
             data_dir=Path(env.get("RED_DATA_DIR", str(base.data_dir))).expanduser(),
-            database_url=env.get("DATABASE_URL") or None,
+            database_url=database_url(env.get("DATABASE_URL") or None),
             corpus_dir=path_or_none(env.get("RED_CORPUS_DIR")),
             gguf_threads=parse_field(env, "RED_GGUF_THREADS", cls, "gguf_threads"),
             gguf_context=parse_field(env, "RED_GGUF_CONTEXT", cls, "gguf_context"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -142,10 +143,10 @@ def test_invalid_utf8_bytes_on_the_real_command_line(tmp_path: Path, args: list[
     ("not a url at all hunter2", "not a database URL"),
     ("postgresql://app:hunter2@127.0.0.1:5432/red", "driver is not installed"),
     ("postgresql+asyncmy://app:hunter2@127.0.0.1/red", "unknown database dialect or driver"),
-    ("postgresql+asyncpg://app:hunter2@127.0.0.1:99999/red", "cannot open the database"),
+    ("postgresql+asyncpg://app:hunter2@127.0.0.1:99999/red", "port 99999 is out of range"),
     ("nosuchdialect://app:hunter2@host/red", "unknown database dialect or driver"),
     ("sqlite:///{tmp}/sync.db", "not an asyncio driver"),
-    ("sqlite+aiosqlite:////dev/null/x.db", "cannot open the database"),
+    ("sqlite+aiosqlite:////dev/null/x.db", "/dev/null is not a folder"),
 ], ids=["garbage", "sync-driver", "missing-driver", "bad-port", "unknown-dialect",
         "sync-sqlite", "under-a-file"])
 def test_a_bad_database_url_is_one_line_without_its_password(cli: Cli, tmp_path: Path,
@@ -157,7 +158,50 @@ def test_a_bad_database_url_is_one_line_without_its_password(cli: Cli, tmp_path:
 
 def test_a_data_dir_that_is_not_a_folder(cli: Cli, docs: Path) -> None:
     for command in (["replay", "r0123456789"], ["research", QUESTION, "--corpus", str(docs)]):
-        failed(cli(*command, env={"RED_DATA_DIR": "/dev/null"}), "cannot open the database")
+        failed(cli(*command, env={"RED_DATA_DIR": "/dev/null"}),
+               "RED_DATA_DIR /dev/null is not a folder")
+
+
+HINT = "; set RED_DATA_DIR to a folder the database can be written in"
+
+
+@pytest.mark.parametrize(("env", "says"), [
+    ({"DATABASE_URL": "postgresql+asyncpg://app:hunter2@127.0.0.1:notaport/red"},
+     "DATABASE_URL=postgresql+asyncpg://***@127.0.0.1:notaport/red: port 'notaport' is not "
+     "a number"),
+    ({"DATABASE_URL": "postgresql+asyncpg://app:hunter2@127.0.0.1:0/red"},
+     "DATABASE_URL=postgresql+asyncpg://***@127.0.0.1:0/red: port 0 is out of range "
+     "(1-65535)"),
+    ({"DATABASE_URL": "sqlite+aiosqlite:///{tmp}/a-file/x.db"},
+     "DATABASE_URL=sqlite+aiosqlite:///{tmp}/a-file/x.db: {tmp}/a-file is not a folder"),
+    ({"RED_DATA_DIR": "/dev/null"}, "RED_DATA_DIR /dev/null is not a folder" + HINT),
+    ({"RED_DATA_DIR": "/proc/self"}, "RED_DATA_DIR /proc/self: the database cannot be created "
+                                     "or opened there (unable to open database file)" + HINT),
+    ({"RED_DATA_DIR": "{tmp}/a-file"}, "RED_DATA_DIR {tmp}/a-file is not a folder" + HINT),
+    ({"RED_DATA_DIR": "{tmp}/a-file/below"},
+     "RED_DATA_DIR {tmp}/a-file/below cannot be created ({tmp}/a-file is a file)" + HINT),
+], ids=["port-notaport", "port-zero", "sqlite-under-a-file", "data-dir-dev-null",
+        "data-dir-proc", "data-dir-file", "data-dir-under-a-file"])
+def test_a_database_problem_says_what_is_wrong_and_what_to_do(
+        cli: Cli, tmp_path: Path, docs: Path, env: dict[str, str], says: str) -> None:
+    """Never a bare exception name ("…: ValueError", "…: OperationalError",
+    "FileExistsError: File exists")."""
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    env = {k: v.format(tmp=tmp_path) for k, v in env.items()}
+    for command in (["replay", "r0123456789"], ["research", QUESTION, "--corpus", str(docs)]):
+        line = failed(cli(*command, env=env), says.format(tmp=tmp_path))
+        assert line == "redsearch: error: " + says.format(tmp=tmp_path)
+        assert not re.search(r": [A-Z]\w+(Error|Exception)$", line), line
+        assert not re.search(r"\b(File exists|ValueError|OperationalError)\b", line), line
+
+
+@pytest.mark.parametrize(("corpus", "says"), [
+    ("/etc/passwd", "--corpus /etc/passwd is a file, not a folder"),
+    ("/dev/null", "--corpus /dev/null is not a folder"),
+])
+def test_a_corpus_that_is_not_a_folder_is_named_as_such(cli: Cli, corpus: str,
+                                                        says: str) -> None:
+    failed(cli("research", QUESTION, "--corpus", corpus), says)
 
 
 @pytest.mark.parametrize("env", [

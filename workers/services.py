@@ -63,7 +63,7 @@ class Services:
         tiers = await asyncio.to_thread(build_tiers, settings)
         if backend is None:
             backend = await _backend(settings, redis)
-        store = await SqlStore.open(settings.db_url)
+        store = await SqlStore.open(settings.db_url, settings.db_origin)
         slack = make_client(settings.slack.bot_token, settings.slack.api_url)
         similarity = similarity or build_similarity(settings.embedding)
         installations = await installation_store(settings.slack.client_id, store.engine) \

@@ -11,9 +11,11 @@ import dataclasses
 import datetime as dt
 import functools
 import logging
+import sqlite3
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
+from urllib.parse import urlsplit
 
 from sqlalchemy import delete, inspect, select, text
 from sqlalchemy.dialects import postgresql, sqlite
@@ -93,12 +95,48 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-def _make_folder(url: str) -> None:
+DATA_DIR = "RED_DATA_DIR"  # `origin` of a database the settings placed in the data folder
+_DATA_DIR_HINT = f"; set {DATA_DIR} to a folder the database can be written in"
+
+
+class _FolderProblem(Exception):
+    """A SQLite file's folder that is not one, or cannot be made (`text` names it)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+def _sqlite_folder(url: str) -> Path | None:
     """The folder of a SQLite database file (`sqlite+aiosqlite:///path/to/file.db`)."""
     if url.startswith("sqlite") and ":///" in url:
         path = url.split(":///", 1)[1].split("?", 1)[0]
         if path and path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            return Path(path).parent
+    return None
+
+
+def _make_folder(url: str) -> None:
+    """The folder of a SQLite database file, created when missing, and the file opened once
+    (aiosqlite's thread outlives a connection that failed to open, and then raises into a
+    closed event loop); _FolderProblem saying what is in the way."""
+    folder = _sqlite_folder(url)
+    if folder is None:
+        return
+    if folder.exists() and not folder.is_dir():
+        raise _FolderProblem(f"{folder} is not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        blocker = next((p for p in folder.parents if p.exists() and not p.is_dir()), None)
+        why = f"{blocker} is a file" if blocker else (exc.strerror or type(exc).__name__)
+        raise _FolderProblem(f"{folder} cannot be created ({why.lower()})") from exc
+    path = url.split(":///", 1)[1].split("?", 1)[0]
+    try:
+        sqlite3.connect(path).close()
+    except sqlite3.Error as exc:
+        raise _FolderProblem(f"{folder}: the database cannot be created or opened there "
+                             f"({exc})") from exc
 
 
 def _why(exc: BaseException) -> str:
@@ -113,7 +151,45 @@ def _why(exc: BaseException) -> str:
         return "not a database URL (e.g. sqlite+aiosqlite:///path/to/file.db)"
     if isinstance(exc, OSError):
         return f"{type(exc).__name__}: {exc.strerror or exc}"
-    return type(exc).__name__
+    if isinstance(exc, DBAPIError):
+        return f"the database refused it ({_driver_said(exc)})"
+    if isinstance(exc, ValueError | OverflowError):
+        return "the URL is malformed (check its host, port and path)"
+    return f"unexpected {type(exc).__name__}"
+
+
+def _driver_said(exc: DBAPIError) -> str:
+    """The driver's own words, on one line (not SQLAlchemy's: it quotes the SQL)."""
+    return " ".join(str(exc.orig).split())[:200] or type(exc.orig).__name__
+
+
+def _password(url: str) -> str | None:
+    try:
+        return urlsplit(url).password
+    except ValueError:
+        return None
+
+
+def _failure(url: str, origin: str, exc: BaseException) -> StoreUnavailable:
+    """One line saying what is wrong with the database and what to do: named by the setting
+    it came from (`origin`: DATABASE_URL, RED_DATA_DIR, or "" when built in code)."""
+    folder = _sqlite_folder(url)
+    if isinstance(exc, _FolderProblem):
+        problem = exc.text
+    elif folder is not None and isinstance(exc, DBAPIError):
+        problem = f"{folder}: the database cannot be created or opened there " \
+                  f"({_driver_said(exc)})"
+    else:
+        problem = _why(exc)
+    password = _password(url)
+    if password:  # a driver may quote what it was given
+        problem = problem.replace(password, "***")
+    if origin == DATA_DIR and folder is not None:
+        subject = problem if problem.startswith(str(folder)) else f"{folder}: {problem}"
+        return StoreUnavailable(f"{DATA_DIR} {subject}{_DATA_DIR_HINT}")
+    if origin:
+        return StoreUnavailable(f"{origin}={redact_url(url)}: {problem}")
+    return StoreUnavailable(f"cannot open the database {redact_url(url)}: {problem}")
 
 
 class SqlStore:
@@ -122,15 +198,16 @@ class SqlStore:
         self.sessions = async_sessionmaker(engine, expire_on_commit=False)
 
     @classmethod
-    async def open(cls, url: str) -> SqlStore:
+    async def open(cls, url: str, origin: str = "") -> SqlStore:
         """Connect and create the tables; a SQLite file's folder is created first. Any URL,
-        folder or connection problem is a StoreUnavailable naming the URL without secrets."""
+        folder or connection problem is a StoreUnavailable naming the URL without secrets,
+        and the setting it came from (`origin`: "DATABASE_URL" or "RED_DATA_DIR")."""
         try:
             _make_folder(url)
             engine = create_async_engine(url, pool_pre_ping=True)
-        except (SQLAlchemyError, OSError, ImportError, ValueError, OverflowError) as exc:
-            raise StoreUnavailable(f"cannot open the database {redact_url(url)}: "
-                                   f"{_why(exc)}") from exc
+        except (_FolderProblem, SQLAlchemyError, OSError, ImportError, ValueError,
+                OverflowError) as exc:
+            raise _failure(url, origin, exc) from exc
         try:
             async with engine.begin() as conn:
                 if conn.dialect.name == "postgresql":  # workers starting together: one at a time
@@ -139,8 +216,7 @@ class SqlStore:
                 await conn.run_sync(Base.metadata.create_all)
         except (SQLAlchemyError, OSError, ValueError, OverflowError) as exc:
             await engine.dispose()
-            raise StoreUnavailable(f"cannot open the database {redact_url(url)}: "
-                                   f"{_why(exc)}") from exc
+            raise _failure(url, origin, exc) from exc
         return cls(engine)
 
     async def close(self) -> None:
