@@ -12,15 +12,32 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     import jieba
 
+import stopwordsiso
+
 NOUNS_CACHED = 4096
 _WORD = re.compile(r"[\w.%-]+", re.UNICODE)
 CJK = re.compile(r"[\u3400-\u9fff]")
+_NUMBER = re.compile(r"[\d.,%-]+")
 _STOPWORD_TEXT = """
 a an and are as at be by did do does for from has have how in is it its of on or the this
 that to was were what when where which who why will with over between
 的 了 和 是 在 与 及 或 等 一 个 中 对 为 吗 呢 把 被 也 都 有 就 这 那 请 帮忙
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+@cache
+def function_words() -> frozenset[str]:
+    """The words of English and Chinese that name nothing (pronouns, particles, auxiliaries,
+    "really", "each", "though", "怎么样"): the stopwords-iso collection's lists."""
+    return frozenset(w.casefold() for w in stopwordsiso.stopwords(["en", "zh"]))
+
+
+def content_terms(text: str) -> list[str]:
+    """The terms of a text that say something: not function words, not bare numbers."""
+    skip = function_words()
+    return [t for t in terms(text)
+            if t not in skip and len(t.strip(".-%")) >= 2 and not _NUMBER.fullmatch(t)]
 
 
 @cache
@@ -44,6 +61,15 @@ def names_a_thing(word: str) -> bool:
 
     tags = [pair.flag for pair in jieba.posseg.lcut(word)]
     return bool(tags) and all(t.startswith("n") or t == "eng" for t in tags)
+
+
+@lru_cache(maxsize=NOUNS_CACHED)
+def pos_tags(text: str) -> tuple[tuple[str, str], ...]:
+    """jieba's words of a Chinese text with their part-of-speech tags."""
+    _jieba_ready()
+    import jieba.posseg
+
+    return tuple((p.word, p.flag) for p in jieba.posseg.lcut(text))
 
 
 @lru_cache(maxsize=NOUNS_CACHED)  # sentences, not words: bounded in a long-lived worker
