@@ -43,6 +43,9 @@ class Admission:
                 qid, node.id, self.state.step, result.query, result.time_range, result.from_cache,
                 [h.source_id for h in result.hits]))
             for hit in result.hits:
+                self.state.extra.retrieved.setdefault(hit.source_id, [
+                    hit.title, hit.source_type, hit.published.isoformat() if hit.published
+                    else ""])
                 if hit.source_id not in seen:
                     seen.add(hit.source_id)
                     fresh.append((qid, hit))

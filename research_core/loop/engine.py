@@ -17,6 +17,7 @@ from research_core.errors import InvalidQuestion
 from research_core.loop import (
     claims,
     coverage,
+    decomposition,
     executor,
     followup,
     gaps,
@@ -36,9 +37,11 @@ from research_core.loop.parts import Parts
 from research_core.loop.progress_notes import Announcer
 from research_core.loop.reflection import reflect_and_correct
 from research_core.loop.reporter import Report
+from research_core.loop.sentences import sentences
 from research_core.loop.state import RunState
 from research_core.models.embeddings import build_similarity
 from research_core.models.gateway import Gateway
+from research_core.models.schemas import SubQuestion
 from research_core.protocols import ModelTier, Publisher, SearchBackend, Similarity
 from research_core.question import has_surrogates, is_blank
 from research_core.search.patterns import QueryLearning
@@ -48,6 +51,8 @@ from research_core.search.tool import (
     SearchTool,
 )
 from research_core.settings import Settings
+
+REPORT_SHARE = 3  # the report gets at least a third of the reading budget
 
 
 class Checkpointer(Protocol):
@@ -307,6 +312,8 @@ class _Research:
         taken = {n.question for n in self.state.tree.nodes.values()}
         proposed = await planner.decompose(self.gateway, self.state.question, node, known,
                                            self.config.max_children, taken, self.deep)
+        if proposed is None:  # the planner's reply was unusable
+            proposed = await self._split_from_evidence(node) if node.depth == 0 else []
         vetted = await judgement.vet_subquestions(self.similarity, self.state.question, proposed,
                                                   taken, self.config)
         for question, why in vetted.rejected:
@@ -323,6 +330,21 @@ class _Research:
         children = [self.state.tree.add_child(node.id, s.question, s.value) for s in subs]
         listing = ", ".join(f"{c.id} ({c.value:.2f}) {c.question!r}" for c in children)
         self.state.log.emit("expand", f"{node.id} → {listing}", node=node.id)
+
+    async def _split_from_evidence(self, node: Node) -> list[SubQuestion]:
+        """The root's clauses that the sources retrieved for it speak to, and what those
+        sources are about (`research_core.loop.decomposition`); its queries are the run's."""
+        plan = planner.query_fallback(node.question)
+        window = planner.time_range(plan, self.state.as_of, self.config.lookback_days)
+        queries = await self.search.dedupe(plan.queries, self.state.sent_queries())
+        results = await self.search.batch(queries, window) if queries else []
+        hits = [h for _, h in self.admission.new_hits(node, results)]
+        subs = await decomposition.split(self.similarity, self.state.question, hits,
+                                         self.config.max_children, self.config,
+                                         self.state.as_of)
+        self.state.log.emit("split-from-evidence", f"{len(hits)} hit(s) read for the split: "
+                            + "; ".join(s.question for s in subs), node=node.id)
+        return subs
 
     async def _research_round(self, node: Node) -> None:
         plan = await planner.plan_queries(self.gateway, node, self.state.sent_queries(),
@@ -367,12 +389,21 @@ class _Research:
             list(self.state.summaries.values()), kept,
             (self.config.report_max_sources, self.config.report_max_tokens), self.similarity,
             {n.id: n.question for n in self.state.tree.nodes.values()}, self.parts.read,
-            reporter.Framing(self.deep, self.state.extra.unknowns))
+            reporter.Framing(self.deep, self.state.extra.unknowns), *self._parts_said())
         asked = [n.question for n in self.state.tree.nodes.values()]
         report = await claims.double_check(self.gateway, report, kept, asked)
         self.state.log.emit("report", f"{len(report.cited)} of {len(report.sources)} sources cited"
                         + (" (assembled from evidence)" if report.fallback else ""))
         return report
+
+
+    def _parts_said(self) -> tuple[list[str], int]:
+        """The sentences the published parts said, and what the reading budget leaves the
+        report (a third of the budget at least: the lead and the disagreements)."""
+        texts = [p.text for p in self.delivery.parts()]
+        budget = self.config.reading_budget_chars
+        left = max(budget - sum(len(t) for t in texts), budget // REPORT_SHARE)
+        return [s for t in texts for s in sentences(t, clauses=False)], left
 
 
 def _owner(settings: Settings, state: RunState) -> BudgetOwner:

@@ -18,9 +18,10 @@ QUERY_CHARS = 120
 
 
 async def decompose(gw: Gateway, goal: str, node: Node, known: str, max_children: int,
-                    taken: set[str], deep: bool = False) -> list[SubQuestion]:
+                    taken: set[str], deep: bool = False) -> list[SubQuestion] | None:
     """Sub-questions for `node`, most valuable first, none repeating a question in `taken`;
-    `deep` (applied) composes the deep instructions."""
+    `deep` (applied) composes the deep instructions. None when the planner's reply is
+    unusable (the caller falls back: `research_core.loop.decomposition` for the root)."""
     messages = render("decompose", deep, goal=goal, question=node.question,
                       known=known or "nothing yet", max_children=max_children)
 
@@ -30,15 +31,15 @@ async def decompose(gw: Gateway, goal: str, node: Node, known: str, max_children
 
     out = await gw.try_structured("planner", "decompose", messages, Decomposition, check)
     if out is None:
-        return split_fallback(node.question) if node.depth == 0 else []
+        return None
     ranked = sorted(out.subquestions, key=lambda s: -s.value)
     return [s for s in ranked if s.question not in taken][:max_children]
 
 
 def split_fallback(question: str) -> list[SubQuestion]:
-    """For the root: sub-questions read off the question itself (its subject, the figures and
-    period it asks about, the why; `research_core.loop.subquestions`). Deeper nodes get no
-    fallback split (they are marked insufficient instead)."""
+    """For the root, where no evidence is at hand (the plan preview): sub-questions read off
+    the question's clauses (`research_core.loop.subquestions`). Deeper nodes get no fallback
+    split (they are marked insufficient instead)."""
     return subquestions.derive(question)
 
 

@@ -58,6 +58,7 @@ class RunExtras:
     coverage: dict[str, dict[str, Any]] = field(default_factory=dict)  # node id (or "root")
     unknowns: list[str] = field(default_factory=list)  # root facets left uncovered
     upgrade_asks: int = 0  # how often the planner was asked whether to upgrade
+    retrieved: dict[str, list[str]] = field(default_factory=dict)  # source id -> [title, type]
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

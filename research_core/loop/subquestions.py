@@ -1,18 +1,24 @@
-"""Sub-questions derived from the question itself, for when the planner cannot split it: its
-subject, each measure it asks about (sales, prices, 价格 …) over the period it names, what
-explains the change (the "why"), and any further question it asks, in the question's
-language. No model is involved: the question's own words are rearranged.
+"""Sub-questions read off the question's own clauses, for when the planner cannot split it (issue
+25): the question is cut at its sentence ends, colons, semicolons and commas; a clause that
+only asks ("why", "how big is it now") is completed with the clause that says what the
+question is about (its topic); a comparison or a list of named things ("A vs B", "(North,
+Central and South)", "X and Y went …") gives one sub-question per thing. The question's words
+are kept as written: no template is filled in, and the question itself is never its only
+sub-question. `research_core.loop.decomposition` adds what the evidence is about and drops the
+clauses no source speaks to (requests, deadlines, greetings).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from research_core.models.schemas import SubQuestion
-from research_core.terms import has_cjk
+from research_core.terms import content_terms, has_cjk, pos_tags
 
 MAX_CHARS = 150
+MIN_CHARS = 8
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
           r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
 _WHEN = rf"(?:(?:q[1-4]|h[12]|{_MONTH}|the (?:first|second|third|fourth) quarter of)\s+)?\d{{4}}"
@@ -25,50 +31,209 @@ _ZH_PERIOD = re.compile(
     r"[（(]?\d{2,4}年\d{1,2}月(?:份)?(?:到|至|—|-|~)\d{2,4}年\d{1,2}月(?:份)?[）)]?|"
     r"(?:近|最近|过去)(?:一|1|两|2|三|3|半)?年|近\d+个月|"
     r"\d{4}年(?:第?[一二三四1-4]季度|[上下]半年|\d{1,2}月)?")
+# Measures of economic statistics (the headline series of statistical offices' releases):
+# what a question asks about the thing it names.
 _EN_MEASURES = ("sales", "prices", "price", "shipments", "exports", "imports", "output",
                 "production", "capacity", "demand", "costs", "installations", "margins",
-                "fees", "share", "volumes", "revenue", "investment", "supply", "gap", "spread")
-_ZH_MEASURES = ("价格", "销量", "产能", "出货量", "出口", "进口", "产量", "需求", "供需", "加工费",
-                "价差", "份额", "投资", "扩张", "扩产", "成本", "库存")
-_EN_OPENER = re.compile(
-    r"^(?:how\s+(?:did|do|does|have|has|had|were|was|are|is|much\s+did|big\s+(?:is|was))|"
-    r"what\s+(?:happened\s+to|is|are|was|were|did)|why\s+(?:did|do|does|have|has|is|are)|"
-    r"did|do|does|has|have|is|are|were|was|tell\s+me\s+about|summari[sz]e)\s+", re.I)
-_EN_VERB = re.compile(
-    r"\s+(?:move[ds]?|moving|change[ds]?|changing|develop(?:ed|s)?|evolve[ds]?|go|went|gone|"
-    r"trend(?:ed)?|perform(?:ed)?|fare[ds]?|rose|rise[ns]?|fell|fall(?:en)?|diverge[ds]?|"
-    r"grow|grew|shift(?:ed)?|compare[ds]?|look(?:ed)?)\b.*$", re.I)
-_EN_WHY = re.compile(r"\b(?:why|reasons?|causes?|drivers?|explain\w*)\b", re.I)
-_ZH_WHY = re.compile(r"为什么|为何|原因|驱动|影响")
-_CHAT = re.compile(r"@\S+\s*|^\s*(?:hi|hey|hello|quick one|question)\b[^:：]*[:：]\s*", re.I)
-_EN_REQUEST = re.compile(r"\b(?:pls|please|thanks|thank you|numbers?\s*\+|sources?\s+pls)\b",
-                         re.I)
-_ZH_CHAT = re.compile(r"帮忙|帮我|麻烦|请|梳理一下|梳理下|整理一下|整理下|看看|查一下|深挖|"
-                      r"一下|这块")
-_ZH_ASKING = re.compile(r"(?:情况)?(?:怎么样|如何|怎样|是?怎么走的?|是多少|有哪些|的?波动|的?变化|"
-                        r"走势)$")
-_ZH_REQUEST = re.compile(r"要有|出处|例会|周[一二三四五六日]|谢谢|都覆盖到|覆盖到|用$")
+                "fees", "share", "volumes", "revenue", "investment", "supply", "spread",
+                "throughput", "utilisation", "utilization", "generation", "consumption")
+_ZH_MEASURES = ("价格", "销量", "产能", "出货量", "出口", "进口", "产量", "需求", "供需", "价差",
+                "份额", "投资", "成本", "库存", "吞吐量", "利用率", "装机", "发电量", "消费量")
+_MENTION = re.compile(r"<[@#!][^>]*>|(?<!\w)@\S+")
+_SENTENCE = re.compile(r"(?<=[?？!！。；;])\s*|\n+|(?<=[a-z0-9)]\.)\s+(?=[A-Z])")
+_HEAD = re.compile(r"[:：]\s*(?!\d)")
+_CLAUSE = re.compile(r"\s*[,，;；]\s*(?:and\s+|以及|并且?|还有)?|\s+and\s+(?=(?:how|what|why|"
+                     r"which|who|when|where|whether)\b)", re.I)
+_GROUP = re.compile(r"[（(]([^()（）]{3,80})[)）]")
+_LIST_SEP = re.compile(r"\s*(?:,|，|、|/)\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\.?|versus)\s+|"
+                       r"\s*(?:和|与|及|对比|以及)\s*", re.I)
+_VERSUS = re.compile(r"\s+(?:vs\.?|versus)\s+", re.I)
+_PAIR = re.compile(r"^(?P<a>[^,，:：]{2,40}?)\s*(?:\band\b|和|与|及)\s*(?P<b>[^,，:：]{2,40}?)"
+                   r"(?=\s+(?:went|have|has|had|are|were|did|do|rose|fell|moved|diverged)\b|"
+                   r"(?:的|走势|价格|为何|为什么|分别))", re.I)
+_ZH_JOINS = ("和", "与", "及", "、", "跟")
+ITEM_WORDS = 4  # a named thing in a list is short: "Firm A", "North", "锂电铜箔"
 
 
 @dataclass(frozen=True)
-class _Parsed:
-    subject: str  # what the question is about ("European residential heat pump")
-    measures: list[str]  # what it asks about the subject ("sales", "prices")
-    period: str  # "between November 2025 and October 2026", "" when none is named
-    why: bool
-    others: list[str]  # further questions it asks, as written
+class Clauses:
+    """The question's clauses that say something, its topic (the clause that names most) and
+    the things it names one by one (a comparison's sides, a list's items)."""
+
+    topic: str
+    asks: list[str]
+    things: list[str]
 
 
 def derive(question: str, limit: int = 4) -> list[SubQuestion]:
-    """Up to `limit` sub-questions read off the question, most valuable first."""
-    if has_cjk(question):
-        texts = _zh_questions(_zh_parse(question))
-    else:
-        texts = _en_questions(_en_parse(question))
-    unique = list(dict.fromkeys(" ".join(t.split())[:MAX_CHARS] for t in texts if t.strip()))
+    """Up to `limit` sub-questions read off the question's clauses, most valuable first; []
+    when the question asks one thing (it is then researched from the evidence)."""
+    return as_subquestions(compose(clauses(question), question), limit)
+
+
+def as_subquestions(texts: list[str], limit: int) -> list[SubQuestion]:
     values = (0.9, 0.8, 0.7, 0.6)
-    return [SubQuestion(question=t, value=values[min(i, 3)])
-            for i, t in enumerate(unique[:limit]) if len(t) >= 8]
+    return [SubQuestion(question=t, value=values[min(i, 3)]) for i, t in enumerate(texts[:limit])]
+
+
+def compose(c: Clauses, question: str) -> list[str]:
+    """The sub-question texts of a question's clauses: one per named thing, then one per
+    clause that asks something beside the topic; never the question itself."""
+    per_thing = [_for_thing(c, thing) for thing in c.things]
+    per_ask = [_completed(ask, c.topic) for ask in c.asks if ask != c.topic]
+    if not c.things and per_ask:
+        per_ask.insert(0, c.topic)
+    whole = _norm(_clean(question))
+    texts = [_shorten(t) for t in [*per_thing, *per_ask]]
+    return list(dict.fromkeys(t for t in texts if len(t) >= MIN_CHARS and _norm(t) != whole))
+
+
+def clauses(question: str) -> Clauses:
+    """The question cut into the clauses that say something (a listed group of things is
+    taken out first, so that its commas cut nothing). Its topic is the clause that names the
+    most, a clause of a sentence that asks ("…?") first; a clause that names nothing is kept
+    only where it asks ("Why, and how big is it now?")."""
+    text = _clean(question)
+    things, text = _listed(text)
+    said: list[tuple[str, bool]] = []
+    for sentence in _SENTENCE.split(text):
+        asked = sentence.rstrip().endswith(("?", "？"))
+        for piece in (p for head in _HEAD.split(sentence) for p in _CLAUSE.split(head)):
+            piece = piece.strip(" .?？!！。,，")
+            if piece and (content_terms(piece) or asked):
+                said.append((piece, asked))
+    if not said:
+        return Clauses(text, [], things)
+    named = [p for p, _ in said]
+    topic = max(said, key=lambda pa: (pa[1] and _naming(pa[0]) >= 2, _naming(pa[0]),
+                                      -named.index(pa[0])))[0]
+    return Clauses(topic, list(dict.fromkeys(named)), things or _pair(topic))
+
+
+def _naming(text: str) -> int:
+    return len(set(content_terms(text)))
+
+
+def _clean(question: str) -> str:
+    return " ".join(_MENTION.sub(" ", question).split())
+
+
+def _listed(text: str) -> tuple[list[str], str]:
+    """Named things the question lists in brackets ("(North, Central and South)", taken out
+    of the text) or sets against each other ("Firm A vs Firm B in X")."""
+    for match in _GROUP.finditer(text):
+        group = match.group(1)
+        items = _items(group)
+        if len(items) >= 2 and not _EN_PERIOD.search(group) and not _ZH_PERIOD.search(group):
+            return items, " ".join((text[:match.start()] + text[match.end():]).split())
+    sides = _VERSUS.split(_HEAD.split(_SENTENCE.split(text)[0])[0])
+    if len(sides) == 2:
+        left, right = _last_words(sides[0]), _first_words(sides[1])
+        return ([left, right] if left and right else []), text
+    return [], text
+def _pair(topic: str) -> list[str]:
+    """"X and Y went …" / "X和Y的…": the things a topic clause begins with."""
+    if has_cjk(topic):
+        return _zh_listed(topic)
+    match = _PAIR.match(topic)
+    if not match:
+        return []
+    a, b = match.group("a").strip(), match.group("b").strip()
+    return [a, b] if _short(a) and _short(b) else []
+
+
+def _zh_listed(text: str) -> list[str]:
+    """Chinese things joined by a conjunction or "、" ("北部、中部和南部", "碳酸锂和氢氧化锂"),
+    by jieba's part-of-speech tags: each as long (in words) as the first."""
+    tagged = pos_tags(text)
+    for i, (word, flag) in enumerate(tagged):
+        if flag not in ("c", "x") or word not in _ZH_JOINS or i == 0:
+            continue
+        width = _noun_run(tagged[:i][::-1])
+        if not width:
+            continue
+        items, at = ["".join(w for w, _ in tagged[i - width:i])], i
+        while at < len(tagged) and tagged[at][0] in _ZH_JOINS:
+            after = tagged[at + 1:at + 1 + width]
+            if len(after) < width or _noun_run(after) < width:
+                break
+            items.append("".join(w for w, _ in after))
+            at += 1 + width
+        return items if len(items) >= 2 else []
+    return []
+
+
+def _noun_run(tagged: Sequence[tuple[str, str]]) -> int:
+    run = 0
+    for _, flag in tagged:
+        if not flag.startswith(("n", "f", "eng")):
+            break
+        run += 1
+    return min(run, 2)
+
+
+def _items(group: str) -> list[str]:
+    items = [i.strip(" .") for i in _LIST_SEP.split(group) if i and i.strip(" .")]
+    return items if all(_short(i) for i in items) else []
+
+
+def _short(item: str) -> bool:
+    return (len(item) <= 10) if has_cjk(item) else 0 < len(item.split()) <= ITEM_WORDS
+
+
+def _last_words(text: str) -> str:
+    words = text.split()
+    return " ".join(words[-2:]) if len(words) > 2 else text.strip()
+
+
+def _first_words(text: str) -> str:
+    first = re.split(r"\s+(?:in|at|on|for|of)\s+|[,，:：]", text, maxsplit=1)[0]
+    return " ".join(first.split()[:ITEM_WORDS]).strip()
+
+
+def _for_thing(c: Clauses, thing: str) -> str:
+    """The topic about one named thing: the span that names them all ("Firm A vs Firm B",
+    "X and Y") names this one only; a topic that names none is prefixed with it."""
+    at = [(c.topic.find(t), t) for t in c.things if t in c.topic]
+    if len(at) < 2:
+        return f"{thing}{'：' if has_cjk(thing) else ': '}{c.topic}"
+    first, last = min(at), max(at)
+    return " ".join(f"{c.topic[:first[0]]}{thing}{c.topic[last[0] + len(last[1]):]}".split())
+
+
+def _completed(ask: str, topic: str) -> str:
+    """A clause that only asks ("why", "how big is the gap now") with the topic it is about;
+    a clause that names what it asks about (a word of the topic, or enough words) as written."""
+    own = set(content_terms(ask))
+    if len(own) >= 4 or own & set(content_terms(topic)):
+        return ask
+    joiner = "：" if has_cjk(ask) else ": "
+    return f"{_capital(ask)}{joiner}{topic}" if not own else f"{ask} ({topic})"
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def is_part(clause: str, question: str) -> bool:
+    """Whether the clause is less than the whole question (a sub-question may be it)."""
+    return _norm(clause) != _norm(_clean(question)) and len(clause) >= MIN_CHARS
+
+
+def as_question(text: str) -> str:
+    return _shorten(text)
+
+
+def _shorten(text: str) -> str:
+    text = " ".join(text.split())
+    end = "？" if has_cjk(text) else "?"
+    if len(text) > MAX_CHARS - 1:
+        text = text[: MAX_CHARS - 2].rstrip(" ,;:—") + "…"
+    return text if text.endswith(("?", "？")) else text + end
+
+
+def _norm(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
 _EN_WORD = re.compile(r"[a-z]+(?:-[a-z]+)*")  # "bike-share" is one word, no "share"
@@ -81,25 +246,18 @@ def asks_latest(question: str) -> bool:
     return _LATEST.search(question) is not None
 
 
-# Measures that other words name too: a "gap" between two prices is also their "spread".
-_SAME_MEASURE = {"gap": ("spread", "价差"), "spread": ("gap", "价差"), "价差": ("gap", "spread"),
-                 "price": ("价格",), "价格": ("price",)}
-
-
 def for_period(question: str, period: str) -> str:
-    """The question's figures asked for one period ("2026年10月", "October 2026"): "2026年10月
-    动力电池上游材料价格的数据是多少？"."""
-    if has_cjk(question):
-        p = _zh_parse(question)
-        return f"{period}{p.subject}{''.join(p.measures[:1])}的数据是多少？"
-    p = _en_parse(question)
-    what = f"{p.subject} {' and '.join(p.measures[:2])}".strip()
-    return f"What were the figures for {what} in {period}?"
+    """The question's topic asked for one period ("2026年10月…", "… in October 2026")."""
+    topic = clauses(question).topic
+    for pattern in (_EN_PERIOD, _ZH_PERIOD):
+        topic = pattern.sub("", topic)
+    topic = " ".join(topic.split()).strip(" ,，、（）()")
+    return f"{period}{topic}？" if has_cjk(question) else f"{topic} in {period}?"
 
 
 def names_measure(text: str, measures: list[str]) -> bool:
-    """Whether the text names one of the measures: an English one as a word ("gap", not
-    "Singapore"; "price" also as "prices"), a Chinese one anywhere."""
+    """Whether the text names one of the measures: an English one as a word ("share", not
+    "bike-share"; "price" also as "prices"), a Chinese one anywhere."""
     lowered = text.casefold()
     words = set(_EN_WORD.findall(lowered))
     return any(m in lowered if has_cjk(m) else (m in words or f"{m}s" in words)
@@ -107,88 +265,10 @@ def names_measure(text: str, measures: list[str]) -> bool:
 
 
 def measures_in(question: str) -> list[str]:
-    """The measures a question names ("sales", "价格"), lowercased; a plural also as singular;
-    with the other words for the same measure."""
+    """The measures a question names ("sales", "价格"), lowercased; a plural also as
+    singular."""
     lowered = question.casefold()
     found = [m for m in _ZH_MEASURES if m in lowered]
     words = set(_EN_WORD.findall(lowered))
     found += [m.rstrip("s") for m in _EN_MEASURES if m in words]
-    found += [same for m in found for same in _SAME_MEASURE.get(m, ())]
     return list(dict.fromkeys(found))
-
-
-def _en_parse(question: str) -> _Parsed:
-    text = _CHAT.sub("", " ".join(question.split()))
-    clauses = [c.strip(" ,.;:") for c in re.split(r"(?<=[.?!])\s+", text) if c.strip(" ,.;:")]
-    clauses = [c for c in clauses if not _EN_REQUEST.search(c)] or clauses
-    period_match = _EN_PERIOD.search(text)
-    period = period_match.group(0) if period_match else ""
-    main = clauses[0] if clauses else text
-    core = _EN_OPENER.sub("", main.replace(period, " ") if period else main)
-    core = re.sub(r",?\s+and\s+why\b.*$|\?$", "", core, flags=re.I)
-    core = _EN_VERB.sub("", core).strip(" ,?")
-    head, measures = _en_measures(core)
-    others = [re.sub(r"^why,?\s*(?:and\s+)?", "", c, flags=re.I) for c in clauses[1:]
-              if c.endswith("?") or _EN_OPENER.match(c)]
-    return _Parsed(head or core, measures, period, bool(_EN_WHY.search(text)), others)
-
-
-def _en_measures(core: str) -> tuple[str, list[str]]:
-    """"European heat pump sales and prices" → ("European heat pump", ["sales", "prices"])."""
-    words = core.split()
-    found: list[str] = []
-    while words and words[-1].lower().strip(",") in _EN_MEASURES:
-        found.insert(0, words.pop().strip(","))
-        if words and words[-1].lower() in ("and", "&", "or"):
-            words.pop()
-    return " ".join(words).strip(" ,"), found
-
-
-def _en_questions(p: _Parsed) -> list[str]:
-    when = f" {p.period}" if p.period else ""
-    whole = f"{p.subject} {' and '.join(p.measures)}".strip()
-    asks = [f"What were {p.subject} {m}{when}?"
-            for m in p.measures[:2]]
-    if not asks:
-        asks = [f"What are the latest figures for {whole}{when}?"]
-    because = f"What caused the changes in {whole}{when}?"
-    others = [f"{_capital(o.rstrip('?'))} ({whole})?" for o in p.others]
-    return [*asks, because, *others] if p.why else [*asks, *others, because]
-
-
-def _zh_parse(question: str) -> _Parsed:
-    text = "".join(_CHAT.sub("", question).split())
-    lead, colon, rest = text.partition("：")
-    if colon and _ZH_CHAT.search(lead) and len(rest) >= 6:  # "铜箔这块帮忙深挖一下：…"
-        text = rest
-    period_match = _ZH_PERIOD.search(text)
-    period = period_match.group(0).strip("（）()") if period_match else ""
-    clauses = [c for c in re.split(r"[，,。；;！!？?]", text) if c]
-    asks = [c for c in clauses if not _ZH_REQUEST.search(c)] or clauses[:1]
-    main = _ZH_CHAT.sub("", asks[0])
-    main = _ZH_PERIOD.sub("", main)
-    main = _ZH_ASKING.sub("", main)
-    found = [main.find(m) for m in _ZH_MEASURES if m in main]
-    subject, measures = main, []
-    if found:
-        subject = main[: min(found)].rstrip("的")
-        measures = [m for m in re.split(r"[和与及、]", main[min(found):]) if m]
-    others = [_ZH_CHAT.sub("", c) for c in asks[1:]]
-    return _Parsed(subject or main, measures, period, bool(_ZH_WHY.search(text)),
-                   [o for o in others if len(o) >= 4])
-
-
-def _zh_questions(p: _Parsed) -> list[str]:
-    when = p.period
-    asks = [f"{when}{p.subject}{m}的具体数据和变化幅度是多少，分别是什么时间？"
-            for m in p.measures[:2]]
-    if not asks:
-        asks = [f"{when}{p.subject}的最新数据是多少，分别是什么时间？"]
-    whole = p.subject + "".join(p.measures[:1])
-    because = f"{when}{whole}变化的原因是什么？"
-    others = [f"{p.subject}：{o}？" for o in p.others]
-    return [*asks, because, *others] if p.why else [*asks, *others, because]
-
-
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]

@@ -1,0 +1,101 @@
+"""The root's split when the planner's is unusable (issue 25): read off the question's clauses
+*and* off the evidence. The sources retrieved for the question decide both which clauses are
+asked of them (a clause no source speaks to — a greeting, a deadline, "numbers and sources
+please" — is a request to the bot, not a sub-question) and what else to research: the titles
+of the most relevant credible sources, each one a facet the sources themselves are about.
+The same reading of the evidence refills the tree before a run ends early
+(`research_core.loop.gaps`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from research_core.loop import subquestions
+from research_core.loop.evidence import combined_score, credibility, recency
+from research_core.loop.judgement import scaled
+from research_core.models.schemas import SubQuestion
+from research_core.protocols import SearchHit, Similarity
+from research_core.settings import EngineSettings
+from research_core.terms import content_terms
+
+TOPIC_CREDIBILITY = 0.6  # a source a facet is read off: news and better, no release or blog
+SAME_TOPIC = 0.75  # two titles this close name one facet (either language: not scaled)
+TITLE_CHARS = 140
+KEPT_SHARE = 0.5  # a clause half as close to the sources as the closest one is asked of them
+
+
+async def split(similarity: Similarity, question: str, hits: list[SearchHit], limit: int,
+                cfg: EngineSettings, as_of: dt.date) -> list[SubQuestion]:
+    """Up to `limit` sub-questions: the question's clauses that the sources speak to (one per
+    thing it names first), then facets the sources are about; never the question alone."""
+    c = subquestions.clauses(question)
+    texts = [f"{h.title}. {h.snippet}" for h in hits]
+    spoken = await spoken_to(similarity, c.asks, texts, cfg)
+    kept = [a for a in c.asks if a == c.topic or a in spoken]
+    own = subquestions.compose(subquestions.Clauses(c.topic, kept, c.things), question)
+    if len(own) < 2 and subquestions.is_part(c.topic, question) and c.topic not in own:
+        own.insert(0, subquestions.as_question(c.topic))
+    room = max(limit - len(own), 1 if hits else 0, 2 - len(own))
+    about = await facets_of(similarity, question, hits, own, room, cfg, as_of)
+    return subquestions.as_subquestions([*own[: limit - min(room, len(about))], *about], limit)
+
+
+async def spoken_to(similarity: Similarity, clauses: list[str], texts: list[str],
+                    cfg: EngineSettings) -> set[str]:
+    """The clauses some retrieved text is close to (the off-goal scale); a clause that names
+    nothing ("why") asks about the topic and is kept."""
+    if not texts:
+        return set(clauses)
+    named = [c for c in clauses if content_terms(c)]
+    rows = await similarity.matrix(named, texts) if named else []
+    best = max((max(row) for row in rows), default=0.0)
+    close = {c for c, row in zip(named, rows, strict=True)
+             if max(row) >= min(scaled(cfg.off_goal_similarity, c, texts[0]),
+                                best * KEPT_SHARE)}
+    return close | {c for c in clauses if not content_terms(c)}
+
+
+async def facets_of(similarity: Similarity, question: str, hits: list[SearchHit],
+                    taken: list[str], most: int, cfg: EngineSettings,
+                    as_of: dt.date) -> list[str]:
+    """The titles of the hits that would be kept as evidence on their title alone (the
+    evidence score of relevance, credibility and recency) from credible sources, closest to
+    the question first, one per facet: none close to another chosen title or to a sub-question
+    already `taken`."""
+    credible = [h for h in hits if credibility(h.source_type) >= TOPIC_CREDIBILITY]
+    if not credible or most < 1:
+        return []
+    by_title = {_title(h): h for h in credible}
+    titles = list(by_title)
+    cosines = (await similarity.matrix([question], titles))[0]
+    scored = [(t, _score(c, question, by_title[t], cfg, as_of)) for t, c in
+              zip(titles, cosines, strict=True)]
+    ranked = [t for t, score in sorted(scored, key=lambda x: -x[1])
+              if score >= cfg.evidence_threshold]
+    chosen: list[str] = []
+    for title in ranked:
+        if len(chosen) >= most:
+            break
+        if not await _near_any(similarity, title, [*taken, *chosen]):
+            chosen.append(title)
+    return chosen
+
+
+def _score(cosine: float, question: str, hit: SearchHit, cfg: EngineSettings,
+           as_of: dt.date) -> float:
+    full = scaled(cfg.relevance_full_similarity, question, hit.title)
+    relevance = min(1.0, max(0.0, cosine) / full)
+    return combined_score(relevance, credibility(hit.source_type),
+                          recency(hit.published, as_of, cfg), cfg)
+
+
+async def _near_any(similarity: Similarity, text: str, others: list[str]) -> bool:
+    if not others:
+        return False
+    row = (await similarity.matrix([text], others))[0]
+    return max(row) >= SAME_TOPIC
+
+
+def _title(hit: SearchHit) -> str:
+    return " ".join(hit.title.split())[:TITLE_CHARS].rstrip(" .。")

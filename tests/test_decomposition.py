@@ -1,0 +1,81 @@
+"""The root's split without the planner (issue 25): the question's clauses, one sub-question per
+named thing, and what the retrieved sources are about, never the question alone. Questions and
+sources from beekeeping and orchards, a field no evaluation suite uses."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from research_core.loop import decomposition, subquestions
+from research_core.loop.answering.coverage import names_in, not_found
+from research_core.protocols import SearchHit
+from research_core.settings import EngineSettings
+from tests.engine_run import default_similarity as similarity
+
+COMPARE = ("Meadowbrook Apiaries vs Hollin Honey in Vestland: how many hives does each really "
+           "run, how hard are their colonies working, and which one is better placed from here?")
+REGIONS = ("Give me a region-by-region picture of Vestland's orchards at the end of Q3 (North, "
+           "Coast and Valley): acreage, how it compares with a year earlier, and the main "
+           "constraint in each region.")
+
+
+def test_a_comparison_gets_one_sub_question_per_side_and_none_equal_to_the_root() -> None:
+    texts = subquestions.compose(subquestions.clauses(COMPARE), COMPARE)
+    assert texts[0].startswith("Meadowbrook Apiaries in Vestland")
+    assert texts[1].startswith("Hollin Honey in Vestland")
+    assert "Meadowbrook" not in texts[1] and "Hollin" not in texts[0]
+    assert COMPARE not in texts and all(len(t) <= subquestions.MAX_CHARS for t in texts)
+
+
+def test_a_listed_group_gives_one_sub_question_per_item_and_its_commas_cut_nothing() -> None:
+    c = subquestions.clauses(REGIONS)
+    assert c.things == ["North", "Coast", "Valley"]
+    assert "(North" not in c.topic and "acreage" in c.asks
+    texts = subquestions.compose(c, REGIONS)
+    assert [t.split(":")[0] for t in texts[:3]] == ["North", "Coast", "Valley"]
+    assert not any("What are the latest figures for" in t for t in texts)
+
+
+def test_a_clause_that_only_asks_is_completed_with_the_topic() -> None:
+    question = "Clover and heather honey went in opposite directions this year. Why?"
+    c = subquestions.clauses(question)
+    assert c.things == ["Clover", "heather honey"]
+    texts = subquestions.compose(c, question)
+    assert "Why: Clover and heather honey went in opposite directions this year?" in texts
+
+
+def test_a_chinese_pair_is_read_by_its_parts_of_speech() -> None:
+    assert subquestions.clauses("苹果和梨的价格为何分化？").things == ["苹果", "梨"]
+
+
+def _hit(source_id: str, title: str, snippet: str, kind: str = "official_statistics") -> SearchHit:
+    return SearchHit(source_id, title, snippet, f"https://x.example/{source_id}",
+                     dt.date(2026, 10, 1), kind)
+
+
+HITS = [
+    _hit("hives-q3", "Vestland beehive census, third quarter 2026",
+         "Registered hives rose to 41,200 in the third quarter, up 6% on a year earlier."),
+    _hit("varroa", "Varroa mite losses in Vestland apiaries, 2026",
+         "Winter colony losses reached 18% as varroa mites spread to the coast."),
+    _hit("blog", "10 amazing honey facts", "Honey never spoils and bees dance.", "blog"),
+]
+
+
+async def test_the_split_reads_what_the_sources_are_about_and_drops_requests() -> None:
+    question = "How did beekeeping in Vestland do in 2026? Numbers and links pls, need it Monday."
+    subs = await decomposition.split(similarity(), question, HITS, 4, EngineSettings(),
+                                     dt.date(2026, 10, 31))
+    texts = [s.question for s in subs]
+    assert len(texts) >= 2 and question not in texts
+    assert any("census" in t or "Varroa" in t for t in texts)  # what the sources are about
+    assert not any("amazing" in t for t in texts)  # a blog names no facet
+    assert not any("Monday" in t for t in texts)  # no source speaks to the deadline
+
+
+def test_not_found_lists_names_only_never_words_that_ask() -> None:
+    question = "Why did Vestland's honey yield fall so much even though hive counts kept growing?"
+    missing = not_found(question, [], "Honey yields fell 12% as hives grew.", "fell because")
+    assert missing == ["the question's “Vestland”"]
+    assert names_in("How did sales move in Norland and Sudmark?") == ["Norland", "Sudmark"]
+    assert names_in("Even though prices rose, why?") == []
