@@ -10,17 +10,20 @@ uses the embedder alone and refills once.
 
 from __future__ import annotations
 
+import datetime as dt
+
 from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery
-from research_core.loop import coverage, judgement, period_end
+from research_core.loop import coverage, decomposition, judgement, period_end
 from research_core.loop.coverage import Coverage
 from research_core.loop.state import RunState
 from research_core.models.gateway import Gateway
 from research_core.models.schemas import SubQuestion
-from research_core.protocols import Similarity
+from research_core.protocols import SearchHit, Similarity
 from research_core.settings import EngineSettings
 
 GAP_VALUE = 0.75
+EVIDENCE_VALUE = 0.65
 ROOT = "root"
 
 
@@ -75,7 +78,7 @@ async def refill(gw: Gateway, similarity: Similarity, state: RunState, owner: Bu
         return False
     new = [f for f in cov.uncovered() if f not in asked]
     if not new or (asked and not deep) or not _affordable(owner):
-        return False
+        return await refill_from_evidence(similarity, state, owner, delivery, cfg)
     taken = {n.question for n in state.tree.nodes.values()}
     vetted = await judgement.vet_subquestions(
         similarity, state.question, [SubQuestion(question=f, value=GAP_VALUE) for f in new],
@@ -84,7 +87,7 @@ async def refill(gw: Gateway, similarity: Similarity, state: RunState, owner: Bu
     for question, why in vetted.rejected:
         state.log.emit("subquestion-refused", f"{question[:80]!r}: {why}")
     if not vetted.accepted:
-        return False
+        return await refill_from_evidence(similarity, state, owner, delivery, cfg)
     owner.spend("discoveries")
     root = state.tree.root_id
     added = [state.tree.add_child(root, s.question, s.value) for s in vetted.accepted]
@@ -93,6 +96,37 @@ async def refill(gw: Gateway, similarity: Similarity, state: RunState, owner: Bu
     await delivery.progress("Not covered yet, researching: " + "; ".join(
         n.question for n in added), key=f"gap-{added[0].id}")
     return True
+
+
+async def refill_from_evidence(similarity: Similarity, state: RunState, owner: BudgetOwner,
+                               delivery: Delivery, cfg: EngineSettings) -> bool:
+    """No early stop while the evidence says more (issue 25): with more than half of the
+    steps left, what the retrieved but uncited sources are about (their titles, one per facet
+    no sub-question covers) becomes new sub-questions; False when there is none."""
+    if not _affordable(owner) or owner.available("steps") * 2 <= owner.total("steps"):
+        return False
+    cited = {e.source_id for e in state.kept()}
+    unread = [_hit(source_id, seen) for source_id, seen in state.extra.retrieved.items()
+              if source_id not in cited]
+    taken = [n.question for n in state.tree.nodes.values() if n.depth > 0]
+    found = await decomposition.facets_of(similarity, state.question, unread, taken,
+                                          cfg.max_children, cfg, state.as_of)
+    if not found:
+        return False
+    owner.spend("discoveries")
+    added = [state.tree.add_child(state.tree.root_id, q, EVIDENCE_VALUE) for q in found]
+    state.log.emit("evidence-gap", "retrieved sources no sub-question covers → " + ", ".join(
+        f"{n.id} {n.question!r}" for n in added))
+    await delivery.progress("More in the sources, researching: " + "; ".join(
+        n.question for n in added), key=f"gap-{added[0].id}")
+    return True
+
+
+def _hit(source_id: str, seen: list[str]) -> SearchHit:
+    """A retrieved source as the run recorded it: title, source type, publish date."""
+    title, kind, published = [*seen, "", "", ""][:3]
+    date = dt.date.fromisoformat(published) if published else None
+    return SearchHit(source_id, title, "", "", date, kind)
 
 
 def _affordable(owner: BudgetOwner) -> bool:
