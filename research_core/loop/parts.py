@@ -19,6 +19,9 @@ from research_core.protocols import SearchBackend, Similarity
 from research_core.settings import EngineSettings
 from research_core.terms import speaks_to
 
+PARTS_SHARE = 2 / 3  # of the reading budget; the report has the rest
+MIN_PARTS = 3
+
 
 class Parts:
     def __init__(self, state: RunState, delivery: Delivery, gw: Gateway,
@@ -101,4 +104,12 @@ class Parts:
                 for s in sentences(p.text, clauses=False)]
         return await builder.part(self.similarity, builder.Section(node.question, items),
                                   lambda e: f"[{e.source_id}]", said, self.read,
-                                  self.state.kept(), self.state.question)
+                                  self.state.kept(), self.state.question, self._budget())
+
+    def _budget(self) -> int:
+        """A part's share of the reading budget: the parts share what the report leaves
+        them, one share per sub-question of the plan (three at least)."""
+        subs = [n for n in self.state.tree.nodes.values() if n.depth == 1
+                and n.status != "pruned"]
+        share = self.config.reading_budget_chars * PARTS_SHARE
+        return int(share / max(MIN_PARTS, len(subs)))

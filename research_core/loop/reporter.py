@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from research_core.loop.answering import builder
@@ -166,10 +166,12 @@ def findings_block(summaries: list[Summary], unknowns: list[str]) -> str:
 async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: list[Summary],
                        evidence: list[Evidence], limits: tuple[int, int],
                        similarity: Similarity, questions: Mapping[str, str],
-                       read: Reader | None = None, framing: Framing | None = None) -> Report:
+                       read: Reader | None = None, framing: Framing | None = None,
+                       said: Sequence[str] = (), budget: int | None = None) -> Report:
     """The final report; `limits` = (max sources, max tokens); `questions`: each node's
     sub-question, and `read` the pages that complete cut snippets (for the extractive report
-    the fallback builds); `framing`: the deep instructions and the unknowns."""
+    the fallback builds); `framing`: the deep instructions and the unknowns; `said`: what
+    the published parts said and `budget` the characters left to the extractive report."""
     framing = framing or Framing()
     sources, carried = number_sources(evidence, limits[0])
     numbers = {s.source_id: s.number for s in sources}
@@ -182,7 +184,8 @@ async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: li
     async def extractive() -> str:
         return await builder.report(similarity, question, _sections(carried, questions),
                                     lambda e: f"[{numbers[e.source_id]}]"
-                                    if e.source_id in numbers else None, read)
+                                    if e.source_id in numbers else None, read, said,
+                                    budget)
 
     if not sources:
         return Report(text=await extractive(), sources=[], cited=[], fallback=True)

@@ -9,7 +9,7 @@ question asked and the evidence does not cover. A part: the same for one sub-que
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from research_core.loop import subquestions
@@ -21,6 +21,7 @@ from research_core.loop.answering import (
     periods,
     subject,
 )
+from research_core.loop.answering.budget_fit import Block, fit
 from research_core.loop.answering.completion import Reader, completed, page_lines
 from research_core.loop.answering.periods import time_key
 from research_core.loop.answering.pool import Line, lines_of, quoted
@@ -37,6 +38,7 @@ COMMON_SHARE = 0.6  # a thing more of a section's lines name than this tells non
 THINGS_MOST = 3
 MEASURED_ENOUGH = 2
 UNLISTED_MOST = 4  # lines from sources on things no list names
+UNBOUNDED = 1_000_000  # no budget: every line the builder chose
 MIN_CREDIBILITY = 0.35  # company releases, SEO blogs and forums do not carry the answer
 
 
@@ -47,9 +49,11 @@ class Section:
 
 
 async def report(similarity: Similarity, question: str, sections: list[Section],
-                 cite: Cite, read: Reader | None = None) -> str:
+                 cite: Cite, read: Reader | None = None, said: Sequence[str] = (),
+                 budget: int | None = None) -> str:
     """The whole answer to `question` from the sections' evidence (`read`: page bodies that
-    complete cut snippets)."""
+    complete cut snippets; `said`: the sentences the published parts said, which only the
+    lead may repeat), within `budget` characters."""
     zh = has_cjk(question)
     words = labels.ZH if zh else labels.EN
     kept = await completed([e for s in sections for e in s.items], read)
@@ -62,37 +66,45 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     picker.remember(conflicts)
     outvoted = {d.second[0].text for d in found}
     lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted])
-    out = [" ".join(_cited(ln, cite) for ln in lead), ""]
-    if items.asks_each(question) and (listed := await items.listed(similarity, question, pool)):
+    picker.remember(said)
+    blocks = [Block("", [" ".join(_cited(ln, cite) for ln in lead)], whole=True)]
+    if listed := await items.listed(similarity, question, pool):
         swings = items.asks_swings(question)
         each = await items.each(pool, listed, picker.take, swings)
         each += await _unlisted(picker, question, items.unlisted(pool, listed), swings)
-        out += [f"*{words['each']}*", *(f"• {_cited(ln, cite)}" for ln in each), ""]
+        blocks.append(Block(f"*{words['each']}*", [f"• {_cited(ln, cite)}" for ln in each]))
     unanswered, reasons_given = [], False
     on_topic = _on_point(question, pool, len(pool))
+    told = set(said)
     for section in sections:
         chosen = await _section(picker, section.question, on_topic, SECTION_MOST)
         reasons_given |= bool(chosen) and coverage.asks_why(section.question)
         if chosen:
-            out += [f"*{section.question}*", *(f"• {_cited(ln, cite)}" for ln in chosen), ""]
-        elif not any(ln.evidence.node_id == _node(section) for ln in lead):
+            blocks.append(Block(f"*{section.question}*",
+                                [f"• {_cited(ln, cite)}" for ln in chosen]))
+        elif not any(ln.evidence.node_id == _node(section) and (ln in lead or ln.text in told)
+                     for ln in pool):
             unanswered.append(section.question)
-    out += conflicts
+    if conflicts:
+        blocks.append(Block(conflicts[0], [ln for ln in conflicts[1:] if ln], whole=True))
     used = " ".join(picker.chosen)
     missing = coverage.not_found(question, unanswered, " ".join(ln.text for ln in pool), used,
                                  reasons_given)
     if missing:
-        out.append(words["not_found"] + "; ".join(missing) + ("。" if zh else "."))
-    quoted(pool, "\n".join(out))
-    return "\n".join(out).strip()
+        blocks.append(Block("", [words["not_found"] + "; ".join(missing) + ("。" if zh else ".")],
+                            whole=True))
+    text = fit(blocks, budget if budget is not None else UNBOUNDED)
+    quoted(pool, text)
+    return text
 
 
 async def part(similarity: Similarity, section: Section, cite: Cite,
                said: list[str], read: Reader | None = None,
-               context: list[Evidence] | None = None, root: str = "") -> str:
+               context: list[Evidence] | None = None, root: str = "",
+               budget: int | None = None) -> str:
     """One sub-question's part: its best sentences not `said` in other parts, its conflicts
     (`context`: the run's other kept evidence, which tells what the run is about; `root`: the
-    run's question, whose period the part keeps to)."""
+    run's question, whose period the part keeps to), within `budget` characters."""
     zh = has_cjk(section.question)
     picker = Picker(similarity)
     picker.remember(said)
@@ -103,11 +115,15 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     conflicts = conflict_lines(pool, cite, zh)
     picker.remember(conflicts)
     chosen = await _section(picker, section.question, pool, PART_MOST)
-    out = [f"*{section.question}*", *(f"• {_cited(ln, cite)}" for ln in chosen), *conflicts]
+    bullets = [f"• {_cited(ln, cite)}" for ln in chosen]
     if not chosen:
-        out.append((labels.ZH if zh else labels.EN)["part_not_found"])
-    quoted(pool, "\n".join(out))
-    return "\n".join(ln for ln in out if ln).strip()
+        bullets = [(labels.ZH if zh else labels.EN)["part_not_found"]]
+    blocks = [Block(f"*{section.question}*", bullets)]
+    if conflicts:
+        blocks.append(Block("", [ln for ln in conflicts if ln], whole=True))
+    text = fit(blocks, budget if budget is not None else UNBOUNDED)
+    quoted(pool, text)
+    return text
 
 
 async def follow_up(similarity: Similarity, question: str, items: list[Evidence],
