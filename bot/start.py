@@ -29,7 +29,7 @@ from research_core.question import is_blank
 log = logging.getLogger("bot.start")
 
 EMPTY_REPLY = ("Please ask a question after mentioning me, for example: "
-               "`@RED what moved copper foil prices this year?`")
+               "`@RED how did heat pump sales move in 2026?`")
 _ANY_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
 DEEP_REFUSED = ("Deep research is not enabled for you here; choose Auto or Standard (an "
                 "admin can allow Deep with RED_DEEP_ALLOWED or the policy file).")

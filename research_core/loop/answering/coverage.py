@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from research_core.terms import has_cjk, names_a_thing, terms
+from research_core.terms import function_words, has_cjk, names_a_thing, pos_tags, terms
 
 MAX_TERMS = 5
 NAMED_ENOUGH = 4  # naming this many of the things a long question names is naming enough
@@ -16,36 +16,39 @@ _CAUSAL = re.compile(r"\b(?:because|due to|driven by|owing to|as a result|reflec
                      r"hit by|held back|weigh\w*|boost\w*|kept|lifted|drove|driven)\b|由于|因为|"
                      r"受.{0,12}影响|导致|推动|带动|拖累|主要是|原因", re.I)
 _WHY = re.compile(r"\b(?:why|reasons?|causes?|drivers?)\b|为什么|为何|原因", re.I)
-# Words of a question that ask rather than name: never "missing" from evidence.
-_ASKING_TEXT = (
-    "how what why when which who whose much many big gap now move moved change "
-    "changed changes figures figure numbers number sources source pls please quick "
-    "one thanks past last year years month months quarter go went opposite directions "
-    "direction latest recent trend trends explain data details summary overview main "
-    "key all covered between and about tell me give channel team materials question "
-    "answer help need look "
-    "怎么 梳理 一下 帮忙 帮我 数字 出处 例会 周五 覆盖 覆盖到 主要 具体 要有 "
-    "要 用 情况 怎么样 如何 整理 影响 最近 近一年 一年 研究 助手 研究助手 "
-    "什么 哪些 多少 时间 原因 变化 波动 数据 一年 年 月 "
-)
-_ASKING = frozenset(_ASKING_TEXT.split())
+_NAME = re.compile(r"(?<![.?!:]\s)(?<!^)\b[A-Z][\w-]*[A-Z0-9][\w-]*\b|(?<![.?!:]\s)(?<!^)"
+                   r"\b[A-Z][a-z][\w-]+\b")
+_ZH_NAME_TAGS = ("nr", "ns", "nt", "nz")  # jieba's tags of names: people, places, bodies, other
 
 
 def not_found(question: str, unanswered: list[str], evidence_text: str,
               chosen_text: str, reasons_given: bool = False) -> list[str]:
-    """What to list as not found: unanswered sub-questions, the question's named things no
-    evidence mentions, and "the reasons" when why was asked and nothing chosen says why
-    (`reasons_given`: a section that asks why was answered)."""
+    """What to list as not found: unanswered sub-questions, the names the question gives (a
+    place, a firm, a product written as a name) that no kept evidence states, and "the
+    reasons" when why was asked and nothing chosen says why (`reasons_given`: a section that
+    asks why was answered). A name in one script is not looked for in evidence written in
+    another (a Chinese source may name it in Chinese)."""
     missing = list(unanswered)
-    have = {t.casefold() for t in _words(evidence_text)}
-    named = [t for t in dict.fromkeys(_words(question)) if _names_something(t)]
-    absent = [t for t in named if t.casefold() not in have and t.rstrip("s") not in have]
+    have = evidence_text.casefold()
+    absent = [t for t in names_in(question) if t.casefold() not in have
+              and has_cjk(t) == has_cjk(evidence_text)]
     if absent:
         quoted = ", ".join(f"“{t}”" for t in absent[:MAX_TERMS])
         missing.append(("问题中的 " if has_cjk(question) else "the question's ") + quoted)
     if _WHY.search(question) and not reasons_given and not _CAUSAL.search(chosen_text):
         missing.append("原因（为什么）" if has_cjk(question) else "the reasons (why)")
     return missing
+
+
+def names_in(question: str) -> list[str]:
+    """The names a question gives: capitalised words inside an English sentence ("Hungary",
+    "Firm A" is "Firm"), and Chinese words jieba tags as names."""
+    text = " ".join(re.sub(r"<[@#!][^>]*>|@\S+", " ", question).split())
+    english = [m.group() for m in _NAME.finditer(text) if m.group().casefold()
+               not in function_words()]
+    chinese = [w for w, flag in pos_tags(text) if flag in _ZH_NAME_TAGS and len(w) >= 2
+               and has_cjk(w)] if has_cjk(text) else []
+    return list(dict.fromkeys([*english, *chinese]))
 
 
 def causal(text: str) -> bool:
@@ -74,6 +77,6 @@ def _words(text: str) -> list[str]:
 
 
 def _names_something(term: str) -> bool:
-    if term in _ASKING or term.strip("%").replace(".", "").isdigit():
+    if term in function_words() or term.strip("%").replace(".", "").isdigit():
         return False
     return len(term) >= 2 and names_a_thing(term) if has_cjk(term) else len(term) >= 4

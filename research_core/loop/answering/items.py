@@ -1,7 +1,7 @@
-"""Item by item, for a question that asks to cover every item of a kind ("主要材料都覆盖到",
-"each of the main …"). The items are the ones a kept source lists line by line (a table's rows
-read as sentences, a report's "锂盐：…" paragraphs): a list of three or more labelled lines
-with figures. Each item gets its latest figure, from the most credible source that states one,
+"""Item by item, wherever the kept sources list the things of the question's kind line by line
+(issue 25: the evidence decides, not the question's wording): a table's rows read as
+sentences, a report's "Label: …" paragraphs — a list of three or more labelled lines with
+figures, about the question. Each item gets its latest figure, from the most credible source that states one,
 and for a question on how prices moved its high or low; a source on something no list names
 gives one line; a sentence already said elsewhere in the answer is not said again."""
 
@@ -19,23 +19,12 @@ from research_core.protocols import Similarity
 MOST_ITEMS = 12
 LIST_LINES = 3  # labelled lines of one source that make a list
 LIST_MARGIN = 0.06  # how far a list's mean similarity to the question may trail the best's
-_EACH = re.compile(
-    r"都覆盖|覆盖到|全部覆盖|全覆盖|逐一|逐项|一一列|各(?:类|种|项)|每(?:类|种|项)|所有的?主要|"
-    r"(?:整理|列出|梳理)[下一出]*主要(?:的)?(?:项目|企业|公司|产品|品种|材料|国家|市场|厂商)|"
-    r"\beach\b(?! other)|\bevery\b(?! (?:day|week|month|quarter|year|time))|"
-    r"\ball (?:of )?(?:the )?(?:main|major|key)\b|\bone by one\b|"
-    r"\blist (?:the )?(?:main|major|key)\b", re.I)
 _SWINGS = re.compile(r"波动|走势|涨跌|起伏|\bswings?\b|\bmove[sd]?\b|\bmovements?\b|"
                      r"\bfluctuat\w*|\bhighs? and lows?\b", re.I)
 _EXTREME = re.compile(r"高点|最高|峰值|高位|低点|最低|低位|\bpeak\w*|\bhighs?\b|\blows?\b|"
                       r"\brecord\b", re.I)
 
 Taken = Callable[[Line], Awaitable[bool]]  # records a line as said; False: it repeats one
-
-
-def asks_each(question: str) -> bool:
-    """Whether the question asks to cover every item of a kind."""
-    return _EACH.search(question) is not None
 
 
 async def listed(similarity: Similarity, question: str, pool: list[Line]) -> list[str]:
