@@ -19,6 +19,8 @@ from research_core.search.reading import deep_read
 from research_core.search.tool import DatesPages, QueryResult
 from research_core.settings import EngineSettings
 
+RETRIEVED_SNIPPET_CHARS = 200  # what the run keeps of a retrieved hit it did not keep
+
 
 class Admission:
     """Admits a run's hits as evidence (one per run, over its state)."""
@@ -45,7 +47,7 @@ class Admission:
             for hit in result.hits:
                 self.state.extra.retrieved.setdefault(hit.source_id, [
                     hit.title, hit.source_type, hit.published.isoformat() if hit.published
-                    else ""])
+                    else "", hit.snippet[:RETRIEVED_SNIPPET_CHARS]])
                 if hit.source_id not in seen:
                     seen.add(hit.source_id)
                     fresh.append((qid, hit))

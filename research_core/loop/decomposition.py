@@ -12,16 +12,18 @@ from __future__ import annotations
 import datetime as dt
 
 from research_core.loop import subquestions
+from research_core.loop.answering.coverage import names_in
 from research_core.loop.evidence import combined_score, credibility, recency
 from research_core.loop.judgement import scaled
 from research_core.models.schemas import SubQuestion
 from research_core.protocols import SearchHit, Similarity
 from research_core.settings import EngineSettings
-from research_core.terms import content_terms
+from research_core.terms import content_terms, has_cjk
 
 TOPIC_CREDIBILITY = 0.6  # a source a facet is read off: news and better, no release or blog
 SAME_TOPIC = 0.75  # two titles this close name one facet (either language: not scaled)
 TITLE_CHARS = 140
+KNOWN_BY = 2  # hits that must name a name of the question before it tells hits apart
 KEPT_SHARE = 0.5  # a clause half as close to the sources as the closest one is asked of them
 
 
@@ -63,7 +65,8 @@ async def facets_of(similarity: Similarity, question: str, hits: list[SearchHit]
     evidence score of relevance, credibility and recency) from credible sources, closest to
     the question first, one per facet: none close to another chosen title or to a sub-question
     already `taken`."""
-    credible = [h for h in hits if credibility(h.source_type) >= TOPIC_CREDIBILITY]
+    credible = [h for h in hits if credibility(h.source_type) >= TOPIC_CREDIBILITY
+                and names_what_is_asked(question, h, hits)]
     if not credible or most < 1:
         return []
     by_title = {_title(h): h for h in credible}
@@ -95,6 +98,17 @@ async def _near_any(similarity: Similarity, text: str, others: list[str]) -> boo
         return False
     row = (await similarity.matrix([text], others))[0]
     return max(row) >= SAME_TOPIC
+
+
+def names_what_is_asked(question: str, hit: SearchHit, hits: list[SearchHit]) -> bool:
+    """Whether the hit names a place or body the question names, where two hits name it and
+    the hit is written in its script (a source about another country is no facet)."""
+    texts = [f"{h.title} {h.snippet}".casefold() for h in hits]
+    known = [n for n in (m.casefold() for m in names_in(question))
+             if sum(n in t for t in texts) >= KNOWN_BY]
+    text = f"{hit.title} {hit.snippet}".casefold()
+    return not known or any(n in text for n in known) or any(
+        has_cjk(n) != has_cjk(text) for n in known)
 
 
 def _title(hit: SearchHit) -> str:

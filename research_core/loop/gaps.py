@@ -123,10 +123,10 @@ async def refill_from_evidence(similarity: Similarity, state: RunState, owner: B
 
 
 def _hit(source_id: str, seen: list[str]) -> SearchHit:
-    """A retrieved source as the run recorded it: title, source type, publish date."""
-    title, kind, published = [*seen, "", "", ""][:3]
+    """A retrieved source as the run recorded it: title, source type, publish date, snippet."""
+    title, kind, published, snippet = [*seen, "", "", "", ""][:4]
     date = dt.date.fromisoformat(published) if published else None
-    return SearchHit(source_id, title, "", "", date, kind)
+    return SearchHit(source_id, title, snippet, "", date, kind)
 
 
 def _affordable(owner: BudgetOwner) -> bool:

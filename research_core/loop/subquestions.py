@@ -229,7 +229,7 @@ def _shorten(text: str) -> str:
     end = "？" if has_cjk(text) else "?"
     if len(text) > MAX_CHARS - 1:
         text = text[: MAX_CHARS - 2].rstrip(" ,;:—") + "…"
-    return text if text.endswith(("?", "？")) else text + end
+    return _capital(text if text.endswith(("?", "？")) else text + end)
 
 
 def _norm(text: str) -> str:

@@ -163,7 +163,8 @@ def usable(lines: list[Line], cite: Cite, question: str = "",
                                      [ln.evidence.published for ln in cited])
     recent = [ln for ln in cited if oldest is None or ln.evidence.published is None
               or ln.evidence.published >= oldest]
-    return subject.on_subject(question, recent, context)
+    named = subject.on_names(root or question, recent, context)
+    return subject.on_subject(question, named, context)
 
 
 async def _unlisted(picker: Picker, question: str, sources: list[list[Line]],

@@ -1,9 +1,10 @@
 """Item by item, wherever the kept sources list the things of the question's kind line by line
 (issue 25: the evidence decides, not the question's wording): a table's rows read as
 sentences, a report's "Label: …" paragraphs — a list of three or more labelled lines with
-figures, about the question. Each item gets its latest figure, from the most credible source that states one,
-and for a question on how prices moved its high or low; a source on something no list names
-gives one line; a sentence already said elsewhere in the answer is not said again."""
+figures, about the question. Each item gets its latest figure, from the most credible source
+that states one, and for a question on how prices moved its high or low; a source on
+something no list names gives one line; a sentence already said elsewhere in the answer is
+not said again."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from research_core.loop import subquestions
 from research_core.loop.answering import coverage
 from research_core.loop.answering.pool import Line
+from research_core.terms import has_cjk
 
 SUBJECT_SOURCES = 2  # sources that must be about a thing before it is the subject
 SUBJECT_SHARE = 0.75  # the share of the sources that must be about it
@@ -23,6 +24,26 @@ def on_subject(question: str, pool: list[Line], context: list[Line] | None = Non
         return pool
     about = {sid for sid, text in _source_texts(pool).items() if _about(text, thing)}
     return [ln for ln in pool if ln.source_id in about]
+
+
+def on_names(question: str, pool: list[Line], context: list[Line] | None = None) -> list[Line]:
+    """The lines of the sources that name a place or body the question names (issue 25: a
+    distractor about another country is not cited). Only names two sources of the run state
+    count, and a source is left out only where it is written in the name's script (a Chinese
+    page may give a Latin name in Chinese)."""
+    known = _known_names(question, pool if context is None else context + pool)
+    if not known:
+        return pool
+    texts = _source_texts(pool)
+    away = {sid for sid, text in texts.items() if not any(n in text for n in known)
+            and all(has_cjk(n) == has_cjk(text) for n in known)}
+    return [ln for ln in pool if ln.source_id not in away]
+
+
+def _known_names(question: str, pool: list[Line]) -> list[str]:
+    texts = _source_texts(pool).values()
+    names = [n.casefold() for n in coverage.names_in(question)]
+    return [n for n in names if sum(n in t for t in texts) >= SUBJECT_SOURCES]
 
 
 def subject_of(question: str, pool: list[Line]) -> str | None:
