@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from research_core.delivery.publications import Delivery
 from research_core.loop import cadence, executor, followup
-from research_core.loop.answering import builder
+from research_core.loop.answering import builder, disagreements
 from research_core.loop.answering.completion import Reader, local_reader
+from research_core.loop.answering.pool import Line
 from research_core.loop.evidence import Evidence
 from research_core.loop.goal_tree import Node
 from research_core.loop.memory import Summary
@@ -82,17 +83,33 @@ class Parts:
         close = [e for e, sc in zip(fresh, scores, strict=True)
                  if sc >= self.config.revise_similarity
                  and speaks_to(e.text, node.question, self._others(node))]
-        news = cadence.revising_evidence(published, close)
+        corrections = self._corrections(node, fresh)
+        news = list({e.id: e for e in [*corrections, *cadence.revising_evidence(
+            published, close)]}.values())
         if not news:
             return
         summary = await executor.summarise(self.gateway, node.id, node.question, news,
                                            self.state.summaries.get(node.id), deep)
         self.state.summaries[node.id] = summary
         sources = frozenset(e.source_id for e in news)
-        reason = self.reason_prefix + "new evidence from " + ", ".join(sorted(sources))
+        how = "corrected by " if corrections else "new evidence from "
+        reason = self.reason_prefix + how + ", ".join(sorted(sources))
         text = await self._text(node, summary, [*news, *self.state.kept_for({node.id})],
                                 sources)
         await self.delivery.part(node.id, text, summary.source_ids, reason=reason)
+
+    def _corrections(self, node: Node, fresh: list[Evidence]) -> list[Evidence]:
+        """Later evidence, kept for any sub-question, that states another figure for what the
+        part's own evidence states (same thing, period and unit) and is preferred to it (as
+        credible and later, or more credible): a correction revises the part it corrects."""
+        own = self.state.kept_for({node.id})
+        ids = {e.id for e in fresh}
+        lines = [Line(t, e) for e in [*own, *(f for f in fresh if f not in own)]
+                 for t in sentences(e.text, clauses=False)]
+        found = disagreements.find(lines)
+        return list({d.first[0].evidence.id: d.first[0].evidence for d in found
+                     if d.first[0].evidence.id in ids and d.second[0].evidence.id not in ids
+                     and d.reason}.values())
 
     async def _text(self, node: Node, summary: Summary, items: list[Evidence],
                     first: frozenset[str] = frozenset()) -> str:
