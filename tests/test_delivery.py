@@ -76,6 +76,29 @@ async def test_later_evidence_revises_a_published_part_in_place(
     assert any(r.version == 2 and r.part_key == revised[0].part_key for r in rows)
 
 
+async def test_a_correction_kept_under_another_sub_question_revises_the_part_it_corrects(
+        serve: Serve, backend: RecordingBackend, store: SqlStore, tmp_path: Path) -> None:
+    """The notice is found while researching the announcements, not the sales figures: it
+    still revises the sales part, whose figure it corrects (issue 25)."""
+    late = tmp_path / "late"
+    late.mkdir()
+    write_doc(late, "stats-notice-2026-10", (
+        "official_statistics", "en", "2026-10-30", "Statistics office notices, October 2026",
+        "Notice: heat pump sales reached 209,000 units in September 2026; the 214,000 units "
+        "first published counted returns twice."))
+    publisher = LateDocs(backend, late)
+    script = Script(subquestions=[("What were heat pump sales figures?", 0.9),
+                                  ("What did the statistics office announce about heat pumps in 2026?", 0.8)])
+    out = await run_engine(serve, script, backend, store, publisher=publisher)
+    revised = [p for p in publisher.parts if p.replaces]
+    assert revised, [(p.part_key, p.text[:60]) for p in publisher.parts]
+    assert revised[0].reason.startswith("corrected by") and "209,000" in revised[0].text
+    node = out.state.tree.nodes[revised[0].part_key]
+    assert "sales figures" in node.question
+    assert any(e.source_id == "stats-notice-2026-10" and e.node_id != node.id
+               for e in out.state.kept())
+
+
 async def test_the_outbox_keeps_a_resumed_run_from_publishing_twice(store: SqlStore) -> None:
     publisher = MemoryPublisher()
     first = Delivery("run1", publisher, store, RunLog())

@@ -103,9 +103,10 @@ class Parts:
         part's own evidence states (same thing, period and unit) and is preferred to it (as
         credible and later, or more credible): a correction revises the part it corrects."""
         own = self.state.kept_for({node.id})
-        ids = {e.id for e in fresh}
-        lines = [Line(t, e) for e in [*own, *(f for f in fresh if f not in own)]
-                 for t in sentences(e.text, clauses=False)]
+        known = {e.source_id for e in own}
+        new = [f for f in fresh if f.source_id not in known]  # a source kept twice is no news
+        ids = {e.id for e in new}
+        lines = [Line(t, e) for e in [*own, *new] for t in sentences(e.text, clauses=False)]
         found = disagreements.find(lines)
         return list({d.first[0].evidence.id: d.first[0].evidence for d in found
                      if d.first[0].evidence.id in ids and d.second[0].evidence.id not in ids
