@@ -6,10 +6,18 @@ from __future__ import annotations
 
 import datetime as dt
 
-from research_core.loop import decomposition, subquestions
+from research_core.budget.owner import BudgetOwner
+from research_core.delivery.publications import Delivery
+from research_core.delivery.publishers import MemoryPublisher
+from research_core.loop import decomposition, gaps, subquestions
 from research_core.loop.answering.coverage import names_in, not_found
+from research_core.loop.answering.pool import Line
+from research_core.loop.answering.subject import on_names
+from research_core.loop.evidence import Evidence
+from research_core.loop.state import RunState
 from research_core.protocols import SearchHit
-from research_core.settings import EngineSettings
+from research_core.settings import EngineSettings, Settings
+from research_core.store.sql import SqlStore
 from tests.engine_run import default_similarity as similarity
 
 COMPARE = ("Meadowbrook Apiaries vs Hollin Honey in Vestland: how many hives does each really "
@@ -79,3 +87,48 @@ def test_not_found_lists_names_only_never_words_that_ask() -> None:
     assert missing == ["the question's “Vestland”"]
     assert names_in("How did sales move in Norland and Sudmark?") == ["Norland", "Sudmark"]
     assert names_in("Even though prices rose, why?") == []
+
+
+def _line(source_id: str, text: str, lang_title: str = "") -> Line:
+    evidence = Evidence(f"E{source_id}", "N1", "Q1", source_id, lang_title or source_id,
+                        "https://x.example", dt.date(2026, 10, 1), "official_statistics",
+                        "P", text, 0.9, 1.0, 1.0, 0.9, "", True)
+    return Line(text, evidence)
+
+
+def test_a_source_about_another_place_is_not_cited() -> None:
+    pool = [_line("vest-census", "Vestland counted 41,200 hives in the third quarter."),
+            _line("vest-losses", "Vestland beekeepers lost 18% of colonies last winter."),
+            _line("norland", "Norland counted 55,000 hives in the third quarter."),
+            _line("zh", "韦斯特兰三季度蜂箱数量为4.12万箱。")]
+    question = "How many hives did Vestland count in the third quarter?"
+    kept = {ln.source_id for ln in on_names(question, pool)}
+    assert kept == {"vest-census", "vest-losses", "zh"}  # a Chinese page may say it in Chinese
+    assert on_names("How many hives were counted?", pool) == pool  # the question names none
+
+
+async def test_the_run_researches_on_while_retrieved_sources_say_more(store: SqlStore) -> None:
+    settings = Settings()
+    state = RunState.new("How did beekeeping in Vestland do in 2026?", dt.date(2026, 10, 31),
+                         settings, "standard")
+    state.tree.add_child(state.tree.root_id, "How many hives did Vestland count?", 0.9)
+    state.evidence.append(_line("census", "Vestland counted 41,200 hives.").evidence)
+    state.extra.retrieved = {
+        "census": ["Vestland beehive census, third quarter 2026", "official_statistics",
+                   "2026-10-15", "Vestland counted 41,200 hives."],
+        "varroa": ["Varroa mite losses in Vestland apiaries, 2026", "official_statistics",
+                   "2026-09-30", "Vestland colony losses reached 18% as mites spread."],
+        "blog": ["10 amazing honey facts", "blog", "2026-09-01", "Honey never spoils."],
+        "norland": ["Norland hive census 2026", "official_statistics", "2026-09-30",
+                    "Norland counted 55,000 hives."]}
+    owner = BudgetOwner.start(settings.budget, "standard", None, emit=state.log.emit)
+    delivery = Delivery(state.run_id, MemoryPublisher(), store, state.log, state.publications,
+                        owner)
+    assert await gaps.refill_from_evidence(similarity(), state, owner, delivery,
+                                           settings.engine)
+    added = [n.question for n in state.tree.nodes.values() if n.depth == 1][1:]
+    assert added == ["Varroa mite losses in Vestland apiaries, 2026"]
+    for _ in range(owner.available("steps") - owner.total("steps") // 2):
+        owner.spend("steps")
+    assert not await gaps.refill_from_evidence(similarity(), state, owner, delivery,
+                                               settings.engine)  # half the steps spent

@@ -59,14 +59,14 @@ async def spoken_to(similarity: Similarity, clauses: list[str], texts: list[str]
 
 
 async def facets_of(similarity: Similarity, question: str, hits: list[SearchHit],
-                    taken: list[str], most: int, cfg: EngineSettings,
-                    as_of: dt.date) -> list[str]:
+                    taken: list[str], most: int, cfg: EngineSettings, as_of: dt.date,
+                    seen: list[SearchHit] | None = None) -> list[str]:
     """The titles of the hits that would be kept as evidence on their title alone (the
     evidence score of relevance, credibility and recency) from credible sources, closest to
     the question first, one per facet: none close to another chosen title or to a sub-question
-    already `taken`."""
+    already `taken`; `seen`: all the hits of the run, which tell the question's names apart."""
     credible = [h for h in hits if credibility(h.source_type) >= TOPIC_CREDIBILITY
-                and names_what_is_asked(question, h, hits)]
+                and names_what_is_asked(question, h, seen or hits)]
     if not credible or most < 1:
         return []
     by_title = {_title(h): h for h in credible}

@@ -106,11 +106,13 @@ async def refill_from_evidence(similarity: Similarity, state: RunState, owner: B
     if not _affordable(owner) or owner.available("steps") * 2 <= owner.total("steps"):
         return False
     cited = {e.source_id for e in state.kept()}
-    unread = [_hit(source_id, seen) for source_id, seen in state.extra.retrieved.items()
-              if source_id not in cited]
+    seen = {source_id: _hit(source_id, kept) for source_id, kept in
+            state.extra.retrieved.items()}
+    unread = [hit for source_id, hit in seen.items() if source_id not in cited]
     taken = [n.question for n in state.tree.nodes.values() if n.depth > 0]
     found = await decomposition.facets_of(similarity, state.question, unread, taken,
-                                          cfg.max_children, cfg, state.as_of)
+                                          cfg.max_children, cfg, state.as_of,
+                                          list(seen.values()))
     if not found:
         return False
     owner.spend("discoveries")
