@@ -15,7 +15,7 @@ from research_core.loop.answering.periods import spans
 from research_core.loop.answering.pool import Line
 from research_core.loop.figures import Figure, figures_in
 from research_core.loop.sentences import sentences
-from research_core.terms import nouns, overlap
+from research_core.terms import function_words, nouns, overlap
 
 SAME_TOPIC = 0.4
 _GENERIC = frozenset({"价格", "均价", "价位", "数据", "数字"})  # what every price line names
@@ -132,13 +132,38 @@ def _magnitude(figure: Figure) -> str:
     return f"({word})" if word else "(none)"
 
 
+_CAPITALISED = re.compile(r"\b[A-Z][\w-]{2,}")
+
+
 def _same_subject(a: Line, b: Line) -> bool:
-    """Two Chinese sentences that name things name at least one in common (besides a price or
+    """Two sentences about one thing. Two Chinese sentences that name things name at least
+    one in common (besides a price or
     an average, which every line names): a graphite anode's average and a copper-foil fee in
     one month are no disagreement ("人造石墨负极…9月均价2.94万元/吨" against "6μm加工费均价
     1.86万元/吨"), a fee and its correction are."""
     mine, theirs = nouns(a.text) - _GENERIC, nouns(b.text) - _GENERIC
-    return not (mine and theirs) or bool(mine & theirs)
+    if mine and theirs and not mine & theirs:
+        return False
+    return _same_names(a, b)
+
+
+def _same_names(a: Line, b: Line) -> bool:
+    """Two sentences that name places or bodies (not their own publishers) name one in
+    common: one firm's capacity and another's, or a country's total and another country's,
+    in one quarter are no disagreement (issue 25)."""
+    mine, theirs = _names(a), _names(b)
+    if not (mine and theirs):
+        return True
+    return any(n in b.text.casefold() for n in mine) or any(
+        n in a.text.casefold() for n in theirs)
+
+
+def _names(line: Line) -> set[str]:
+    """The capitalised words of a sentence (its first included), not function words and
+    not its publisher's name."""
+    own = set(line.evidence.publisher.casefold().split())
+    words = {w.casefold() for w in _CAPITALISED.findall(line.text)}
+    return {w for w in words if w not in own and w not in function_words()}
 
 
 def _topic(a: Line, b: Line) -> float:
