@@ -13,13 +13,13 @@ import re
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncRespond
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack_fields import channel_of, clicker_of, object_of, slack_id, text_of
 from bot.start import DEEP_REFUSED, Starter, strip_mention
 from contract.keys import request_key
 from contract.mrkdwn import from_slack
+from contract.slack_client import SLACK_FAILURES, is_outage, slack_error
 
 log = logging.getLogger("bot.commands")
 
@@ -43,8 +43,11 @@ def parse_command(text: str) -> tuple[str | None, str]:
     return found.group(1).lower(), text[found.end():].strip()
 
 
-def cannot_post(exc: SlackApiError) -> str:
-    return (f"I cannot post here ({exc.response.get('error')}): invite me to the channel "
+def cannot_post(exc: BaseException) -> str:
+    if is_outage(exc):
+        return (f"Slack did not take my message ({slack_error(exc)}); please ask again in a "
+                "minute.")
+    return (f"I cannot post here ({slack_error(exc)}): invite me to the channel "
             "with `/invite @RED`, or ask in a channel I am in.")
 
 
@@ -81,7 +84,7 @@ class _Commands:
             await self.starter.in_channel(client, user=user, channel=channel,
                                           question=question, team=slack_id(
                                               command.get("team_id")), depth=depth)
-        except SlackApiError as exc:
+        except SLACK_FAILURES as exc:
             await respond(cannot_post(exc))
             return
         if note is not None:
@@ -114,5 +117,5 @@ class _Commands:
             await self.starter.in_thread(client, user=user, channel=channel, ts=ts,
                                          thread_ts=thread_ts, question=question,
                                          team=slack_id(team))
-        except SlackApiError as exc:
+        except SLACK_FAILURES as exc:
             await respond(cannot_post(exc))

@@ -10,9 +10,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import aiohttp
 from slack_bolt.async_app import AsyncAck, AsyncApp
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack_fields import channel_of, clicker_of, object_of, slack_id
@@ -20,6 +18,7 @@ from bot.start import Starter, deep_permitted
 from contract.blocks import FEEDBACK_ACTION, parse_feedback
 from contract.home import publish_home, usage_text
 from contract.mrkdwn import one_line
+from contract.slack_client import SLACK_FAILURES, slack_error
 from research_core.settings import BudgetSettings
 from research_core.store.usage import UsageLine
 
@@ -39,7 +38,7 @@ PROMPTS = [
                                               "change in 2026?"},
 ]
 THANKS = "Thanks: your feedback on this answer is recorded."
-_FAILURES = (SlackApiError, aiohttp.ClientError, TimeoutError)
+_FAILURES = SLACK_FAILURES
 
 
 UsageReader = Callable[[], Awaitable[list[UsageLine]]]  # everyone's usage, for admins
@@ -61,7 +60,7 @@ async def set_title(client: AsyncWebClient, channel: str, thread_ts: str, questi
         await client.assistant_threads_setTitle(channel_id=channel, thread_ts=thread_ts,
                                                 title=title)
     except _FAILURES as exc:
-        log.info("assistant thread %s not titled: %s", thread_ts, exc)
+        log.info("assistant thread %s not titled: %s", thread_ts, slack_error(exc))
 
 
 class _Surfaces:
@@ -88,7 +87,7 @@ class _Surfaces:
             await client.assistant_threads_setSuggestedPrompts(
                 channel_id=channel, thread_ts=thread_ts, title=PROMPTS_TITLE, prompts=PROMPTS)
         except _FAILURES as exc:
-            log.warning("assistant thread %s not set up: %s", thread_ts, exc)
+            log.warning("assistant thread %s not set up: %s", thread_ts, slack_error(exc))
 
     async def on_home_opened(self, ack: AsyncAck, body: JSON, event: JSON,
                              client: AsyncWebClient) -> None:
@@ -128,4 +127,4 @@ class _Surfaces:
             await client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts,
                                             text=THANKS)
         except _FAILURES as exc:
-            log.info("feedback thanks not shown: %s", exc)
+            log.info("feedback thanks not shown: %s", slack_error(exc))

@@ -7,19 +7,18 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import aiohttp
 from slack_bolt.async_app import AsyncAck, AsyncApp
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack_fields import channel_of, clicker_of, object_of
 from bot.start import Starter
 from contract.requests import FINISHED
+from contract.slack_client import SLACK_FAILURES, slack_error
 from contract.watch_blocks import WATCH_ACTION, parse_choice, watch_confirmation
 
 JSON = dict[str, Any]
 log = logging.getLogger(__name__)
-_FAILURES = (SlackApiError, aiohttp.ClientError, TimeoutError)
+_FAILURES = SLACK_FAILURES
 
 
 def register(app: AsyncApp, starter: Starter) -> None:
@@ -54,4 +53,4 @@ class Watching:
             await client.chat_postEphemeral(channel=channel, user=user,
                                             thread_ts=request.thread_ts, text=text)
         except _FAILURES as exc:
-            log.info("watch confirmation not shown: %s", exc)
+            log.info("watch confirmation not shown: %s", slack_error(exc))

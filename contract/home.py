@@ -14,15 +14,14 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import aiohttp
 import redis.asyncio as aioredis
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from contract.blocks import DEPTHS, STATUS_WORDS, shown
 from contract.keys import KEEP_S, stats_key, user_runs_key
 from contract.mrkdwn import clip, escape, link
 from contract.requests import Requests, ResearchRequestMsg
+from contract.slack_client import SLACK_FAILURES, slack_error
 from research_core.budget.axes import deep_total
 from research_core.budget.caps import amount
 from research_core.policy import MEASURES, Caps
@@ -127,8 +126,8 @@ async def publish_home(client: AsyncWebClient, redis: aioredis.Redis, user: str,
     view = home_view(await recent_runs(redis, user), budget, deep_allowed, everyone)
     try:
         await client.views_publish(user_id=user, view=view)
-    except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
-        log.warning("Home tab of %s not published: %s", user, exc)
+    except SLACK_FAILURES as exc:
+        log.warning("Home tab of %s not published: %s", user, slack_error(exc))
         return False
     return True
 

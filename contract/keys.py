@@ -77,6 +77,11 @@ def handover_key(job_id: str) -> str:
     return f"red:handover:{job_id}"
 
 
+def outages_key(job_id: str) -> str:
+    """How many times this job was put off because Slack was away (`workers/jobs.py`)."""
+    return f"red:outages:{job_id}"
+
+
 def doing_key(job_id: str) -> str:
     """What the job is doing right now ("step 7: executor/followup"), for crash reports."""
     return f"red:doing:{job_id}"

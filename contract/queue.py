@@ -27,11 +27,26 @@ FEEDBACK = "feedback"  # a person's verdict on an answer, stored with the run by
 PREVIEW = "preview"  # split the question once and show the plan (docs/teams.md)
 WATCH_SET = "watch-set"  # the requester chose a watch cadence (or stop): stored by a worker
 WATCH = "watch"  # one watch cycle of a thread, as of a date (docs/watch.md)
+MAX_TEXT_CHARS = 2000  # a stored failure's text
 
 
 def serialize(data: dict[str, Any]) -> bytes:
-    """ARQ's job serializer: JSON, never pickle."""
-    return json.dumps(data, ensure_ascii=False).encode()
+    """ARQ's job serializer: JSON, never pickle. It also stores each job's result, which for
+    a failed job is its exception: anything JSON cannot hold is stored as one line of text
+    (`_as_text`), so a failure is always recorded, never lost to a TypeError. Text that is
+    not valid Unicode (a lone surrogate) is kept as its escape."""
+    return json.dumps(data, ensure_ascii=False, default=_as_text).encode("utf-8",
+                                                                        "backslashreplace")
+
+
+def _as_text(value: object) -> str:
+    """A value JSON cannot hold, as bounded one-line text ("AttributeError: …")."""
+    if isinstance(value, BaseException):
+        said = " ".join(str(value).split())
+        text = f"{type(value).__name__}: {said}" if said else type(value).__name__
+    else:
+        text = " ".join(repr(value).split())
+    return text[:MAX_TEXT_CHARS]
 
 
 def deserialize(raw: bytes) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from typing import Any
 from aiohttp import web
 
 from playground.fake_slack_chat import FakeChat
+from playground.fake_slack_faults import FAULTS, STATUS, faulted
 from playground.fake_slack_messages import (
     BOT_ID,
     BOT_USER_ID,
@@ -56,6 +57,7 @@ class FakeSlack:
         self._calls: list[Call] = []
         self._last_post: dict[str, float] = {}
         self._forced: list[tuple[str | None, int, int]] = []
+        self._faults: list[tuple[str | None, str, int]] = []
         self._failures: dict[str, str] = {}
         self._listeners: list[Listener] = []
         self._last_ts = 0
@@ -145,6 +147,22 @@ class FakeSlack:
         """Answer the next `count` calls (of `method`, or any) with HTTP 429 and Retry-After."""
         self._forced.append((method, count, retry_after))
 
+    def fault(self, kind: str, method: str | None = None, count: int = 1) -> None:
+        """Answer the next `count` calls (of `method`, or any) with fault `kind` (one of
+        `playground.fake_slack_faults.FAULTS`: an HTML 502, a text 405, an empty or a
+        truncated JSON 200, a connection reset) instead of Slack's JSON."""
+        if kind not in FAULTS:
+            raise ValueError(f"unknown fault {kind!r}; one of {', '.join(FAULTS)}")
+        self._faults.append((method, kind, count))
+
+    def _faulted(self, method: str) -> str | None:
+        for i, (only, kind, count) in enumerate(self._faults):
+            if only is None or only == method:
+                self._faults[i] = (only, kind, count - 1)
+                self._faults = [f for f in self._faults if f[2] > 0]
+                return kind
+        return None
+
     def fail(self, method: str, error: str | None) -> None:
         """Make `method` answer `ok: false` with `error` (None: behave again)."""
         if error is None:
@@ -220,7 +238,7 @@ class FakeSlack:
 
     # -- request handling ---------------------------------------------------------------------
 
-    async def _handle(self, request: web.Request) -> web.Response:
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
         method = request.match_info["method"]
         params = await self._params(request)
         if method == "oauth.v2.access" and self.oauth is not None:  # client credentials
@@ -230,6 +248,10 @@ class FakeSlack:
         token = self._token(request, params)
         call = Call(method, params, time.time(), team=self.team_of(token))
         self._calls.append(call)
+        fault = self._faulted(method)
+        if fault is not None:
+            call.status, call.error = STATUS[fault], fault
+            return faulted(request, fault)
         retry_after = self._ratelimited(method, params)
         if retry_after is not None:
             call.status, call.error = 429, "ratelimited"

@@ -11,6 +11,11 @@ posted (the outbox). A job past its time limit fails with a message instead of b
 by ARQ (which would leave it to be resumed again and again). A job whose worker died under it
 `max_crashes` times (a native crash it causes, say) is not run again: the thread is told which
 step it was on, what was published stays, and the worker goes on with the next job.
+A Slack outage (no answer, a 429 or 5xx past the client's own retries, an answer that is not
+Slack's JSON) puts the job off instead of failing it: it keeps its place among the active
+jobs, gives its lease back and runs again after a growing pause (at most OUTAGE_WAIT_S), then
+resumes from its checkpoint, its outbox finding what had already reached the thread; only
+after OUTAGE_TRIES outages in a row is the thread told that Slack kept failing.
 """
 
 from __future__ import annotations
@@ -25,9 +30,18 @@ from arq import Retry
 from redis.exceptions import RedisError
 
 from contract.installations import NotInstalled
-from contract.keys import KEEP_S, claim_key, crashes_key, doing_key, handover_key, started_key
+from contract.keys import (
+    KEEP_S,
+    claim_key,
+    crashes_key,
+    doing_key,
+    handover_key,
+    outages_key,
+    started_key,
+)
 from contract.queue import FEEDBACK, FOLLOWUP, PREVIEW, WATCH, WATCH_SET, JobPayload
 from contract.requests import ResearchRequestMsg
+from contract.slack_client import is_outage, slack_error
 from research_core.errors import RunError
 from workers.lease import Lease
 from workers.services import Services
@@ -39,10 +53,22 @@ log = logging.getLogger(__name__)
 
 STOP_POLL_S = 1.0
 TIME_LIMIT_MARGIN_S = 60
+OUTAGE_TRIES = 30  # with OUTAGE_WAIT_S, a Slack outage of about half an hour is waited out
+OUTAGE_WAIT_S = 60.0
+OUTAGE_CLAIM_LEASES = 10  # a put-off job's claim outlasts its pause by this many leases
 
 
 class LeaseLost(Exception):
     """Another worker took this run over (this one stalled past its lease)."""
+
+
+class SlackAway(Exception):
+    """The work met a Slack outage: the job is to run again later (`defer_s` from now)."""
+
+    def __init__(self, error: str, defer_s: float) -> None:
+        super().__init__(error)
+        self.error = error
+        self.defer_s = defer_s
 
 
 async def run_job(ctx: dict[str, Any], data: dict[str, Any]) -> str:
@@ -125,6 +151,11 @@ class JobRunner:
             log.warning("job %s lost its lease (event loop stalled past %gs?); another "
                         "worker resumes the run", self.payload.job_id, self.config.lease_s)
             return "lease lost; another worker resumes the run"
+        except SlackAway as away:  # still active: it runs again, resuming from its checkpoint
+            log.warning("job %s put off for %gs: Slack is away (%s)", self.payload.job_id,
+                        away.defer_s, away.error)
+            await self._put_off(lease, away.defer_s)
+            raise Retry(defer=away.defer_s) from away
         except asyncio.CancelledError:  # shutdown: the reconciler hands the run on at once
             await self.services.redis.set(handover_key(self.payload.job_id), 1, ex=KEEP_S)
             await lease.release()
@@ -134,6 +165,14 @@ class JobRunner:
             raise
         await self._end(lease)
         return outcome
+
+    async def _put_off(self, lease: Lease, defer_s: float) -> None:
+        """Give the lease back for a retry ARQ runs in `defer_s`: claimed meanwhile, so that
+        the reconciler does not take the run for one whose worker died (the retry deletes
+        the claim once it holds the lease; a lost retry's claim expires and it is revived)."""
+        claim_ms = int((defer_s + OUTAGE_CLAIM_LEASES * self.config.lease_s) * 1000)
+        await self.services.redis.set(claim_key(self.payload.job_id), 1, px=claim_ms)
+        await lease.release()
 
     async def _end(self, lease: Lease) -> None:
         await self.services.queue.ended(self.payload.job_id)
@@ -175,6 +214,22 @@ class JobRunner:
                     return "lost"
 
     async def _work(self, request: ResearchRequestMsg) -> str:
+        try:
+            outcome = await self._within_limit(request)
+        except RunError as exc:
+            await self.work.failed(request, str(exc))
+            return f"failed: {exc}"
+        except Exception as exc:
+            if is_outage(exc):
+                return await self._outage(request, exc)
+            # logged first: if telling the thread fails too, its error must not hide this one
+            log.exception("job %s failed", self.payload.job_id)
+            await self.work.failed(request, "an internal error; the worker log has the details")
+            raise
+        await self.services.redis.delete(outages_key(self.payload.job_id))
+        return outcome
+
+    async def _within_limit(self, request: ResearchRequestMsg) -> str:
         limit_s = max(self.config.job_timeout_s - TIME_LIMIT_MARGIN_S, 1)
         try:
             async with asyncio.timeout(limit_s) as deadline:
@@ -184,11 +239,17 @@ class JobRunner:
                 raise
             await self.work.failed(request, f"it ran past the job time limit of {limit_s} s")
             return "failed: time limit"
-        except RunError as exc:
-            await self.work.failed(request, str(exc))
-            return f"failed: {exc}"
-        except Exception:
-            # logged first: if telling the thread fails too, its error must not hide this one
-            log.exception("job %s failed", self.payload.job_id)
-            await self.work.failed(request, "an internal error; the worker log has the details")
-            raise
+
+    async def _outage(self, request: ResearchRequestMsg, exc: Exception) -> str:
+        """SlackAway (the job runs again later), or after OUTAGE_TRIES outages in a row the
+        thread is told (if Slack takes that message)."""
+        key = outages_key(self.payload.job_id)
+        outages = int(await self.services.redis.incr(key))
+        await self.services.redis.expire(key, KEEP_S)
+        if outages < OUTAGE_TRIES:
+            defer_s = min(self.config.lease_s / 2 * 2 ** (outages - 1), OUTAGE_WAIT_S)
+            raise SlackAway(slack_error(exc), defer_s) from exc
+        log.error("job %s: Slack failed %d times in a row (%s); giving up",
+                  self.payload.job_id, outages, slack_error(exc))
+        await self.work.failed(request, f"Slack kept failing ({slack_error(exc)})")
+        return f"failed: Slack kept failing ({slack_error(exc)})"

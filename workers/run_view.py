@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import logging
 
-import aiohttp
 import redis.asyncio as aioredis
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from contract.home import RunStats, publish_home, record_stats
 from contract.requests import ResearchRequestMsg
+from contract.slack_client import SLACK_FAILURES, slack_error
 from research_core.budget.axes import is_allowed
 from research_core.loop.plan_view import PLAN_EVENTS, plan_view
 from research_core.loop.state import RunState
@@ -48,8 +47,8 @@ async def thread_link(slack: AsyncWebClient, request: ResearchRequestMsg) -> str
     try:
         resp = await slack.chat_getPermalink(channel=request.channel,
                                              message_ts=request.thread_ts)
-    except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
-        log.info("no permalink for %s: %s", request.key, exc)
+    except SLACK_FAILURES as exc:
+        log.info("no permalink for %s: %s", request.key, slack_error(exc))
         return ""
     return str(resp.get("permalink") or "")
 

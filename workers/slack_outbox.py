@@ -7,8 +7,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+
+from contract.slack_client import SLACK_FAILURES, slack_error
 
 log = logging.getLogger(__name__)
 
@@ -35,13 +36,14 @@ def key_of(message: dict[str, Any]) -> str | None:
 async def find_posted(client: AsyncWebClient, channel: str, thread_ts: str,
                       key: str) -> str | None:
     """The ts of the thread message carrying `key`, or None when the thread has none. A thread
-    that cannot be read (a missing history scope, a deleted thread) counts as not having it:
-    the message is then posted again rather than the run failing."""
+    that cannot be read (a missing history scope, a deleted thread, Slack away or answering
+    what is not its JSON) counts as not having it: the message is then posted again rather
+    than the run failing."""
     try:
         return await _search(client, channel, thread_ts, key)
-    except SlackApiError as exc:
+    except SLACK_FAILURES as exc:
         log.warning("thread %s not read back (%s); %s is posted again", thread_ts,
-                    exc.response.get("error"), key)
+                    slack_error(exc), key)
         return None
 
 

@@ -27,7 +27,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from contract.mrkdwn import clip, escape
-from contract.slack_client import make_client
+from contract.slack_client import SLACK_FAILURES, make_client, slack_error
 from research_core.plan import PlanView
 from workers.answer_blocks import (
     MAX_BLOCKS,
@@ -153,7 +153,7 @@ class SlackPublisher:
                                               **post_options(key))
                 return ts
             except SlackApiError as exc:
-                error = exc.response.get("error")
+                error = slack_error(exc)
                 if error == "streaming_state_conflict" and attempt == 1:
                     await self.client.chat_stopStream(channel=self.channel, ts=ts)
                     continue
@@ -228,8 +228,8 @@ class SlackPublisher:
         """Progress is best effort: a failed write is logged, never raised into the run."""
         try:
             await self.flush()
-        except SlackApiError as exc:
-            log.warning("progress not written: %s", exc.response.get("error"))
+        except SLACK_FAILURES as exc:
+            log.warning("progress not written: %s", slack_error(exc))
 
     async def _write_progress(self, text: str, blocks: list[Block]) -> None:
         options = post_options(self.progress_key)
@@ -252,8 +252,8 @@ class SlackPublisher:
         try:
             await self.client.assistant_threads_setStatus(
                 channel_id=self.channel, thread_ts=self.thread_ts, status=note[:STATUS_LIMIT])
-        except SlackApiError as exc:
-            error = exc.response.get("error")
+        except SLACK_FAILURES as exc:
+            error = slack_error(exc)
             if error in _STATUS_UNSUPPORTED:
                 self._status_ok = False
             log.info("assistant status not set: %s", error)

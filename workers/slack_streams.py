@@ -19,13 +19,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 from slack_sdk.web.async_client import AsyncWebClient
 
 from contract import markdown
 from contract.mrkdwn import NO_PARSE
+from contract.slack_client import SLACK_FAILURES, slack_error
 from workers.answer_blocks import MARKDOWN_LIMIT, fallback_text
 
 log = logging.getLogger(__name__)
@@ -40,7 +39,7 @@ UNSUPPORTED = frozenset({"unknown_method", "not_allowed", "not_allowed_token_typ
 WRITING = "_writing…_"
 REVISING = "_checking this answer again…_"
 _NO_STREAMING: dict[str, str] = {}  # workspace (API URL) -> why streaming is not used there
-_FAILURES = (SlackApiError, aiohttp.ClientError, TimeoutError)
+_FAILURES = SLACK_FAILURES
 
 
 @dataclass(frozen=True)
@@ -194,6 +193,4 @@ def _context(text: str) -> Block:
 
 
 def _error(exc: Exception) -> str:
-    if isinstance(exc, SlackApiError):
-        return str(exc.response.get("error") or "error")
-    return type(exc).__name__
+    return slack_error(exc)

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import logging
 
-import aiohttp
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from contract.blocks import final_blocks, status_blocks, status_text
 from contract.mrkdwn import NO_PARSE, escape, mention
 from contract.requests import ResearchRequestMsg
+from contract.slack_client import SLACK_FAILURES, slack_error
 from contract.watch_blocks import watch_menu
 from research_core.delivery.publications import Outbox, Publication
 from research_core.loop.reporter import Report
@@ -36,8 +35,9 @@ async def show_status(slack: AsyncWebClient, request: ResearchRequestMsg, status
         await slack.chat_update(channel=request.channel, ts=request.picker_ts,
                                 text=status_text(request.depth or "auto", status),
                                 blocks=status_blocks(request, status), **NO_PARSE)
-    except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
-        log.warning("status message %s not updated to %s: %s", request.picker_ts, status, exc)
+    except SLACK_FAILURES as exc:
+        log.warning("status message %s not updated to %s: %s", request.picker_ts, status,
+                    slack_error(exc))
 
 
 async def post_once(slack: AsyncWebClient, outbox: Outbox, request: ResearchRequestMsg,

@@ -7,14 +7,13 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
-import aiohttp
 from redis.exceptions import RedisError
-from slack_sdk.errors import SlackApiError
 
 from contract.keys import KEEP_S, before_key, doing_key, progress_key, stream_key
 from contract.queue import FOLLOWUP, WATCH, JobPayload
 from contract.redis_server import awaited
 from contract.requests import ENDED, FAILED, FINISHED, RUNNING, STOPPED, ResearchRequestMsg
+from contract.slack_client import SLACK_FAILURES, slack_error
 from research_core.errors import RunNotFound
 from research_core.loop.plan_preview import seed_plan
 from research_core.loop.state import RunState
@@ -164,8 +163,8 @@ class ThreadWork:
         """The workspace's team id (auth.test), for requests stored without one."""
         try:
             return str((await self.services.slack.auth_test()).get("team_id") or "") or None
-        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
-            log.info("auth.test failed (%s): answers are posted, not streamed", exc)
+        except SLACK_FAILURES as exc:
+            log.info("auth.test failed (%s): answers are posted, not streamed", slack_error(exc))
             return None
 
     async def stopped(self, request: ResearchRequestMsg) -> str:
@@ -199,8 +198,8 @@ class ThreadWork:
                 follow_plan(state, publisher)
                 await publisher.close()
             await self.home(request, state)
-        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:  # best effort
-            log.warning("final plan of %s not drawn: %s", request.key, exc)
+        except SLACK_FAILURES as exc:  # best effort
+            log.warning("final plan of %s not drawn: %s", request.key, slack_error(exc))
 
     async def _failed_plan(self, request: ResearchRequestMsg) -> None:
         try:

@@ -16,12 +16,11 @@ import json
 import logging
 from typing import Any
 
-import aiohttp
 from arq.connections import ArqRedis
-from slack_sdk.errors import SlackApiError
 
 from contract.queue import JobPayload, JobQueue
 from contract.requests import Requests, ResearchRequestMsg
+from contract.slack_client import SLACK_FAILURES, slack_error
 from contract.watch_blocks import Change, changes_blocks, changes_text
 from research_core.delivery.publications import Publication
 from research_core.errors import RunNotFound
@@ -178,11 +177,9 @@ class WatchCycle:
         try:
             await self.services.slack.conversations_replies(
                 channel=request.channel, ts=request.thread_ts, limit=1)
-        except SlackApiError as exc:
-            error = str(exc.response.get("error") or "")
+        except SLACK_FAILURES as exc:  # Slack away: the cycle runs, and posting will tell
+            error = slack_error(exc)
             return f"the thread is gone ({error})" if error in GONE else ""
-        except (aiohttp.ClientError, TimeoutError):
-            return ""  # Slack away: the cycle runs, and posting will tell
         return ""
 
 
