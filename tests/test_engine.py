@@ -8,8 +8,8 @@ from typing import Any
 
 from research_core.store.models import EvidenceRow, LedgerRow, NodeRow, QueryRow
 from research_core.store.sql import SqlStore
-from tests.conftest import AS_OF, RecordingBackend, write_doc
-from tests.engine_run import Serve, run_engine
+from tests.conftest import AS_OF, DOCS, RecordingBackend, write_doc
+from tests.engine_run import Outcome, Serve, run_engine
 from tests.fakes.openai_server import Reply, last_user_text
 from tests.scripted import Script, data_block
 
@@ -42,19 +42,43 @@ async def test_evidence_below_threshold_is_discarded_with_its_weights(
     assert "news-prices-2026-10" not in "".join(s.text() for s in out.state.summaries.values())
 
 
-async def test_malformed_json_is_retried_with_the_error_then_falls_back(
-        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+async def _fallback_split(serve: Serve, backend: RecordingBackend,
+                          store: SqlStore) -> tuple[Outcome, list[str]]:
+    """A run whose planner answers the decomposition twice with broken JSON: the root's
+    children then come from `decomposition.split`."""
     script = Script(rules={"Decomposition": lambda body: "{not json at all"})
     out = await run_engine(serve, script, backend, store, max_steps=3)
+    root = out.state.tree.root
+    return out, [out.state.tree.nodes[c].question for c in root.children]
+
+
+async def test_malformed_json_is_retried_with_the_error_then_falls_back(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    """The fallback split (issue 25) reads the evidence: the question asks one thing, so its
+    children are what the credible retrieved sources are about (their titles), most relevant
+    first; no template, never the question itself, no blog's title."""
+    out, children = await _fallback_split(serve, backend, store)
     calls = out.server.requests_for("Decomposition")
     assert len(calls) == 2
     assert "not valid JSON" in last_user_text(calls[1])
-    root = out.state.tree.root
-    children = [out.state.tree.nodes[c].question for c in root.children]
-    assert children[0] == "What were heat pump sales in 2026?"
+    titles = {spec[3] for spec in DOCS.values()}
+    assert len(children) >= 2 and out.state.question not in children
+    assert children[0] == "Heat pump sales statistics September 2026"  # the official table
+    assert "Heat pump prices fall" in children
+    assert set(children) <= titles  # the sources' own words
+    assert not any(c.startswith(("What were", "What caused", "What are the latest"))
+                   for c in children)
+    assert "Heat pump prices guide blog" not in children  # low credibility: no facet
     assert [e.kind for e in out.state.log.events].count("fallback") == 1
     outcomes = [e.outcome for e in out.state.ledger.entries if e.purpose == "decompose"]
     assert outcomes == ["invalid-1", "invalid-2"]
+
+
+async def test_the_fallback_split_reads_no_facet_off_an_outdated_source(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    """A 2022 article (recency 0 on 2026-10-31: the answer never cites it) is no facet."""
+    _, children = await _fallback_split(serve, backend, store)
+    assert "Heat pump sales boom 2022" not in children
 
 
 async def test_placeholder_subquestions_are_rejected(

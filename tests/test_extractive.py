@@ -1,6 +1,8 @@
 """The offline answer path (issue 15): snippets cut at boundaries, sub-questions read off the
-question, the relevance fallback, and the extractive answer (lead, sections, conflicts, "not
-found") on small corpora written for these tests, with the real bundled embedder."""
+question's clauses (issue 25), the relevance fallback, and the extractive answer (lead,
+sections, conflicts, "not found") on small corpora written for these tests, with the real
+bundled embedder. The corpora come from fields no evaluation suite uses (orchard fruit, wool,
+lawn mowers, library loans)."""
 
 from __future__ import annotations
 
@@ -24,12 +26,12 @@ from tests.conftest import RecordingBackend
 from tests.engine_run import Serve, default_similarity, run_engine
 from tests.scripted import Script
 
-EN_TEXT = ("Heat pump sales in the 14 markets reached 612,000 units in the second quarter of "
-           "2026, up 10.1% year on year. Shipments were supported by a new household bonus in "
-           "Sudria and by distributors building stock of propane models ahead of the season.")
-ZH_TEXT = ("2026年10月电池级碳酸锂现货均价为8.62万元/吨，环比上涨3.1%。"
-           "氢氧化锂均价为6.85万元/吨，两者价差扩大至1.77万元/吨，主要受锂云母许可审查影响，"
-           "市场预计价差将在四季度继续维持高位并逐步传导至下游正极材料企业的采购定价。")
+EN_TEXT = ("Lawn mower sales in the 11 markets reached 583,000 units in the second quarter of "
+           "2026, up 9.4% year on year. Shipments were supported by a new garden grant in "
+           "Brennmark and by dealers building stock of cordless models ahead of the season.")
+ZH_TEXT = ("2026年10月富士苹果产地批发均价为1.26万元/吨，环比上涨3.1%。"
+           "砀山梨均价为0.49万元/吨，两者价差扩大至0.77万元/吨，主要受产区春季霜冻减产影响，"
+           "市场预计价差将在四季度继续维持高位并逐步传导至下游商超和果汁加工企业的采购定价。")
 
 
 def test_an_english_snippet_ends_at_the_last_sentence_end() -> None:
@@ -38,7 +40,7 @@ def test_an_english_snippet_ends_at_the_last_sentence_end() -> None:
 
 
 def test_without_a_sentence_end_the_cut_falls_between_words_with_an_ellipsis() -> None:
-    text = "Heat pump sales " + "rose strongly across twelve markets " * 8 + "in 2026"
+    text = "Lawn mower sales " + "rose strongly across twelve markets " * 8 + "in 2026"
     cut = snippets.cut(text, 60)
     assert cut.endswith("…") and len(cut) <= 60
     assert text.startswith(cut[:-1]) and text[len(cut) - 1] == " "  # a whole word before
@@ -52,7 +54,7 @@ def test_without_a_sentence_end_the_cut_falls_between_words_with_an_ellipsis() -
 
 def test_a_chinese_snippet_ends_at_a_full_stop_or_between_words() -> None:
     cut = snippets.cut(ZH_TEXT, 60)
-    assert cut.endswith("。") and "8.62万元/吨" in cut and len(cut) <= 60
+    assert cut.endswith("。") and "1.26万元/吨" in cut and len(cut) <= 60
     no_stop = ZH_TEXT.replace("。", "，")
     for limit in range(20, 90, 7):
         got = snippets.cut(no_stop, limit)
@@ -66,25 +68,35 @@ def test_a_short_text_is_left_whole() -> None:
     assert snippets.cut("Sales rose 4.2% in Q2 2026", 200) == "Sales rose 4.2% in Q2 2026"
 
 
+TEMPLATES = ("What were", "What caused", "What are the latest", "latest figures and dates")
+
+
 def test_sub_questions_are_read_off_an_english_question() -> None:
-    subs = [s.question for s in subquestions.derive(
-        "How did European residential heat pump sales and prices move between November 2025 "
-        "and October 2026, and why?")]
-    assert subs[0] == ("What were European residential heat pump sales between November 2025 "
-                       "and October 2026?")
-    assert "prices" in subs[1]
-    assert any(s.startswith("What caused the changes in European residential heat pump sales "
-                            "and prices") for s in subs)
-    assert not any("latest figures and dates" in s for s in subs)
+    """Each clause as written (issue 25): the topic clause first, then each clause that asks
+    something beside it, completed with the topic; no template, never the question itself."""
+    question = ("How did wholesale prices of Fuji apples move between November 2025 and "
+                "October 2026, which markets paid the most, and why?")
+    subs = [s.question for s in subquestions.derive(question)]
+    topic = ("How did wholesale prices of Fuji apples move between November 2025 and "
+             "October 2026")
+    assert len(subs) == 3 and subs[0] == f"{topic}?"
+    assert subs[1].casefold().startswith("which markets paid the most") and topic in subs[1]
+    assert subs[2].startswith("Why") and topic in subs[2]
+    assert question not in subs
+    assert not any(t in s for s in subs for t in TEMPLATES)
 
 
 def test_sub_questions_are_read_off_a_chinese_question() -> None:
+    """A listed group gives one sub-question per thing (its "、" cut nothing else); a clause
+    that asks beside the topic keeps its words; the mention goes; no cause is made up."""
     subs = [s.question for s in subquestions.derive(
-        "@研究助手 隔膜龙头企业最近一年的产能扩张情况怎么样？"
-        "帮我整理下主要项目（规模、投资、投产时间）和对行业供需的影响。")]
-    assert all(re.search(r"[\u4e00-\u9fff]", s) for s in subs)
-    assert subs[0].startswith("最近一年隔膜龙头企业产能")
-    assert any("供需" in s for s in subs) and any("原因" in s for s in subs)
+        "@研究助手 近一年主要水果（富士苹果、砀山梨、水蜜桃）的批发价格怎么走的？"
+        "对果农收入有什么影响？")]
+    assert len(subs) == 4 and all(re.search(r"[\u4e00-\u9fff]", s) for s in subs)
+    assert [s.split("：")[0] for s in subs[:3]] == ["富士苹果", "砀山梨", "水蜜桃"]
+    assert all("近一年主要水果的批发价格怎么走的" in s for s in subs)
+    assert subs[3].startswith("对果农收入有什么影响")
+    assert not any("@" in s or "（富士苹果" in s or "原因" in s for s in subs)
 
 
 def _hit(source_id: str, title: str, snippet: str) -> SearchHit:
@@ -119,51 +131,51 @@ def _evidence(n: int, node: str, source_id: str, source_type: str, published: st
                     0.8, cred, 1.0, 0.8, "", True)
 
 
-# A small corpus on coffee harvests, two sources disagreeing on one quarter's exports.
-COFFEE = [
+# A small corpus on wool exports, two sources disagreeing on one quarter's exports.
+WOOL = [
     _evidence(1, "N1", "board-q2", "official_statistics", "2026-08-10",
-              "Arabica exports from Veloria reached 1.42 million bags in the second quarter of "
-              "2026, up 6.0% on a year earlier. The board counts shipments cleared by customs.",
-              "Veloria Coffee Board"),
+              "Merino wool exports from Veloria reached 1.42 million bales in the second quarter "
+              "of 2026, up 6.0% on a year earlier. The board counts shipments cleared by customs.",
+              "Veloria Wool Board"),
     _evidence(2, "N1", "guild-q2", "industry_association", "2026-08-20",
-              "Arabica exports from Veloria were 1.31 million bags in the second quarter of "
-              "2026, according to the exporters' guild survey. Roasters reported tight supply "
-              "of washed arabica in June.",
+              "Merino wool exports from Veloria were 1.31 million bales in the second quarter of "
+              "2026, according to the exporters' guild survey. Spinners reported tight supply "
+              "of fine merino in June.",
               "Exporters Guild"),
-    _evidence(3, "N2", "news-frost", "news", "2026-09-05",
-              "Prices rose because a July frost damaged about 8% of the highland crop. "
-              "Arabica exports from Veloria reached 1.42 million bags in the second quarter of "
-              "2026, up 6.0% on a year earlier.",
-              "Daily Bean", "Frost lifts Veloria arabica prices"),
+    _evidence(3, "N2", "news-drought", "news", "2026-09-05",
+              "Prices rose because a July drought cut about 8% of the spring clip. "
+              "Merino wool exports from Veloria reached 1.42 million bales in the second quarter "
+              "of 2026, up 6.0% on a year earlier.",
+              "Daily Fleece", "Drought lifts Veloria wool prices"),
     _evidence(4, "N2", "research-prices", "research_report", "2026-10-01",
-              "Green arabica export prices averaged 3.85 dollars per pound in September 2026, "
-              "the highest monthly average since 2011.",
-              "Crema Research"),
+              "Veloria's greasy merino export prices averaged 3.85 dollars per kilogram in "
+              "September 2026, the highest monthly average since 2011.",
+              "Shearwater Research"),
 ]
-SECTIONS = [builder.Section("How much arabica did Veloria export in Q2 2026?", COFFEE[:2]),
-            builder.Section("Why did arabica prices rise in 2026?", COFFEE[2:])]
+SECTIONS = [builder.Section("How much merino wool did Veloria export in Q2 2026?", WOOL[:2]),
+            builder.Section("Why did wool prices rise in 2026?", WOOL[2:])]
 
 
 def _numbered(e: Evidence) -> str:
-    return f"[{[c.source_id for c in COFFEE].index(e.source_id) + 1}]"
+    return f"[{[c.source_id for c in WOOL].index(e.source_id) + 1}]"
 
 
 async def test_the_extractive_report_says_each_sentence_once_with_its_citation() -> None:
-    text = await builder.report(default_similarity(), "How did Veloria's arabica exports and "
+    text = await builder.report(default_similarity(), "How did Veloria's wool exports and "
                                 "prices move in 2026, and why?", SECTIONS, _numbered)
     said = [s for s in sentences(text, headings=False)]
     bodies = [re.sub(r"\s*\[\d\]", "", s) for s in said if re.search(r"\[\d\]$", s)]
     assert len(bodies) == len(set(bodies)) and len(bodies) >= 3
-    assert "July frost" in text and "3.85 dollars" in text
+    assert "July drought" in text and "3.85 dollars" in text
 
 
 async def test_a_conflict_between_two_sources_is_shown_with_both_figures() -> None:
-    text = await builder.report(default_similarity(), "How much arabica did Veloria export "
-                                "in Q2 2026?", SECTIONS[:1], _numbered)
+    text = await builder.report(default_similarity(), "How much merino wool did Veloria "
+                                "export in Q2 2026?", SECTIONS[:1], _numbered)
     block = text.split("Where the sources disagree", 1)[1]
     assert "1.42 million" in block and "1.31 million" in block
     assert "[1]" in block and "[2]" in block
-    assert "Veloria Coffee Board's figure is preferred" in block
+    assert "Veloria Wool Board's figure is preferred" in block
     assert "official statistics over industry association" in block
 
 
@@ -172,38 +184,46 @@ async def test_parts_do_not_repeat_what_another_part_said() -> None:
     first = await builder.part(sim, SECTIONS[0], lambda e: f"[{e.source_id}]", [])
     second = await builder.part(sim, SECTIONS[1], lambda e: f"[{e.source_id}]",
                                 sentences(first))
-    assert "1.42 million bags in the second quarter" in first
-    assert "1.42 million bags" not in second  # the news rewrite of the board's figure
-    assert "July frost" in second
+    assert "1.42 million bales in the second quarter" in first
+    assert "1.42 million bales" not in second  # the news rewrite of the board's figure
+    assert "July drought" in second
 
 
 async def test_what_the_evidence_does_not_cover_is_named_as_not_found() -> None:
-    text = await builder.report(default_similarity(), "How did arabica exports from Veloria "
-                                "and Norway move in 2026?", SECTIONS[:1], _numbered)
+    """Only the names the question gives that no kept evidence states: "Norway", not
+    "Veloria" (the sources state it) nor "exports" or "move" (no names)."""
+    text = await builder.report(default_similarity(), "How did merino wool exports from "
+                                "Veloria and Norway move in 2026?", SECTIONS[:1], _numbered)
     last = text.splitlines()[-1]
-    assert last.startswith("Not found in the sources:") and "norway" in last
+    assert last == "Not found in the sources: the question's “Norway”."
 
 
 def test_reasons_given_by_a_why_section_are_not_listed_as_not_found() -> None:
     """A why-section that was answered gives the reasons, whatever its sentences' wording
-    ("LFP cathodes consume carbonate" names no 'because')."""
-    question = "Why did carbonate and hydroxide prices diverge?"
-    chosen = "Lithium iron phosphate cathodes consume carbonate while hydroxide prices diverge."
+    ("juice makers take the small apples" names no 'because')."""
+    question = "Why did apple and pear prices diverge?"
+    chosen = "Juice makers take the small apples while pear prices diverge."
     assert coverage.not_found(question, [], chosen, chosen) == ["the reasons (why)"]
     assert coverage.not_found(question, [], chosen, chosen, reasons_given=True) == []
 
 
-@pytest.mark.parametrize("question", ["热泵价格如何变化？", "How did prices move?"])
-def test_fallback_sub_questions_follow_the_question_language(question: str) -> None:
+@pytest.mark.parametrize(("question", "one_clause"), [
+    ("苹果批发价格如何变化？原因是什么？", "苹果批发价格如何变化？"),
+    ("How did apple prices move, and why?", "How did apple prices move?")])
+def test_fallback_sub_questions_follow_the_question_language(question: str,
+                                                             one_clause: str) -> None:
+    """The clauses keep the question's language; a question that asks one thing gets no split
+    from its wording (the evidence gives it one: `decomposition.split`)."""
     subs = subquestions.derive(question)
-    assert subs and all(bool(re.search(r"[\u4e00-\u9fff]", s.question)) ==
-                        bool(re.search(r"[\u4e00-\u9fff]", question)) for s in subs)
+    assert len(subs) == 2 and all(bool(re.search(r"[\u4e00-\u9fff]", s.question)) ==
+                                  bool(re.search(r"[\u4e00-\u9fff]", question)) for s in subs)
+    assert subquestions.derive(one_clause) == []
 
 
 def test_a_cut_snippet_is_completed_from_its_page() -> None:
     body = ("Sales fell in the first quarter. Three policy changes took effect on 1 January "
-            "2026: the grant was cut from €6,000 to €3,500, and the reduced VAT rate expired. "
-            "Sales recovered later.")
+            "2026: the grant was cut from €600 to €350, and the reduced VAT rate on garden "
+            "machinery expired. Sales recovered later.")
     snippet = snippets.cut(body[33:], 60)
     assert snippet.endswith("…")
     assert completion.whole_text(snippet, body) == body[33:-len(" Sales recovered later.")]
@@ -213,32 +233,32 @@ def test_a_cut_snippet_is_completed_from_its_page() -> None:
 async def test_figures_without_a_unit_compare_by_magnitude_for_the_same_quarter() -> None:
     lines = lines_of([
         _evidence(1, "N1", "authority", "official_statistics", "2026-07-18",
-                  "Bike-share trips in Calvera reached 2.84 million in the second quarter of "
-                  "2026, up 17% from 2.43 million a year earlier."),
+                  "Library loans in Tarnvik reached 3.47 million in the second quarter of "
+                  "2026, up 17% from 2.95 million a year earlier."),
         _evidence(2, "N1", "council", "industry_association", "2026-07-25",
-                  "The operators council reports 2.61 million bike-share trips in Calvera in the "
+                  "The libraries council reports 3.18 million library loans in Tarnvik in the "
                   "second quarter of 2026."),
         _evidence(3, "N1", "news", "news", "2026-10-08",
-                  "Calvera bike-share trips were 1.12 million in September 2026."),
+                  "Tarnvik library loans were 1.36 million in September 2026."),
     ])
     found = disagreements.find(lines)
     assert [(d.period, d.first[1].text, d.second[1].text) for d in found] == [
-        ("2026-Q2", "2.84 million", "2.61 million")]
+        ("2026-Q2", "3.47 million", "3.18 million")]
 
 
 async def test_a_chinese_correction_is_a_conflict_and_the_later_figure_is_preferred() -> None:
     items = [
-        _evidence(1, "N1", "cnmpa-sep", "industry_association", "2026-10-09",
-                  "2026年9月6μm锂电铜箔加工费均价为1.86万元/吨，环比上涨3.3%。", "铜箔分会"),
-        _evidence(2, "N1", "cnmpa-fix", "industry_association", "2026-10-28",
-                  "经核实，2026年9月6μm锂电铜箔加工费均价应为1.74万元/吨，特此更正。",
-                  "铜箔分会更正"),
+        _evidence(1, "N1", "fruit-sep", "industry_association", "2026-10-09",
+                  "2026年9月徐香猕猴桃产地收购均价为1.38万元/吨，环比上涨3.3%。", "果品流通协会"),
+        _evidence(2, "N1", "fruit-fix", "industry_association", "2026-10-28",
+                  "经核实，2026年9月徐香猕猴桃产地收购均价应为1.29万元/吨，特此更正。",
+                  "果品流通协会更正"),
     ]
-    text = await builder.report(default_similarity(), "锂电铜箔加工费最近怎么走？",
-                                [builder.Section("锂电铜箔加工费是多少？", items)],
+    text = await builder.report(default_similarity(), "徐香猕猴桃收购价最近怎么走？",
+                                [builder.Section("徐香猕猴桃收购价是多少？", items)],
                                 lambda e: f"[{int(e.id[1:])}]")
     block = text.split("来源之间的分歧", 1)[1]
-    assert "1.86万" in block and "1.74万" in block and "采用 铜箔分会更正 的数字" in block
+    assert "1.38万" in block and "1.29万" in block and "采用 果品流通协会更正 的数字" in block
 
 
 async def test_an_offline_run_answers_in_whole_sentences_each_said_once(
@@ -262,93 +282,93 @@ async def test_an_offline_run_answers_in_whole_sentences_each_said_once(
 async def test_the_same_figures_in_other_words_are_said_once() -> None:
     items = [
         _evidence(1, "N1", "weekly", "news", "2026-04-22",
-                  "Heat pump sales in the 14 markets fell 8.0% year on year to 474,000 units in "
+                  "Lawn mower sales in the 11 markets fell 7.5% year on year to 451,000 units in "
                   "the first quarter of 2026, according to figures released on 21 April."),
         _evidence(2, "N1", "association", "industry_association", "2026-10-29",
-                  "The payback came in the first quarter of 2026, when heat pump sales fell "
-                  "8.0% to 474,000 units from 515,000 in Q1 2025."),
+                  "The slump came in the first quarter of 2026, when lawn mower sales fell "
+                  "7.5% to 451,000 units from 492,000 in Q1 2025."),
         _evidence(3, "N1", "monthly", "news", "2026-10-14",
-                  "Heat pump sales rose to 214,000 units in September 2026, up 12.4% on the "
+                  "Lawn mower sales rose to 207,000 units in September 2026, up 11.7% on the "
                   "year."),
     ]
-    text = await builder.report(default_similarity(), "How did heat pump sales move in 2026?",
-                                [builder.Section("What were heat pump sales in 2026?", items)],
+    text = await builder.report(default_similarity(), "How did lawn mower sales move in 2026?",
+                                [builder.Section("Lawn mower sales in 2026?", items)],
                                 lambda e: f"[{int(e.id[1:])}]")
-    assert text.count("474,000") == 1 and "214,000" in text
+    assert text.count("451,000") == 1 and "207,000" in text
     lead = text.split("\n\n", 1)[0]
-    assert lead.index("474,000") < lead.index("214,000")  # in time order
+    assert lead.index("451,000") < lead.index("207,000")  # in time order
 
 
 async def test_a_snippet_announcing_a_disagreement_gets_the_figures_that_follow() -> None:
-    body = ("Two credible sources give different figures for heat pump sales in the second "
-            "quarter of 2026. The association reported 571,000 units, while the statistics "
-            "board reported 612,000 units. The difference is one of definition.")
+    body = ("Two credible sources give different figures for lawn mower sales in the second "
+            "quarter of 2026. The association reported 556,000 units, while the statistics "
+            "board reported 583,000 units. The difference is one of definition.")
     item = _evidence(1, "N1", "reconciliation", "research_report", "2026-09-22",
                      snippets.cut(body, 120))
-    assert "571,000" not in item.text
+    assert "556,000" not in item.text
 
     async def read(source_id: str) -> str:
         return body
 
     [done] = await completion.completed([item], read)
-    assert done.text.endswith("reported 612,000 units.") and "571,000" in done.text
+    assert done.text.endswith("reported 583,000 units.") and "556,000" in done.text
 
 
 def test_two_products_moving_apart_in_one_sentence_are_no_disagreement() -> None:
     one_source = lines_of([_evidence(
         1, "N1", "research", "research_report", "2026-10-27",
-        "Carbonate rose from 76,700 yuan/t in October 2025 to 85,500 yuan/t in September 2026, "
-        "while hydroxide slipped from 72,000 yuan/t to 68,000 yuan/t.")])
+        "Apples rose from 7,670 yuan/t in October 2025 to 8,550 yuan/t in September 2026, "
+        "while pears slipped from 7,200 yuan/t to 6,800 yuan/t.")])
     two_sources = lines_of([_evidence(
         2, "N1", "note", "research_report", "2026-09-22",
-        "The association reported 571,000 units for Q2 2026, up 4.2%, while the statistics board "
-        "reported 612,000 units.")])
+        "The association reported 556,000 units for Q2 2026, up 3.6%, while the statistics board "
+        "reported 583,000 units.")])
     assert disagreements.documented(one_source) == []
     announced = lines_of([_evidence(
         3, "N1", "analytics", "research_report", "2026-08-30",
-        "Two figures circulate for Calvera bike-share trips in the second quarter of 2026: 2.84 "
-        "million from the transit authority and 2.61 million from the operators council.")])
+        "Two figures circulate for Tarnvik library loans in the second quarter of 2026: 3.47 "
+        "million from the culture office and 3.18 million from the libraries council.")])
     assert len(disagreements.documented(announced)) == 1
     assert len(disagreements.documented(two_sources)) == 1
 
 
 def test_figures_far_apart_measure_different_things_not_a_disagreement() -> None:
-    """A processing fee of 1.86 and a foil price of 10.55 (万元/吨, same month) are two
-    measures; 1.86 and 1.74 are two versions of one."""
+    """A cold-storage fee of 0.21 and a wholesale price of 1.26 (万元/吨, same month) are two
+    measures; 0.21 and 0.19 are two versions of one."""
     fee = _evidence(5, "N1", "assoc-fee", "industry_association", "2026-10-12",
-                    "9月6μm锂电铜箔加工费均价为1.86万元/吨，环比上涨8.1%。")
+                    "9月富士苹果冷库仓储费均价为0.21万元/吨，环比上涨8.1%。")
     price = _evidence(6, "N1", "assoc-price", "industry_association", "2026-10-31",
-                      "9月6μm锂电铜箔综合价格均价为10.55万元/吨，环比上涨1.0%。")
+                      "9月富士苹果冷库出库综合价格均价为1.26万元/吨，环比上涨1.0%。")
     fixed = _evidence(7, "N1", "assoc-fixed", "industry_association", "2026-10-31",
-                      "9月6μm锂电铜箔加工费均价为1.74万元/吨，环比上涨1.2%。")
+                      "9月富士苹果冷库仓储费均价为0.19万元/吨，环比上涨1.2%。")
     assert disagreements.find(lines_of([fee, price])) == []
     [found] = disagreements.find(lines_of([fee, fixed]))
-    assert {found.first[1].value, found.second[1].value} == {"18600", "17400"}
+    assert {found.first[1].value, found.second[1].value} == {"2100", "1900"}
 
 
 async def test_a_past_year_answer_leaves_out_sources_from_years_before() -> None:
     old = _evidence(8, "N1", "old-2024", "news", "2024-06-18",
-                    "Arabica exports from Veloria collapsed to 0.61 million bags in the second "
-                    "quarter of 2024 amid a drought.")
-    text = await builder.report(default_similarity(), "How did Veloria's arabica exports move "
+                    "Merino wool exports from Veloria collapsed to 0.61 million bales in the "
+                    "second quarter of 2024 amid a drought.")
+    text = await builder.report(default_similarity(), "How did Veloria's wool exports move "
                                 "over the past year?", [builder.Section(
-                                    "How much arabica did Veloria export?", [*COFFEE[:2], old])],
+                                    "How much wool did Veloria export?", [*WOOL[:2], old])],
                                 lambda e: f"[{e.source_id}]")
     assert "0.61 million" not in text and "1.42 million" in text
 
 
 def test_a_numbered_section_heading_is_no_sentence_of_an_answer() -> None:
-    assert not whole("三、铜价不是铜箔盈利的核心变量")
-    assert whole("三、铜价不是核心变量，加工费才是企业盈利的来源。")
+    assert not whole("三、批发价不是果农收入的核心变量")
+    assert whole("三、批发价不是核心变量，收购价才是果农收入的来源。")
 
 
 async def test_a_preferred_later_figure_says_its_dates_with_their_citations() -> None:
     """The dates that make one figure the later one are cited, so the claim check does not
     flag the answer's own sentence as figures without a source."""
     early = _evidence(9, "N1", "authority", "official_statistics", "2026-10-14",
-                      "Riders made 2.84 million bike-share trips in the third quarter of 2026.")
+                      "Readers made 3.47 million library loans in the third quarter of 2026.")
     late = _evidence(10, "N1", "council", "official_statistics", "2026-10-21",
-                     "The council recorded 2.61 million bike-share trips in the third quarter "
+                     "The council recorded 3.18 million library loans in the third quarter "
                      "of 2026.")
     [found] = disagreements.find(lines_of([early, late]))
     said = labels.disagreement(found, lambda e: f"[{e.source_id}]", zh=False)
