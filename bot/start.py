@@ -5,6 +5,7 @@ one in the channel). Every request is noted for its requester's Home tab.
 
 Choosing the depth is one place too (`choose`): the first choice wins even when two race,
 deep is refused for someone not allowed it, and the picker becomes the status message.
+A picker Slack does not take (an outage) is posted again later (`bot.pickers`).
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from typing import Protocol
 import redis.asyncio as aioredis
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.pickers import PendingPickers
 from contract.blocks import picker_blocks, picker_text, status_blocks, status_text
 from contract.home import remember
 from contract.keys import KEEP_S, chosen_key, request_key
 from contract.mrkdwn import NO_PARSE
 from contract.requests import CHOOSING, QUEUED, Requests, ResearchRequestMsg
+from contract.slack_client import SLACK_FAILURES, is_outage, slack_error
 from research_core.policy import Policy
 from research_core.question import is_blank
 
@@ -82,6 +85,7 @@ class Starter:
         self.max_steps = max_steps
         self.policy = policy or Policy()
         self.estimate = estimate
+        self.pending = PendingPickers(self.requests, self._post_picker)  # Slack was away
 
     def may_deep(self, user: str, channel: str | None) -> bool:
         """Deep for this person in this channel (the policy's per-channel rule, else
@@ -120,11 +124,21 @@ class Starter:
                                      thread_ts=thread_ts, ts=ts, question=question,
                                      status=CHOOSING, team=team)
         await self._save(request)
-        posted = await client.chat_postMessage(channel=channel, thread_ts=thread_ts,
+        self.pending.wake()  # pickers a restart left pending
+        try:
+            await self._post_picker(client, request)
+        except SLACK_FAILURES as exc:
+            if not is_outage(exc):
+                raise  # Slack's own refusal (not in the channel, say): the caller says so
+            await self.pending.later(client, request, slack_error(exc))
+        return request
+
+    async def _post_picker(self, client: AsyncWebClient, request: ResearchRequestMsg) -> None:
+        posted = await client.chat_postMessage(channel=request.channel,
+                                               thread_ts=request.thread_ts,
                                                blocks=await self.picker(request),
                                                text=picker_text(), **NO_PARSE)
         await self.remember_picker(request.key, posted.get("ts"))
-        return request
 
     async def in_channel(self, client: AsyncWebClient, *, user: str, channel: str,
                          question: str, team: str | None,

@@ -44,6 +44,9 @@ def stop_key(request: str) -> str:
 
 # the queue (bot and workers): jobs that must run until they end
 ACTIVE_KEY = "red:active"  # hash: job id -> payload
+# depth pickers Slack did not take, posted again later (bot/pickers.py)
+PICKERS_KEY = "red:pickers"  # sorted set: request key -> when to try again (epoch s)
+PICKER_TRIES_KEY = "red:picker-tries"  # hash: request key -> tries so far
 
 
 def started_key(job_id: str) -> str:

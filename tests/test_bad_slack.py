@@ -27,13 +27,14 @@ from aiohttp import web
 from yarl import URL
 
 from bot.app import build_app, web_app
-from contract.keys import request_key
+from contract.keys import PICKERS_KEY, request_key
 from contract.requests import ResearchRequestMsg
 from playground.fake_slack import BOT_USER_ID, FakeSlack
 from playground.server import Playground
 from redsearch.slack_events import button_value
 from tests.bad_input import assert_clean
 from tests.slack_driver import ALICE, CHANNEL, RecordingQueue, SlackDriver
+from tests.slack_stack import wait_for
 
 SECRET = "s3cr3t-signing"
 TOKEN = "xoxb-bad-input-token"
@@ -372,3 +373,26 @@ async def test_oversized_or_malformed_headers_are_4xx_with_one_clean_line(
     assert all(r.levelno == logging.WARNING and len(r.getMessage()) < 300 for r in problems)
     assert endpoint.fake.calls("chat.postMessage") == []
     assert await post_click(endpoint, click_body("1.2", "x")) == 200  # the bot still answers
+
+
+@pytest.mark.parametrize("fault", ["429-storm", "html-502", "text-405", "truncated-json",
+                                   "reset"])
+async def test_a_picker_slack_does_not_take_is_posted_later(
+        endpoint: Endpoint, caplog: pytest.LogCaptureFixture, fault: str) -> None:
+    """The depth picker used to be posted once inside the listener: a 429 storm past the
+    client's retries (or any outage) left the person with no picker and no word."""
+    if fault == "429-storm":  # more 429s than the client retries
+        endpoint.fake.force_ratelimit(count=4, method="chat.postMessage", retry_after=1)
+    else:
+        endpoint.fake.fault(fault, "chat.postMessage", count=2)
+    driver = endpoint.driver()
+    status, asked = await driver.mention(f"<@{BOT_USER_ID}> copper foil prices?", secret=SECRET)
+    assert status == 200
+    await wait_for(lambda: bool(driver.replies(asked)), 30, "the picker")
+    [picker] = driver.replies(asked)
+    assert button_value(picker, "depth_standard")
+    stored = await endpoint.redis.get(request_key(CHANNEL, asked.ts))
+    assert stored is not None and ResearchRequestMsg.from_json(stored).picker_ts == picker.ts
+    log_is_clean(caplog)
+    assert any("trying again in" in r.getMessage() for r in caplog.records)
+    assert await endpoint.redis.zcard(PICKERS_KEY) == 0
