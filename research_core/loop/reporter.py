@@ -167,11 +167,13 @@ async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: li
                        evidence: list[Evidence], limits: tuple[int, int],
                        similarity: Similarity, questions: Mapping[str, str],
                        read: Reader | None = None, framing: Framing | None = None,
-                       said: Sequence[str] = (), budget: int | None = None) -> Report:
+                       said: Sequence[str] = (), budget: int | None = None,
+                       published: frozenset[str] = frozenset()) -> Report:
     """The final report; `limits` = (max sources, max tokens); `questions`: each node's
     sub-question, and `read` the pages that complete cut snippets (for the extractive report
     the fallback builds); `framing`: the deep instructions and the unknowns; `said`: what
-    the published parts said and `budget` the characters left to the extractive report."""
+    the published parts said, `budget` the characters left to the extractive report and
+    `published` the sub-questions whose parts are out."""
     framing = framing or Framing()
     sources, carried = number_sources(evidence, limits[0])
     numbers = {s.source_id: s.number for s in sources}
@@ -185,7 +187,7 @@ async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: li
         return await builder.report(similarity, question, _sections(carried, questions),
                                     lambda e: f"[{numbers[e.source_id]}]"
                                     if e.source_id in numbers else None, read, said,
-                                    budget)
+                                    budget, published)
 
     if not sources:
         return Report(text=await extractive(), sources=[], cited=[], fallback=True)

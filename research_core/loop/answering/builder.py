@@ -50,10 +50,11 @@ class Section:
 
 async def report(similarity: Similarity, question: str, sections: list[Section],
                  cite: Cite, read: Reader | None = None, said: Sequence[str] = (),
-                 budget: int | None = None) -> str:
+                 budget: int | None = None, published: frozenset[str] = frozenset()) -> str:
     """The whole answer to `question` from the sections' evidence (`read`: page bodies that
     complete cut snippets; `said`: the sentences the published parts said, which only the
-    lead may repeat), within `budget` characters."""
+    lead may repeat; `published`: the sub-questions whose parts are in the thread already,
+    which get no section again), within `budget` characters."""
     zh = has_cjk(question)
     words = labels.ZH if zh else labels.EN
     kept = await completed([e for s in sections for e in s.items], read)
@@ -77,6 +78,9 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     on_topic = _on_point(question, pool, len(pool))
     told = set(said)
     for section in sections:
+        if _node(section) in published:
+            reasons_given |= coverage.asks_why(section.question)
+            continue
         chosen = await _section(picker, section.question, on_topic, SECTION_MOST)
         reasons_given |= bool(chosen) and coverage.asks_why(section.question)
         if chosen:
