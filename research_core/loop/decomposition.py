@@ -62,10 +62,12 @@ async def facets_of(similarity: Similarity, question: str, hits: list[SearchHit]
                     taken: list[str], most: int, cfg: EngineSettings, as_of: dt.date,
                     seen: list[SearchHit] | None = None) -> list[str]:
     """The titles of the hits that would be kept as evidence on their title alone (the
-    evidence score of relevance, credibility and recency) from credible sources, closest to
+    evidence score of relevance, credibility and recency) from credible sources of the
+    recency window (an outdated article names no facet of now), closest to
     the question first, one per facet: none close to another chosen title or to a sub-question
     already `taken`; `seen`: all the hits of the run, which tell the question's names apart."""
     credible = [h for h in hits if credibility(h.source_type) >= TOPIC_CREDIBILITY
+                and recency(h.published, as_of, cfg) > 0
                 and names_what_is_asked(question, h, seen or hits)]
     if not credible or most < 1:
         return []
@@ -109,6 +111,18 @@ def names_what_is_asked(question: str, hit: SearchHit, hits: list[SearchHit]) ->
     text = f"{hit.title} {hit.snippet}".casefold()
     return not known or any(n in text for n in known) or any(
         has_cjk(n) != has_cjk(text) for n in known)
+
+
+def retrieved_hits(retrieved: dict[str, list[str]]) -> dict[str, SearchHit]:
+    """The hits a run retrieved, as it recorded them (title, source type, publish date,
+    snippet), by source id."""
+    return {source_id: _recorded(source_id, seen) for source_id, seen in retrieved.items()}
+
+
+def _recorded(source_id: str, seen: list[str]) -> SearchHit:
+    title, kind, published, snippet = [*seen, "", "", "", ""][:4]
+    date = dt.date.fromisoformat(published) if published else None
+    return SearchHit(source_id, title, snippet, "", date, kind)
 
 
 def _title(hit: SearchHit) -> str:

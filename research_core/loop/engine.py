@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Protocol
 
 from research_core import runlog
@@ -25,6 +26,7 @@ from research_core.loop import (
     planner,
     relevance,
     reporter,
+    subquestions,
     upgrade,
     watch,
 )
@@ -170,6 +172,11 @@ class _Research:
         if isinstance(engine.backend, RemembersHits):  # a resumed run can read its pages
             engine.backend.remember([e.as_hit() for e in state.evidence])
 
+    @cached_property
+    def _topic(self) -> str:
+        """What the run's question is about: the clause of it that names the most."""
+        return subquestions.clauses(self.state.question).topic
+
     @property
     def similarity(self) -> Similarity:
         return self.engine.similarity
@@ -313,7 +320,8 @@ class _Research:
         proposed = await planner.decompose(self.gateway, self.state.question, node, known,
                                            self.config.max_children, taken, self.deep)
         if proposed is None:  # the planner's reply was unusable
-            proposed = await self._split_from_evidence(node) if node.depth == 0 else []
+            proposed = await (self._split_from_evidence(node) if node.depth == 0
+                              else self._split_by_sources(node))
         vetted = await judgement.vet_subquestions(self.similarity, self.state.question, proposed,
                                                   taken, self.config)
         for question, why in vetted.rejected:
@@ -346,10 +354,24 @@ class _Research:
                             + "; ".join(s.question for s in subs), node=node.id)
         return subs
 
+    async def _split_by_sources(self, node: Node) -> list[SubQuestion]:
+        """A sub-question still open after its rounds, without the planner: what the sources
+        its queries retrieved but the run did not keep are about."""
+        seen = decomposition.retrieved_hits(self.state.extra.retrieved)
+        kept = {e.source_id for e in self.state.kept()}
+        found = {sid for q in self.state.queries if q.node_id == node.id
+                 for sid in q.result_ids if sid not in kept and sid in seen}
+        titles = await decomposition.facets_of(
+            self.similarity, node.question, [seen[s] for s in sorted(found)],
+            [n.question for n in self.state.tree.nodes.values()], self.config.max_children,
+            self.config, self.state.as_of, list(seen.values()))
+        return subquestions.as_subquestions(titles, self.config.max_children)
+
     async def _research_round(self, node: Node) -> None:
         plan = await planner.plan_queries(self.gateway, node, self.state.sent_queries(),
                                           self.state.as_of, self.config.query_variants,
-                                          self.deep, coverage.relied_figures(self.state, node))
+                                          self.deep, coverage.relied_figures(self.state, node),
+                                          [e.text for e in self.state.kept_for({node.id})])
         window = watch.narrowed(
             planner.time_range(plan, self.state.as_of, self.config.lookback_days), self.state)
         queries = await self.learner.vet(
@@ -360,7 +382,7 @@ class _Research:
         if hits:
             found = [h for _, h in hits]
             scores = await relevance.judge(self.gateway, self.similarity, node.question, found,
-                                           self.config, self.state.log)
+                                           self.config, self.state.log, self._topic)
             await self.admission.admit(node, hits, scores)
         await coverage.settle(self.gateway, self.similarity, self.state, node, self.config,
                               self.deep)
@@ -397,13 +419,16 @@ class _Research:
         return report
 
 
-    def _parts_said(self) -> tuple[list[str], int]:
-        """The sentences the published parts said, and what the reading budget leaves the
-        report (a third of the budget at least: the lead and the disagreements)."""
-        texts = [p.text for p in self.delivery.parts()]
+    def _parts_said(self) -> tuple[list[str], int, frozenset[str]]:
+        """The sentences the published parts said, what the reading budget leaves the report
+        (a third of the budget at least: the lead and the disagreements), and the
+        sub-questions whose parts are out."""
+        parts = self.delivery.parts()
+        texts = [p.text for p in parts]
         budget = self.config.reading_budget_chars
         left = max(budget - sum(len(t) for t in texts), budget // REPORT_SHARE)
-        return [s for t in texts for s in sentences(t, clauses=False)], left
+        said = [s for t in texts for s in sentences(t, clauses=False)]
+        return said, left, frozenset(p.part_key for p in parts)
 
 
 def _owner(settings: Settings, state: RunState) -> BudgetOwner:

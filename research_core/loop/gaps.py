@@ -10,8 +10,6 @@ uses the embedder alone and refills once.
 
 from __future__ import annotations
 
-import datetime as dt
-
 from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery
 from research_core.loop import coverage, decomposition, judgement, period_end
@@ -19,7 +17,7 @@ from research_core.loop.coverage import Coverage
 from research_core.loop.state import RunState
 from research_core.models.gateway import Gateway
 from research_core.models.schemas import SubQuestion
-from research_core.protocols import SearchHit, Similarity
+from research_core.protocols import Similarity
 from research_core.settings import EngineSettings
 
 GAP_VALUE = 0.75
@@ -106,8 +104,7 @@ async def refill_from_evidence(similarity: Similarity, state: RunState, owner: B
     if not _affordable(owner) or owner.available("steps") * 2 <= owner.total("steps"):
         return False
     cited = {e.source_id for e in state.kept()}
-    seen = {source_id: _hit(source_id, kept) for source_id, kept in
-            state.extra.retrieved.items()}
+    seen = decomposition.retrieved_hits(state.extra.retrieved)
     unread = [hit for source_id, hit in seen.items() if source_id not in cited]
     taken = [n.question for n in state.tree.nodes.values() if n.depth > 0]
     found = await decomposition.facets_of(similarity, state.question, unread, taken,
@@ -122,13 +119,6 @@ async def refill_from_evidence(similarity: Similarity, state: RunState, owner: B
     await delivery.progress("More in the sources, researching: " + "; ".join(
         n.question for n in added), key=f"gap-{added[0].id}")
     return True
-
-
-def _hit(source_id: str, seen: list[str]) -> SearchHit:
-    """A retrieved source as the run recorded it: title, source type, publish date, snippet."""
-    title, kind, published, snippet = [*seen, "", "", "", ""][:4]
-    date = dt.date.fromisoformat(published) if published else None
-    return SearchHit(source_id, title, snippet, "", date, kind)
 
 
 def _affordable(owner: BudgetOwner) -> bool:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
+from collections.abc import Sequence
 
 from research_core.loop import subquestions
 from research_core.loop.evidence import Evidence
@@ -11,9 +13,12 @@ from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.models.schemas import Decomposition, QueryPlan, ReflectionOut, SubQuestion
 from research_core.protocols import TimeRange
-from research_core.terms import has_cjk, terms
+from research_core.terms import content_terms, has_cjk, terms
 
 MIN_RANGE_DAYS = 28
+FALLBACK_QUERIES = 3  # the most a query plan holds
+FEEDBACK_TERMS = 4  # words of the question, and words of the kept texts, in a feedback query
+FEEDBACK_TEXTS = 2  # kept texts a word must occur in before the feedback query adds it
 QUERY_CHARS = 120
 
 
@@ -53,9 +58,11 @@ def _duplicate_problem(taken: set[str], questions: list[str]) -> str | None:
 
 
 async def plan_queries(gw: Gateway, node: Node, sent: list[str], as_of: dt.date,
-                       variants: int, deep: bool = False, relied: str = "") -> QueryPlan:
+                       variants: int, deep: bool = False, relied: str = "",
+                       feedback: Sequence[str] = ()) -> QueryPlan:
     """Up to `variants` distinct queries for the node, with an optional narrower date range;
-    in deep, one of them seeks sources that correct or contradict the figures `relied` on."""
+    in deep, one of them seeks sources that correct or contradict the figures `relied` on;
+    `feedback`: the node's kept evidence, whose words the fallback's next query adds."""
     messages = render("plan_query", deep, question=node.question, as_of=as_of.isoformat(),
                       variants=variants, sent="; ".join(sent[-6:]) or "none",
                       relied=relied or "none yet")
@@ -64,7 +71,8 @@ async def plan_queries(gw: Gateway, node: Node, sent: list[str], as_of: dt.date,
         return _range_problem(plan, as_of)
 
     plan = await gw.structured("planner", "plan_query", messages, QueryPlan,
-                               lambda: query_fallback(node.question, deep and bool(relied)),
+                               lambda: query_fallback(node.question, deep and bool(relied),
+                                                      feedback),
                                check)
     unique = list(dict.fromkeys(q.strip() for q in plan.queries))
     return plan.model_copy(update={"queries": unique[:variants]})
@@ -74,16 +82,30 @@ CORRECTION_WORDS_ZH = "更正 修正 勘误 修订"
 CORRECTION_WORDS_EN = "correction corrected revised erratum"
 
 
-def query_fallback(question: str, seek_corrections: bool = False) -> QueryPlan:
+def query_fallback(question: str, seek_corrections: bool = False,
+                   feedback: Sequence[str] = ()) -> QueryPlan:
     """The question itself, and its content words as a keyword query; `seek_corrections`
     (deep, once it leans on figures): first the content words with the words a correction,
-    a revision or a newer version is announced with."""
+    a revision or a newer version is announced with; `feedback` (texts already kept for the
+    question): first the question's words with the words those texts use most (relevance
+    feedback: a second round asks in the sources' own words, in their language too)."""
     keywords = " ".join(terms(question)[:8])[:QUERY_CHARS]
     queries = [question[:QUERY_CHARS]] + ([keywords] if keywords and keywords != question else [])
+    if feedback and (expanded := _expanded(question, feedback)):
+        queries.insert(0, expanded)
     if seek_corrections and keywords:
         asking = CORRECTION_WORDS_ZH if has_cjk(question) else CORRECTION_WORDS_EN
         queries.insert(0, f"{' '.join(terms(question)[:4])} {asking}"[:QUERY_CHARS])
-    return QueryPlan(queries=queries)
+    return QueryPlan(queries=queries[:FALLBACK_QUERIES])
+
+
+def _expanded(question: str, feedback: Sequence[str]) -> str:
+    """The question's content words and the words the kept texts use most that it lacks."""
+    own = content_terms(question)
+    counts = Counter(t for text in feedback for t in set(content_terms(text))
+                     if t not in own and not t.isdigit())
+    extra = [t for t, n in counts.most_common(FEEDBACK_TERMS) if n >= FEEDBACK_TEXTS]
+    return " ".join([*own[:FEEDBACK_TERMS], *extra])[:QUERY_CHARS] if extra else ""
 
 
 def _range_problem(plan: QueryPlan, as_of: dt.date) -> str | None:

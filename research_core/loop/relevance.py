@@ -28,9 +28,15 @@ PARAPHRASE_SHARE = 0.85  # of the embedder's relevance, for a hit without the qu
 
 
 async def judge(gw: Gateway, similarity: Similarity, question: str, hits: list[SearchHit],
-                cfg: EngineSettings, log: RunLog) -> list[HitScore]:
-    """One checked relevance score per hit, in order."""
+                cfg: EngineSettings, log: RunLog, topic: str = "") -> list[HitScore]:
+    """One checked relevance score per hit, in order; without a model, a hit as relevant to
+    the run's `topic` (what its question is about) as to the sub-question counts as that
+    relevant: a sub-question's own wording ("X went up over the year") is narrower than what
+    the run asks of the sources."""
     embedder = await embedder_relevance(similarity, question, hits, cfg)
+    if topic and topic != question:
+        wide = await embedder_relevance(similarity, topic, hits, cfg)
+        embedder = [max(a, b) for a, b in zip(embedder, wide, strict=True)]
     scores = await executor.score_hits(gw, question, hits,
                                        lambda: blended_scores(question, hits, embedder))
     return await judgement.cross_check_relevance(similarity, question, hits, scores, cfg, log)
