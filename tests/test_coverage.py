@@ -8,8 +8,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from research_core.delivery.publishers import MemoryPublisher
 from research_core.loop import coverage
 from research_core.loop.memory import conflict_notes
@@ -44,9 +42,6 @@ def test_a_question_s_facets_are_its_clauses_and_why() -> None:
     assert coverage.facets("What were Fuji apple prices?") == ["What were Fuji apple prices?"]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="coverage._CAUSE_FACET still matches the removed 'What caused' "
-                   "template, not the 'Why: …' facet the clauses give")
 async def test_a_why_facet_is_covered_by_a_reason_without_figures() -> None:
     """A cause facet needs a reason, not a figure: a sentence that says why covers it."""
     reason = ["Fuji apple wholesale prices rose because a spring frost cut the harvest in the "

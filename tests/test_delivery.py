@@ -87,8 +87,9 @@ async def test_a_correction_kept_under_another_sub_question_revises_the_part_it_
         "Notice: heat pump sales reached 209,000 units in September 2026; the 214,000 units "
         "first published counted returns twice."))
     publisher = LateDocs(backend, late)
-    script = Script(subquestions=[("What were heat pump sales figures?", 0.9),
-                                  ("What did the statistics office announce about heat pumps in 2026?", 0.8)])
+    script = Script(subquestions=[
+        ("What were heat pump sales figures?", 0.9),
+        ("What did the statistics office announce about heat pumps in 2026?", 0.8)])
     out = await run_engine(serve, script, backend, store, publisher=publisher)
     revised = [p for p in publisher.parts if p.replaces]
     assert revised, [(p.part_key, p.text[:60]) for p in publisher.parts]

@@ -28,7 +28,6 @@ from research_core.settings import EngineSettings
 MAX_FACETS = 5
 RELIED_CHARS = 160
 _WHY = re.compile(r"\b(?:why|reasons?|causes?|drivers?|explain\w*)\b|为什么|为何|原因|驱动", re.I)
-_CAUSE_FACET = re.compile(r"^What caused\b|原因是什么")
 
 
 @dataclass
@@ -57,7 +56,7 @@ def facets(question: str) -> list[str]:
     or the question itself when it asks one thing."""
     derived = [s.question for s in subquestions.derive(question, limit=MAX_FACETS)]
     asks_why = bool(_WHY.search(question))
-    kept = [d for d in derived if asks_why or not _CAUSE_FACET.search(d)]
+    kept = [d for d in derived if asks_why or not _WHY.search(d)]
     return kept if len(kept) > 1 else [question]
 
 
@@ -70,7 +69,7 @@ async def by_embedder(similarity: Similarity, wanted: list[str], texts: list[str
     matrix = await similarity.matrix(wanted, texts)
     answered = []
     for i, (facet, row) in enumerate(zip(wanted, matrix, strict=True)):
-        cause = bool(_CAUSE_FACET.search(facet))
+        cause = bool(_WHY.search(facet))
         if any(_close(c, facet, t, cfg) and (cause or figures_in(t))
                for c, t in zip(row, texts, strict=True)):
             answered.append(i)

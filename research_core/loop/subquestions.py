@@ -207,8 +207,9 @@ def _completed(ask: str, topic: str) -> str:
     own = set(content_terms(ask))
     if len(own) >= 4 or own & set(content_terms(topic)):
         return ask
-    joiner = "：" if has_cjk(ask) else ": "
-    return f"{_capital(ask)}{joiner}{topic}" if not own else f"{ask} ({topic})"
+    if has_cjk(ask):
+        return f"{ask}：{topic}" if not own else f"{ask}（{topic}）"
+    return f"{_capital(ask)}: {topic}" if not own else f"{ask} ({topic})"
 
 
 def _capital(text: str) -> str:
