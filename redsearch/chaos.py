@@ -40,7 +40,7 @@ from redsearch.chaos_audit import (
 )
 from redsearch.chaos_plan import DB_CUT, KILL, REDIS_RESTART, STORM, ChaosPlan, Fault, schedule
 from redsearch.scripted_tiers import tagged
-from redsearch.suite_stack import DEFAULT_DB_SERVER, StackConfig, SuiteStack
+from redsearch.suite_stack import DEFAULT_DB_SERVER, RequestLost, StackConfig, SuiteStack
 from redsearch.supervisor import describe_exit
 
 QUESTION = "How did European heat pump sales, prices and exports move in 2026?"
@@ -70,8 +70,14 @@ class Chaos:
         number, self.asked = self.asked, self.asked + 1
         tag = f"c{number:02d}"
         channel = f"C0CHAOS{number:03d}"
-        mention = await self.stack.mention(channel, tagged(QUESTION, tag), bot=number)
-        clicked = await self.stack.choose(mention, "standard", bot=number + 1)
+        try:
+            mention = await self.stack.mention(channel, tagged(QUESTION, tag), bot=number)
+            clicked = await self.stack.choose(mention, "standard", bot=number + 1)
+        except RequestLost as lost:  # a failed row of the report, not a traceback
+            self.runs.append(TrackedRun(tag, channel, "", f"request {tag}", time.time(),
+                                        failed=f"request lost: {lost}"))
+            self.notes.append(f"request {tag} lost: {lost}")
+            return
         self.runs.append(TrackedRun(tag, channel, mention.ts, self.stack.run_id(mention),
                                     clicked))
 

@@ -40,6 +40,10 @@ CLICK_WAIT_S = 5.0
 DELIVERY_TRIES = 5
 
 
+class RequestLost(RuntimeError):
+    """A person's request the service never answered: no picker, or a click never queued."""
+
+
 @dataclass
 class StackConfig:
     workers: int
@@ -193,7 +197,7 @@ class SuiteStack:
                 await self.sender.mention(url, msg, event_id)
             if await self._until(lambda: self.picker_of(msg) is not None, PICKER_WAIT_S):
                 return msg
-        raise RuntimeError(f"no depth picker for the mention in {channel}")
+        raise RequestLost(f"no depth picker for the mention in {channel}")
 
     async def choose(self, mention: Message, depth: str = "standard", bot: int = 0) -> float:
         """The requester clicks a depth (again, as a person would, while the request has not
@@ -209,7 +213,7 @@ class SuiteStack:
                 await self.sender.click(url, REQUESTER, f"depth_{depth}", picker)
             if await self._until_async(lambda: self._chosen(key), CLICK_WAIT_S):
                 return clicked
-        raise RuntimeError(f"the click on {key} never queued the request")
+        raise RequestLost(f"the click on {key} never queued the request")
 
     async def _chosen(self, key: str) -> bool:
         assert self.client is not None

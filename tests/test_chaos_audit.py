@@ -4,8 +4,10 @@ finished step redone, a run that never came back and a slow recovery when they h
 from __future__ import annotations
 
 import json
+from typing import cast
 
 from playground.fake_slack import Call
+from redsearch.chaos import Chaos, render
 from redsearch.chaos_audit import (
     ChaosReport,
     KillRecord,
@@ -16,7 +18,9 @@ from redsearch.chaos_audit import (
     redone_steps,
     signs_of_life,
 )
+from redsearch.chaos_plan import ChaosPlan
 from redsearch.scripted_tiers import ModelCall
+from redsearch.suite_stack import RequestLost, SuiteStack
 
 
 def post(key: str | None, channel: str = "C1", status: int = 200) -> Call:
@@ -54,3 +58,25 @@ def test_recovery_is_the_first_sign_of_life_after_the_kill() -> None:
     slow = ChaosReport(1, runs, 4, {}, {}, [found[0]], [], bound_s=5.0)
     assert slow.beyond_bound and not slow.ok
     assert ChaosReport(1, runs, 4, {}, {}, [found[0]], [], bound_s=10.0).ok
+
+
+class PickerlessStack:
+    """A stack whose bot never posts a depth picker: every mention is a lost request."""
+
+    async def mention(self, channel: str, question: str, bot: int = 0) -> None:
+        raise RequestLost(f"no depth picker for the mention in {channel}")
+
+
+async def test_a_lost_request_is_a_failed_row_with_the_seed_not_a_traceback() -> None:
+    """A mention that never got a picker used to end `make chaos` in a RuntimeError."""
+    plan = ChaosPlan(seed=328856)
+    chaos = Chaos(plan, cast(SuiteStack, PickerlessStack()))
+    await chaos.start_run()
+    report = ChaosReport(seed=plan.seed, runs=chaos.runs, messages_posted=0, duplicated={},
+                         redone={}, recovery=[], limited=[], bound_s=8.0, notes=chaos.notes)
+    assert not report.ok
+    assert dict(report.rows())["runs started / finished / lost"] == "1 / 0 / 1"
+    shown = render(report, plan, 1.0)
+    assert shown.startswith("chaos seed 328856:")
+    assert "lost: c00 (request c00) request lost: no depth picker for the mention in " \
+           "C0CHAOS000" in shown
