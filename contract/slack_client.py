@@ -2,10 +2,11 @@
 
 Every client retries what a retry can fix, a bounded number of times: HTTP 429 after its
 `Retry-After` (at most MAX_WAIT_S), a 5xx after its `Retry-After` or an exponential back-off,
-and a dropped connection. A 5xx to a call that posts a new message (chat.postMessage,
-chat.postEphemeral, chat.startStream) is not repeated here: the first request may have been
-posted before the proxy failed, so it is the caller's to retry with its outbox (a worker's job
-retries and finds what reached the thread by its metadata key; see `workers/jobs.py`).
+and a dropped connection. A 5xx to a call that adds to a thread (chat.postMessage,
+chat.postEphemeral, chat.startStream, chat.appendStream) is not repeated here: the first
+request may have gone through before the proxy failed, so it is the caller's to retry with
+its outbox (a worker's job retries and finds what reached the thread by its metadata key;
+see `workers/jobs.py`; the bot posts a picker again later, `bot/pickers.py`).
 
 `slack_error` reads the error of any failed call, whatever came back: a Slack `error` code,
 else the HTTP status, else what failed (a reset connection, a timeout). A body that is not
@@ -33,7 +34,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 SLACK_FAILURES = (SlackApiError, aiohttp.ClientError, TimeoutError)
 MAX_WAIT_S = 30.0  # the longest Retry-After waited for in one call
 SERVER_ERRORS = frozenset({500, 502, 503, 504})
-POSTS = ("chat.postMessage", "chat.postEphemeral", "chat.startStream")
+POSTS = ("chat.postMessage", "chat.postEphemeral", "chat.startStream", "chat.appendStream")
 
 
 def _retry_after(response: HttpResponse | None) -> float | None:
@@ -73,7 +74,7 @@ class RateLimitRetry(_Waiting):
 
 
 class ServerErrorRetry(_Waiting):
-    """HTTP 500, 502, 503, 504, except to a call that posts a new message (see above)."""
+    """HTTP 500, 502, 503, 504, except to a call that adds to a thread (see above)."""
 
     async def _can_retry_async(self, *, state: RetryState, request: HttpRequest,
                                response: HttpResponse | None = None,
