@@ -49,7 +49,7 @@ from contract.blocks import (
 from contract.keys import REQUEST_KEY, request_key
 from contract.mrkdwn import NO_PARSE, from_slack
 from contract.requests import CHOOSING, ENDED, PLANNING, PREVIEW, QUEUED, ResearchRequestMsg
-from contract.slack_client import make_client
+from contract.slack_client import SLACK_FAILURES, make_client, slack_error
 from research_core.policy import Policy
 from research_core.settings import BudgetSettings, EngineSettings
 
@@ -228,6 +228,16 @@ async def _ephemeral(client: AsyncWebClient, channel: str, user: str,
                                     text=text)
 
 
+async def _on_error(error: Exception, body: JSON) -> None:
+    """Bolt's handler of what a listener raised: a failed Slack call (Slack away, or refusing)
+    is one warning line; anything else is a bug, logged with its traceback."""
+    kind = str(body.get("type") or "request")[:40]
+    if isinstance(error, SLACK_FAILURES):
+        log.warning("a %s handler's Slack call failed: %s", kind, slack_error(error))
+    else:
+        log.error("a %s handler failed", kind, exc_info=error)
+
+
 def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aioredis.Redis,
               queue: Queue | None = None, max_question_chars: int = 4000,
               deep_allowed: tuple[str, ...] = ("*",), max_steps: int = BudgetSettings().steps,
@@ -256,6 +266,7 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
                    oauth_settings=oauth)
     starter = Starter(redis, queue, max_question_chars, deep_allowed, max_steps, policy,
                       estimate)
+    app.error(_on_error)
     handlers = _Handlers(starter)
     app.event("app_mention")(handlers.on_mention)
     app.event("message")(handlers.on_message)

@@ -194,7 +194,11 @@ class Starter:
             await self.requests.redis.delete(chosen_key(request.key))
             raise
         if queued.picker_ts:
-            await client.chat_update(channel=channel, ts=queued.picker_ts,
-                                     text=status_text(depth, QUEUED),
-                                     blocks=status_blocks(queued, QUEUED), **NO_PARSE)
+            try:  # queued already: the worker shows the status again when it starts
+                await client.chat_update(channel=channel, ts=queued.picker_ts,
+                                         text=status_text(depth, QUEUED),
+                                         blocks=status_blocks(queued, QUEUED), **NO_PARSE)
+            except SLACK_FAILURES as exc:
+                log.warning("picker of %s not turned into its status: %s", request.key,
+                            slack_error(exc))
         return True

@@ -396,3 +396,27 @@ async def test_a_picker_slack_does_not_take_is_posted_later(
     log_is_clean(caplog)
     assert any("trying again in" in r.getMessage() for r in caplog.records)
     assert await endpoint.redis.zcard(PICKERS_KEY) == 0
+
+
+@pytest.mark.parametrize("fault", ["html-502", "text-405", "truncated-json", "reset"])
+async def test_a_handlers_slack_call_that_fails_is_one_line_not_a_traceback(
+        endpoint: Endpoint, caplog: pytest.LogCaptureFixture, fault: str) -> None:
+    """The click still queues the research when the picker cannot be turned into its status;
+    a reply that cannot be posted (a follow-up before the depth is chosen) is one warning."""
+    driver = endpoint.driver()
+    _, asked = await driver.mention(f"<@{BOT_USER_ID}> copper foil prices?", secret=SECRET)
+    [picker] = driver.replies(asked)
+    endpoint.fake.fault(fault, "chat.postMessage", count=10)
+    endpoint.fake.fault(fault, "chat.update", count=10)
+    reply = endpoint.fake.post_user_message(CHANNEL, ALICE, "and zinc?", thread_ts=asked.ts)
+    body = event_body({"type": "message", "user": ALICE, "text": reply.text, "ts": reply.ts,
+                       "thread_ts": asked.ts, "channel": CHANNEL, "channel_type": "channel",
+                       "event_ts": reply.ts})
+    assert await endpoint.post(body, sign(body)) in (200, 500)
+    assert await post_click(endpoint, click_body(
+        picker.ts, button_value(picker, "depth_standard"))) == 200
+    assert [r.depth for r in endpoint.queue.research_requests] == ["standard"]
+    log_is_clean(caplog)
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any(m.startswith("a event_callback handler's Slack call failed: ") for m in said)
+    assert any("not turned into its status" in m for m in said)
