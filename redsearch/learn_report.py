@@ -31,7 +31,7 @@ from research_core.search.corpus import CorpusBackend, sample_corpus_dir
 from research_core.settings import TIERS, BudgetSettings, Settings, TierSettings
 from research_core.store.patterns import SqlPatternBook
 from research_core.store.sql import SqlStore
-from research_core.terms import terms
+from research_core.text.terms import terms
 
 AS_OF = dt.date(2026, 10, 31)
 STEPS = 10

@@ -16,12 +16,12 @@ from research_core.loop import relevance, subquestions
 from research_core.loop.answering import builder, completion, coverage, disagreements, labels
 from research_core.loop.answering.pool import key, lines_of, whole
 from research_core.loop.evidence import Evidence, combined_score, credibility
-from research_core.loop.sentences import sentences
 from research_core.protocols import SearchHit
 from research_core.search import snippets
 from research_core.settings import EngineSettings
 from research_core.store.sql import SqlStore
-from research_core.terms import overlap
+from research_core.text.sentences import sentences
+from research_core.text.terms import overlap
 from tests.conftest import RecordingBackend
 from tests.engine_run import Serve, default_similarity, run_engine
 from tests.scripted import Script

@@ -14,7 +14,7 @@ from research_core.loop.answering import builder, completion, items
 from research_core.loop.answering.pool import Line, label, same_item, whole
 from research_core.loop.answering.select import Picker
 from research_core.loop.evidence import Evidence, credibility
-from research_core.loop.sentences import sentences
+from research_core.text.sentences import sentences
 from tests.engine_run import default_similarity
 
 
@@ -254,7 +254,7 @@ TWO_FRUITS = _evidence(7, "N1", "fruit-note", "news", "Apples averaged 9,550 yua
 
 
 async def test_the_latest_figures_for_two_things_give_each_its_latest_line() -> None:
-    from research_core.loop.answering.periods import periods_in
+    from research_core.text.periods import periods_in
 
     assert periods_in("in October, up from September", dt.date(2026, 10, 31)) == [
         "2026-10", "2026-09"]
@@ -296,7 +296,7 @@ async def test_a_source_on_an_item_no_list_names_still_gives_a_line() -> None:
 
 
 def test_what_a_review_found_stays_fixed() -> None:
-    from research_core.loop.answering.periods import latest_stated, periods_in
+    from research_core.text.periods import latest_stated, periods_in
 
     day = dt.date(2026, 10, 31)
     assert periods_in("Lei Jun said prices held", day) == []  # a name, not June

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from research_core.terms import ask_apart, names_a_thing, speaks_to
+from research_core.text.terms import ask_apart, names_a_thing, speaks_to
 
 ROOT = "How did heat pump sales and prices move across European countries in 2026?"
 GERMAN_SALES = "What were heat pump sales in Germany in 2026?"

@@ -43,7 +43,7 @@ from research_core.protocols import (
     TimeRange,
 )
 from research_core.settings import Settings
-from research_core.terms import terms
+from research_core.text.terms import terms
 
 TIER = "reporter"
 ROOT = "N0"

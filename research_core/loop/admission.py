@@ -10,7 +10,6 @@ from collections.abc import Awaitable, Callable
 from research_core.budget.owner import BudgetOwner
 from research_core.loop.answering.coverage import asks_why
 from research_core.loop.evidence import Evidence, combined_score, credibility, recency
-from research_core.loop.figures import figure_keys
 from research_core.loop.goal_tree import Node
 from research_core.loop.state import QueryRecord, RunState
 from research_core.models.schemas import HitScore
@@ -18,6 +17,7 @@ from research_core.protocols import SearchBackend, SearchHit, Similarity
 from research_core.search.reading import deep_read
 from research_core.search.tool import DatesPages, QueryResult
 from research_core.settings import EngineSettings
+from research_core.text.figures import figure_keys
 
 RETRIEVED_SNIPPET_CHARS = 200  # what the run keeps of a retrieved hit it did not keep
 

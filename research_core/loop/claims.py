@@ -3,7 +3,7 @@
 The claims are the report's own sentences, found in code: every sentence that cites a source
 or states a figure (headings and the run's own questions are not claims). Code checks each:
 a sentence stating a figure or date must cite at least one source whose kept evidence states
-that figure (compared normalised, `research_core.loop.figures`: 1,860 = 1.86千, 0.5% = 0.50%);
+that figure (compared normalised, `research_core.text.figures`: 1,860 = 1.86千, 0.5% = 0.50%);
 a sentence stating figures that cites nothing is flagged. A light tier then judges the cited
 sentences code let pass against their evidence: its verdict can add a flag, never remove one.
 """
@@ -14,12 +14,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from research_core.loop.evidence import Evidence
-from research_core.loop.figures import Figure, date_keys, figure_keys, figures_in
 from research_core.loop.reporter import CITATION, ClaimCheck, Report, cited_numbers
-from research_core.loop.sentences import sentences
 from research_core.models.gateway import Gateway
 from research_core.models.prompts import max_tokens, render
 from research_core.models.schemas import VerdictOut, VerdictsOut
+from research_core.text.figures import Figure, date_keys, figure_keys, figures_in
+from research_core.text.sentences import sentences
 
 TIER = "executor"
 JUDGED_PER_CALL = 20  # the most verdicts one check_claims answer may hold

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from research_core.loop.evidence import Evidence
-from research_core.loop.figures import Figure, figures_in
-from research_core.terms import overlap
+from research_core.text.figures import Figure, figures_in
+from research_core.text.terms import overlap
 
 SAME_TOPIC = 0.5  # share of one text's terms found in the other
 

@@ -16,7 +16,6 @@ from typing import Any
 
 from research_core.loop import judgement, subquestions
 from research_core.loop.evidence import Evidence
-from research_core.loop.figures import figures_in
 from research_core.loop.goal_tree import Node
 from research_core.loop.state import RunState
 from research_core.models.gateway import Gateway
@@ -24,6 +23,7 @@ from research_core.models.prompts import render
 from research_core.models.schemas import CoverageOut
 from research_core.protocols import Similarity
 from research_core.settings import EngineSettings
+from research_core.text.figures import figures_in
 
 MAX_FACETS = 5
 RELIED_CHARS = 160

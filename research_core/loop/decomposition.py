@@ -18,7 +18,7 @@ from research_core.loop.judgement import scaled
 from research_core.models.schemas import SubQuestion
 from research_core.protocols import SearchHit, Similarity
 from research_core.settings import EngineSettings
-from research_core.terms import content_terms, has_cjk
+from research_core.text.terms import content_terms, has_cjk
 
 TOPIC_CREDIBILITY = 0.6  # a source a facet is read off: news and better, no release or blog
 SAME_TOPIC = 0.75  # two titles this close name one facet (either language: not scaled)

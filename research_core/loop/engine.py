@@ -39,7 +39,6 @@ from research_core.loop.parts import Parts
 from research_core.loop.progress_notes import Announcer
 from research_core.loop.reflection import reflect_and_correct
 from research_core.loop.reporter import Report
-from research_core.loop.sentences import sentences
 from research_core.loop.state import RunState
 from research_core.models.embeddings import build_similarity
 from research_core.models.gateway import Gateway
@@ -53,6 +52,7 @@ from research_core.search.tool import (
     SearchTool,
 )
 from research_core.settings import Settings
+from research_core.text.sentences import sentences
 
 REPORT_SHARE = 3  # the report gets at least a third of the reading budget
 

@@ -13,12 +13,12 @@ from research_core.loop.answering.pool import Line
 from research_core.loop.evidence import Evidence
 from research_core.loop.goal_tree import Node
 from research_core.loop.memory import Summary
-from research_core.loop.sentences import sentences
 from research_core.loop.state import RunState
 from research_core.models.gateway import Gateway
 from research_core.protocols import SearchBackend, Similarity
 from research_core.settings import EngineSettings
-from research_core.terms import speaks_to
+from research_core.text.sentences import sentences
+from research_core.text.terms import speaks_to
 
 PARTS_SHARE = 2 / 3  # of the reading budget; the report has the rest
 MIN_PARTS = 3

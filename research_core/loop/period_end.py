@@ -11,10 +11,10 @@ import re
 from collections.abc import Sequence
 
 from research_core.loop import subquestions
-from research_core.loop.answering.periods import MONTH_NAMES, asks_past_year, latest_stated
-from research_core.loop.figures import measured
-from research_core.loop.sentences import sentences
-from research_core.terms import has_cjk
+from research_core.text.figures import measured
+from research_core.text.periods import MONTH_NAMES, asks_past_year, latest_stated
+from research_core.text.sentences import sentences
+from research_core.text.terms import has_cjk
 
 MONTH_DONE_DAY = 20  # from this day of the as-of month on, that month's figures are asked for
 _ZH_END = re.compile(r"(?:到|至|—|-|~)\s*(\d{2,4})\s*年\s*(\d{1,2})\s*月")

@@ -15,13 +15,13 @@ import re
 
 from research_core.loop.conflicts import Conflict, find_conflicts
 from research_core.loop.evidence import Evidence
-from research_core.loop.figures import figures_in
 from research_core.loop.followup import followup_node_ids
 from research_core.loop.goal_tree import Node
 from research_core.loop.progress_notes import deep_note
 from research_core.loop.state import RunState
 from research_core.plan import PlanSource, PlanTask, PlanView, TaskStatus
 from research_core.runlog import LogEvent
+from research_core.text.figures import figures_in
 
 PLAN_EVENTS = frozenset({"start", "resume", "focus", "expand", "keep", "done", "thin",
                          "read-cap", "reflect", "backtrack", "budget", "memory", "publish",

@@ -13,7 +13,7 @@ from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.models.schemas import Decomposition, QueryPlan, ReflectionOut, SubQuestion
 from research_core.protocols import TimeRange
-from research_core.terms import content_terms, has_cjk, terms
+from research_core.text.terms import content_terms, has_cjk, terms
 
 MIN_RANGE_DAYS = 28
 FALLBACK_QUERIES = 3  # the most a query plan holds

@@ -22,7 +22,7 @@ from research_core.models.schemas import HitScore, HitScores
 from research_core.protocols import SearchHit, Similarity
 from research_core.runlog import RunLog
 from research_core.settings import EngineSettings
-from research_core.terms import overlap
+from research_core.text.terms import overlap
 
 PARAPHRASE_SHARE = 0.85  # of the embedder's relevance, for a hit without the question's words
 

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from research_core.loop.answering import builder
 from research_core.loop.answering.completion import Reader
 from research_core.loop.evidence import Evidence
-from research_core.loop.figures import figures_in
 from research_core.loop.memory import Summary
-from research_core.loop.sentences import sentences
 from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.protocols import Similarity
+from research_core.text.figures import figures_in
+from research_core.text.sentences import sentences
 
 CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 SOURCES_HEADING = "\n\nSources\n"

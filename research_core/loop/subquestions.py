@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from research_core.models.schemas import SubQuestion
-from research_core.terms import content_terms, has_cjk, pos_tags
+from research_core.text.terms import content_terms, has_cjk, pos_tags
 
 MAX_CHARS = 150
 MIN_CHARS = 8

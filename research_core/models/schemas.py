@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from research_core.models.prompts import schema_names
-from research_core.terms import terms
+from research_core.text.terms import terms
 
 # Every string and list is bounded: a grammar-constrained local model then always finishes
 # its JSON within the answer cap instead of being cut off mid-string.

@@ -29,7 +29,7 @@ from research_core.protocols import SearchHit, SearchRequest
 from research_core.search import snippets
 from research_core.search.reading import clean_markdown, split_paragraphs
 from research_core.search.tables import with_tables_as_sentences
-from research_core.terms import segment
+from research_core.text.terms import segment
 
 REQUIRED_KEYS = ("id", "title", "url", "published", "source_type", "publisher", "lang")
 SNIPPET_MAX = 400

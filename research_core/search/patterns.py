@@ -24,8 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from research_core.terms import ask_apart
-from research_core.terms import terms as content_terms
+from research_core.text.terms import ask_apart
+from research_core.text.terms import terms as content_terms
 
 MIN_SENT = 2  # a pattern is "repeatedly wasted" after this many sends …
 WASTE_RATE = 0.2  # … when fewer than this share of its results were ever cited

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from research_core.protocols import SearchBackend, Similarity
-from research_core.terms import CJK
+from research_core.text.terms import CJK
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from research_core.terms import has_cjk, segment
+from research_core.text.terms import has_cjk, segment
 
 ELLIPSIS = "…"
 # A sentence end: a Chinese one anywhere; an English one where a space or the text's end follows

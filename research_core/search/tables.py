@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from research_core.terms import has_cjk
+from research_core.text.terms import has_cjk
 
 _RULE = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?$")
 _NUMERIC = re.compile(r"^[+\-−~≈约]?\d[\d,.]*\s*%?$")

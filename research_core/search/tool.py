@@ -20,7 +20,7 @@ from research_core.protocols import (
 from research_core.runlog import RunLog
 from research_core.search import snippets
 from research_core.settings import EngineSettings
-from research_core.terms import ask_apart
+from research_core.text.terms import ask_apart
 
 
 @runtime_checkable

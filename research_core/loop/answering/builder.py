@@ -18,17 +18,17 @@ from research_core.loop.answering import (
     disagreements,
     items,
     labels,
-    periods,
     subject,
 )
 from research_core.loop.answering.budget_fit import Block, fit
 from research_core.loop.answering.completion import Reader, completed, page_lines
-from research_core.loop.answering.periods import time_key
 from research_core.loop.answering.pool import Line, lines_of, quoted
 from research_core.loop.answering.select import Picker
 from research_core.loop.evidence import Evidence
 from research_core.protocols import Similarity
-from research_core.terms import has_cjk
+from research_core.text import periods
+from research_core.text.periods import time_key
+from research_core.text.terms import has_cjk
 
 Cite = Callable[[Evidence], str | None]  # the citation mark of an item ("[3]"), None: none
 LEAD_MOST, SECTION_MOST, PART_MOST = 4, 5, 7

@@ -12,12 +12,12 @@ from collections.abc import Awaitable, Callable
 from research_core.loop.answering.disagreements import CUE as _CUE
 from research_core.loop.answering.pool import Line
 from research_core.loop.evidence import Evidence
-from research_core.loop.figures import figures_in
-from research_core.loop.sentences import is_heading, sentences
 from research_core.protocols import SearchBackend
 from research_core.search.corpus import CorpusBackend
 from research_core.search.reading import clean_markdown, split_paragraphs
 from research_core.search.snippets import ELLIPSIS, is_cut
+from research_core.text.figures import figures_in
+from research_core.text.sentences import is_heading, sentences
 
 Reader = Callable[[str], Awaitable[str | None]]
 MAX_CHARS = 600

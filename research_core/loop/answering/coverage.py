@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from research_core.terms import function_words, has_cjk, names_a_thing, pos_tags, terms
+from research_core.text.terms import function_words, has_cjk, names_a_thing, pos_tags, terms
 
 MAX_TERMS = 5
 NAMED_ENOUGH = 4  # naming this many of the things a long question names is naming enough

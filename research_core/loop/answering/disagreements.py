@@ -11,11 +11,11 @@ import re
 from dataclasses import dataclass
 from itertools import combinations
 
-from research_core.loop.answering.periods import spans
 from research_core.loop.answering.pool import Line
-from research_core.loop.figures import Figure, figures_in
-from research_core.loop.sentences import sentences
-from research_core.terms import function_words, nouns, overlap
+from research_core.text.figures import Figure, figures_in
+from research_core.text.periods import spans
+from research_core.text.sentences import sentences
+from research_core.text.terms import function_words, nouns, overlap
 
 SAME_TOPIC = 0.4
 _GENERIC = frozenset({"价格", "均价", "价位", "数据", "数字"})  # what every price line names

@@ -12,10 +12,10 @@ import re
 from collections.abc import Awaitable, Callable
 
 from research_core.loop.answering.labels import has_figures
-from research_core.loop.answering.periods import latest_stated, periods_in
 from research_core.loop.answering.pool import Line, label, same_item
-from research_core.loop.figures import figures_in
 from research_core.protocols import Similarity
+from research_core.text.figures import figures_in
+from research_core.text.periods import latest_stated, periods_in
 
 MOST_ITEMS = 12
 LIST_LINES = 3  # labelled lines of one source that make a list

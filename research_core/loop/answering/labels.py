@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from research_core.loop.answering.disagreements import Disagreement
 from research_core.loop.evidence import Evidence
-from research_core.loop.figures import figures_in
+from research_core.text.figures import figures_in
 
 EN = {
     "nothing": "No evidence above the reliability threshold was found, so there is no answer "

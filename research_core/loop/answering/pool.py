@@ -10,12 +10,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain
 
-from research_core.loop.answering.periods import periods_in
 from research_core.loop.evidence import Evidence
-from research_core.loop.figures import measured
-from research_core.loop.sentences import sentences
 from research_core.search.snippets import is_cut
-from research_core.terms import CJK, terms
+from research_core.text.figures import measured
+from research_core.text.periods import periods_in
+from research_core.text.sentences import sentences
+from research_core.text.terms import CJK, terms
 
 _CITATION = re.compile(r"\s*\[[^\]\n]{1,80}\]")
 _MIN_TERMS = 4

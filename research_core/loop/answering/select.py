@@ -10,11 +10,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from research_core.loop.answering.coverage import asks_why, causal
-from research_core.loop.answering.periods import latest_stated
 from research_core.loop.answering.pool import Line, key
-from research_core.loop.figures import figure_keys, figures_in
 from research_core.protocols import Similarity
-from research_core.terms import terms
+from research_core.text.figures import figure_keys, figures_in
+from research_core.text.periods import latest_stated
+from research_core.text.terms import terms
 
 FIGURE_BONUS = 0.1
 CREDIBILITY_WEIGHT = 0.1

@@ -8,7 +8,7 @@ from __future__ import annotations
 from research_core.loop import subquestions
 from research_core.loop.answering import coverage
 from research_core.loop.answering.pool import Line
-from research_core.terms import has_cjk
+from research_core.text.terms import has_cjk
 
 SUBJECT_SOURCES = 2  # sources that must be about a thing before it is the subject
 SUBJECT_SHARE = 0.75  # the share of the sources that must be about it
