@@ -7,33 +7,24 @@ report."""
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Sequence
 
 from research_core.loop import subquestions
 from research_core.text.figures import measured
-from research_core.text.periods import MONTH_NAMES, asks_past_year, latest_stated
+from research_core.text.periods import asks_past_year, latest_stated, month_label, span_end
 from research_core.text.sentences import sentences
 from research_core.text.terms import has_cjk
 
 MONTH_DONE_DAY = 20  # from this day of the as-of month on, that month's figures are asked for
-_ZH_END = re.compile(r"(?:到|至|—|-|~)\s*(\d{2,4})\s*年\s*(\d{1,2})\s*月")
-_EN_MONTHS = MONTH_NAMES
-_EN_END = re.compile(r"\b(?:and|to|through|until|till)\s+(" + "|".join(_EN_MONTHS)
-                     + r")\s+(\d{4})\b", re.I)
 
 
 def last_month(question: str, as_of: dt.date) -> str | None:
     """"2026-10": the month the question's span ends in (named, or the as-of month for a span
     up to now, when it asks for a measure); None when it names no span that ends now or on a
     named month."""
-    zh = _ZH_END.search(question)
-    if zh:
-        year = int(zh.group(1))
-        return f"{year + 2000 if year < 100 else year}-{int(zh.group(2)):02d}"
-    en = _EN_END.search(question)
-    if en:
-        return f"{en.group(2)}-{_EN_MONTHS.index(en.group(1).lower()) + 1:02d}"
+    named = span_end(question)
+    if named:
+        return named
     if not subquestions.measures_in(question) or not (
             asks_past_year(question) or subquestions.asks_latest(question)):
         return None  # "目前行业格局如何？" asks for no month's figures
@@ -54,7 +45,5 @@ def facet(question: str, as_of: dt.date, texts: Sequence[str],
     month = last_month(question, as_of)
     if month is None:
         return None
-    year, number = (int(p) for p in month.split("-"))
-    label = (f"{year}年{number}月" if has_cjk(question)
-             else f"{_EN_MONTHS[number - 1].capitalize()} {year}")
+    label = month_label(month, has_cjk(question))
     return subquestions.for_period(question, label), newest_stated(texts, published) >= month

@@ -15,22 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from research_core.models.schemas import SubQuestion
+from research_core.text.periods import names_period, without_periods
 from research_core.text.terms import content_terms, has_cjk, pos_tags
 
 MAX_CHARS = 150
 MIN_CHARS = 8
-_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-          r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
-_WHEN = rf"(?:(?:q[1-4]|h[12]|{_MONTH}|the (?:first|second|third|fourth) quarter of)\s+)?\d{{4}}"
-_EN_PERIOD = re.compile(
-    rf"\b(?:between\s+{_WHEN}\s+and\s+{_WHEN}|from\s+{_WHEN}\s+to\s+{_WHEN}|"
-    rf"(?:in|during|since|for|through)\s+{_WHEN}|"
-    r"(?:over|in|during)\s+the\s+(?:past|last)\s+(?:year|\d+\s+(?:months|years|quarters)|"
-    r"(?:twelve|six|three)\s+months|quarter)|this\s+year|last\s+year)\b", re.I)
-_ZH_PERIOD = re.compile(
-    r"[（(]?\d{2,4}年\d{1,2}月(?:份)?(?:到|至|—|-|~)\d{2,4}年\d{1,2}月(?:份)?[）)]?|"
-    r"(?:近|最近|过去)(?:一|1|两|2|三|3|半)?年|近\d+个月|"
-    r"\d{4}年(?:第?[一二三四1-4]季度|[上下]半年|\d{1,2}月)?")
 # Measures of economic statistics (the headline series of statistical offices' releases):
 # what a question asks about the thing it names.
 _EN_MEASURES = ("sales", "prices", "price", "shipments", "exports", "imports", "output",
@@ -124,7 +113,7 @@ def _listed(text: str) -> tuple[list[str], str]:
     for match in _GROUP.finditer(text):
         group = match.group(1)
         items = _items(group)
-        if len(items) >= 2 and not _EN_PERIOD.search(group) and not _ZH_PERIOD.search(group):
+        if len(items) >= 2 and not names_period(group):
             return items, " ".join((text[:match.start()] + text[match.end():]).split())
     sides = _VERSUS.split(_HEAD.split(_SENTENCE.split(text)[0])[0])
     if len(sides) == 2:
@@ -249,10 +238,7 @@ def asks_latest(question: str) -> bool:
 
 def for_period(question: str, period: str) -> str:
     """The question's topic asked for one period ("2026年10月…", "… in October 2026")."""
-    topic = clauses(question).topic
-    for pattern in (_EN_PERIOD, _ZH_PERIOD):
-        topic = pattern.sub("", topic)
-    topic = " ".join(topic.split()).strip(" ,，、（）()")
+    topic = " ".join(without_periods(clauses(question).topic).split()).strip(" ,，、（）()")
     return f"{period}{topic}？" if has_cjk(question) else f"{topic} in {period}?"
 
 

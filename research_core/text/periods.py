@@ -1,7 +1,13 @@
-"""The periods a sentence speaks of, as comparable keys: "2026-Q2" ("Q2 2026", "the second
+"""The one period grammar, in English and Chinese.
+
+The periods a sentence speaks of, as comparable keys: "2026-Q2" ("Q2 2026", "the second
 quarter of 2026", "2026年二季度"), "2026-H1", "2026-09" ("September 2026", "2026年9月"; "9月"
 or "September" in a text published in late 2026), "2026". They decide whether two figures are
-about the same period, and the time order of an answer's lead."""
+about the same period, and the time order of an answer's lead. A question's period phrases
+("in Q3 2026", "between 2025 and 2026", "over the past year", "2025年11月到2026年10月", "近一年")
+are found and taken out of a clause (`names_period`, `without_periods`), and the month a span
+ends in is read (`span_end`: "… to October 2026", "…到26年10月").
+"""
 
 from __future__ import annotations
 
@@ -11,24 +17,44 @@ import re
 MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august",
                "september", "october", "november", "december")
 _MONTHS = tuple(m[:3] for m in MONTH_NAMES)
+# An English month, whole or short ("sep", "sept", "september"; "may", "jun", "june").
+MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+         r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_ORDINALS = "first|second|third|fourth"  # of a quarter
+_ZH_QUARTER_NO = "[一二三四1-4]"  # 第三季度, 三季度, 3季度
+_ZH_TO = "(?:到|至|—|-|~)"  # between a span's two ends
 _ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "一": 1, "二": 2, "三": 3, "四": 4,
             "1": 1, "2": 2, "3": 3, "4": 4, "上": 1, "下": 2}
-_QUARTER = re.compile(r"\bq([1-4])\s*(?:of\s+)?(\d{4})\b|\b(first|second|third|fourth)[\s-]quarter "
-                      r"(?:of\s+)?(\d{4})|(\d{4})\s*年?\s*第?([一二三四1-4])季度", re.I)
+_QUARTER = re.compile(rf"\bq([1-4])\s*(?:of\s+)?(\d{{4}})\b|\b({_ORDINALS})[\s-]quarter "
+                      rf"(?:of\s+)?(\d{{4}})|(\d{{4}})\s*年?\s*第?({_ZH_QUARTER_NO})季度", re.I)
 _HALF = re.compile(r"\bh([12])\s*(\d{4})\b|\b(first|second)[\s-]half (?:of\s+)?(\d{4})|"
                    r"(\d{4})\s*年?\s*([上下])半年", re.I)
-_MONTH_EN = re.compile(r"\b(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
-                       r"aug(?:ust)?|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-                       r"\.?(?:\s+\d{1,2},?)?\s+(\d{4})\b", re.I)
+_MONTH_EN = re.compile(rf"\b({MONTH})\.?(?:\s+\d{{1,2}},?)?\s+(\d{{4}})\b", re.I)
 # A month named without its year ("in October", "Oct 21", "Oct. 30"; a short form only with
 # its day or a full stop: "Lei Jun said" names no June): the latest such month by the time it
 # was published.
 _MONTH_EN_ALONE = re.compile(
-    r"\b(?:(january|february|march|april|june|july|august|september|october|november|december)"
+    rf"\b(?:({'|'.join(m for m in MONTH_NAMES if m != 'may')})"
     r"|(jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)(?=\.|\s+\d{1,2}\b))"
     r"\b(?!\.?(?:\s+\d{1,2},?)?\s+\d{4})", re.I)
 _MONTH_ZH = re.compile(r"(?:(\d{2,4})\s*年\s*)?(\d{1,2})\s*月")
 _YEAR = re.compile(r"(?<!\d)(20\d{2})(?!\d)")
+# A period as a question's phrase names it: a year, optionally with its quarter, half or month
+# ("Q3 2026", "H1 2026", "October 2026", "the third quarter of 2026", "2026").
+_WHEN = rf"(?:(?:q[1-4]|h[12]|{MONTH}|the (?:{_ORDINALS}) quarter of)\s+)?\d{{4}}"
+_EN_PHRASE = re.compile(
+    rf"\b(?:between\s+{_WHEN}\s+and\s+{_WHEN}|from\s+{_WHEN}\s+to\s+{_WHEN}|"
+    rf"(?:in|during|since|for|through)\s+{_WHEN}|"
+    r"(?:over|in|during)\s+the\s+(?:past|last)\s+(?:year|\d+\s+(?:months|years|quarters)|"
+    r"(?:twelve|six|three)\s+months|quarter)|this\s+year|last\s+year)\b", re.I)
+_ZH_PHRASE = re.compile(
+    rf"[（(]?\d{{2,4}}年\d{{1,2}}月(?:份)?{_ZH_TO}\d{{2,4}}年\d{{1,2}}月(?:份)?[）)]?|"
+    r"(?:近|最近|过去)(?:一|1|两|2|三|3|半)?年|近\d+个月|"
+    rf"\d{{4}}年(?:第?{_ZH_QUARTER_NO}季度|[上下]半年|\d{{1,2}}月)?")
+# The end of a span: "… to October 2026", "… until December 2025"; "…到26年10月", "…至2026年9月".
+_EN_END = re.compile(
+    rf"\b(?:and|to|through|until|till)\s+({'|'.join(MONTH_NAMES)})\s+(\d{{4}})\b", re.I)
+_ZH_END = re.compile(rf"{_ZH_TO}\s*(\d{{2,4}})\s*年\s*(\d{{1,2}})\s*月")
 
 
 def periods_in(text: str, published: dt.date | None = None) -> list[str]:
@@ -130,3 +156,34 @@ def past_year_start(question: str, published: list[dt.date | None]) -> dt.date |
     if not dates or not _PAST_YEAR.search(question):
         return None
     return max(dates) - dt.timedelta(days=PAST_YEAR_GRACE_DAYS)
+
+
+def names_period(text: str) -> bool:
+    """Whether the text has a period phrase ("in Q3 2026", "since 2025", "this year",
+    "2025年11月到2026年10月", "近一年", "2026年三季度")."""
+    return _EN_PHRASE.search(text) is not None or _ZH_PHRASE.search(text) is not None
+
+
+def without_periods(text: str) -> str:
+    """The text with its period phrases taken out (spacing left as it falls)."""
+    for pattern in (_EN_PHRASE, _ZH_PHRASE):
+        text = pattern.sub("", text)
+    return text
+
+
+def span_end(text: str) -> str | None:
+    """"2026-10": the month a span the text names ends in ("… to October 2026", "…到26年10月");
+    None when it names no such end."""
+    zh = _ZH_END.search(text)
+    if zh:
+        return f"{_full_year(zh.group(1))}-{int(zh.group(2)):02d}"
+    en = _EN_END.search(text)
+    if en:
+        return f"{en.group(2)}-{MONTH_NAMES.index(en.group(1).lower()) + 1:02d}"
+    return None
+
+
+def month_label(month: str, zh: bool) -> str:
+    """A month key ("2026-10") as a reader writes it: "2026年10月", "October 2026"."""
+    year, number = (int(p) for p in month.split("-"))
+    return f"{year}年{number}月" if zh else f"{MONTH_NAMES[number - 1].capitalize()} {year}"
