@@ -55,6 +55,7 @@ from research_core.settings import Settings
 from research_core.text.sentences import sentences
 
 REPORT_SHARE = 3  # the report gets at least a third of the reading budget
+FEEDBACK_TEXTS = 5  # a node's best judged hits its next round's query learns words from
 
 
 class Checkpointer(Protocol):
@@ -354,6 +355,12 @@ class _Research:
                             + "; ".join(s.question for s in subs), node=node.id)
         return subs
 
+    def _feedback(self, node: Node) -> list[str]:
+        """The texts a node's next round learns its words from: its best-scored judged hits,
+        kept or not (pseudo-relevance feedback)."""
+        judged = [e for e in self.state.evidence if e.node_id == node.id]
+        return [e.text for e in sorted(judged, key=lambda e: -e.score)[:FEEDBACK_TEXTS]]
+
     async def _split_by_sources(self, node: Node) -> list[SubQuestion]:
         """A sub-question still open after its rounds, without the planner: what the sources
         its queries retrieved but the run did not keep are about."""
@@ -371,7 +378,7 @@ class _Research:
         plan = await planner.plan_queries(self.gateway, node, self.state.sent_queries(),
                                           self.state.as_of, self.config.query_variants,
                                           self.deep, coverage.relied_figures(self.state, node),
-                                          [e.text for e in self.state.kept_for({node.id})])
+                                          self._feedback(node))
         window = watch.narrowed(
             planner.time_range(plan, self.state.as_of, self.config.lookback_days), self.state)
         queries = await self.learner.vet(
