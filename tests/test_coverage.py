@@ -182,7 +182,7 @@ def test_conflicts_name_both_sources_and_the_period(tmp_path: Path) -> None:
                         text=text, relevance=0.9, credibility=0.6, recency=1.0, score=0.8,
                         reason="", kept=True)
 
-    notes = conflict_notes("sales", [
+    notes = conflict_notes([
         item("a", "Heat pump sales reached 214,000 units in September 2026 across Europe."),
         item("b", "Heat pump sales reached 209,000 units in September 2026 across Europe.")])
     assert notes and notes[0].startswith("Conflict") and "(a)" in notes[0] and "(b)" in notes[0]

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from research_core.loop.answering import disagreements
 from research_core.loop.answering.pool import Line
 from research_core.loop.evidence import Evidence
+from research_core.text import conflicts
 
 
 def _line(source_id: str, text: str, publisher: str = "Apiary News") -> Line:
@@ -25,11 +25,11 @@ CENSUS = _line("c", "The census office counted 12,100 hives at Meadowbrook in th
 
 
 def test_two_firms_figures_for_one_quarter_are_no_disagreement() -> None:
-    assert disagreements.find([FIRM_A, FIRM_B]) == []
+    assert conflicts.find([FIRM_A, FIRM_B]) == []
 
 
 def test_two_sources_figures_for_one_firm_are() -> None:
-    found = disagreements.find([FIRM_A, CENSUS])
+    found = conflicts.find([FIRM_A, CENSUS])
     assert len(found) == 1 and {found[0].first[1].value, found[0].second[1].value} == {
         "12400", "12100"}
 
@@ -37,4 +37,4 @@ def test_two_sources_figures_for_one_firm_are() -> None:
 def test_a_publisher_named_in_its_own_sentence_tells_nothing_apart() -> None:
     own = _line("d", "Vestland Census Office counted 12,100 hives at Meadowbrook in the third "
                 "quarter of 2026.", publisher="Vestland Census Office")
-    assert len(disagreements.find([FIRM_A, own])) == 1
+    assert len(conflicts.find([FIRM_A, own])) == 1

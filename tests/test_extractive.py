@@ -13,13 +13,14 @@ import pytest
 
 from redsearch.recording import RecordingPublisher
 from research_core.loop import relevance, subquestions
-from research_core.loop.answering import builder, completion, coverage, disagreements, labels
+from research_core.loop.answering import builder, completion, coverage, labels
 from research_core.loop.answering.pool import key, lines_of, whole
 from research_core.loop.evidence import Evidence, combined_score, credibility
 from research_core.protocols import SearchHit
 from research_core.search import snippets
 from research_core.settings import EngineSettings
 from research_core.store.sql import SqlStore
+from research_core.text import conflicts
 from research_core.text.sentences import sentences
 from research_core.text.terms import overlap
 from tests.conftest import RecordingBackend
@@ -241,7 +242,7 @@ async def test_figures_without_a_unit_compare_by_magnitude_for_the_same_quarter(
         _evidence(3, "N1", "news", "news", "2026-10-08",
                   "Tarnvik library loans were 1.36 million in September 2026."),
     ])
-    found = disagreements.find(lines)
+    found = conflicts.find(lines)
     assert [(d.period, d.first[1].text, d.second[1].text) for d in found] == [
         ("2026-Q2", "3.47 million", "3.18 million")]
 
@@ -323,13 +324,13 @@ def test_two_products_moving_apart_in_one_sentence_are_no_disagreement() -> None
         2, "N1", "note", "research_report", "2026-09-22",
         "The association reported 556,000 units for Q2 2026, up 3.6%, while the statistics board "
         "reported 583,000 units.")])
-    assert disagreements.documented(one_source) == []
+    assert conflicts.documented(one_source) == []
     announced = lines_of([_evidence(
         3, "N1", "analytics", "research_report", "2026-08-30",
         "Two figures circulate for Tarnvik library loans in the second quarter of 2026: 3.47 "
         "million from the culture office and 3.18 million from the libraries council.")])
-    assert len(disagreements.documented(announced)) == 1
-    assert len(disagreements.documented(two_sources)) == 1
+    assert len(conflicts.documented(announced)) == 1
+    assert len(conflicts.documented(two_sources)) == 1
 
 
 def test_figures_far_apart_measure_different_things_not_a_disagreement() -> None:
@@ -341,8 +342,8 @@ def test_figures_far_apart_measure_different_things_not_a_disagreement() -> None
                       "9月富士苹果冷库出库综合价格均价为1.26万元/吨，环比上涨1.0%。")
     fixed = _evidence(7, "N1", "assoc-fixed", "industry_association", "2026-10-31",
                       "9月富士苹果冷库仓储费均价为0.19万元/吨，环比上涨1.2%。")
-    assert disagreements.find(lines_of([fee, price])) == []
-    [found] = disagreements.find(lines_of([fee, fixed]))
+    assert conflicts.find(lines_of([fee, price])) == []
+    [found] = conflicts.find(lines_of([fee, fixed]))
     assert {found.first[1].value, found.second[1].value} == {"2100", "1900"}
 
 
@@ -370,6 +371,6 @@ async def test_a_preferred_later_figure_says_its_dates_with_their_citations() ->
     late = _evidence(10, "N1", "council", "official_statistics", "2026-10-21",
                      "The council recorded 3.18 million library loans in the third quarter "
                      "of 2026.")
-    [found] = disagreements.find(lines_of([early, late]))
+    [found] = conflicts.find(lines_of([early, late]))
     said = labels.disagreement(found, lambda e: f"[{e.source_id}]", zh=False)
     assert "(2026-10-21 [council] vs 2026-10-14 [authority])" in said

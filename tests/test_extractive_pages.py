@@ -322,7 +322,7 @@ async def test_a_page_list_without_full_stops_is_one_line_a_row() -> None:
 
 
 def test_two_things_priced_in_one_month_are_no_disagreement() -> None:
-    from research_core.loop.answering import disagreements
+    from research_core.text import conflicts
 
     kiwi = _evidence(10, "N1", "kiwi-monthly", "industry_association",
                      "猕猴桃（徐香）：9月均价1.32万元/吨，环比+0.3%，同比+3.5%。")
@@ -331,20 +331,20 @@ def test_two_things_priced_in_one_month_are_no_disagreement() -> None:
     restated = _evidence(12, "N1", "fee-erratum", "industry_association",
                          "更正后，9月富士苹果冷库仓储费均价为0.80万元/吨，环比上涨1.2%。")
     pool = [Line(e.text, e) for e in (kiwi, fee, restated)]
-    found = disagreements.find(pool)
+    found = conflicts.find(pool)
     assert [{d.first[0].source_id, d.second[0].source_id} for d in found] == [
         {"fee-monthly", "fee-erratum"}]
 
 
 def test_a_figure_takes_the_period_no_other_figure_stands_between() -> None:
-    from research_core.loop.answering import disagreements
+    from research_core.text import conflicts
 
     assoc = _evidence(13, "N1", "assoc-report", "industry_association",
                       "The slump came in the first quarter of 2026, when sales fell 7.5% to "
                       "451,000 units from 492,000 in Q1 2025.")
     weekly = _evidence(14, "N1", "weekly-news", "news",
                        "Sales stood at 492,000 units in the first quarter of 2025.")
-    assert disagreements.find([Line(e.text, e) for e in (assoc, weekly)]) == []
+    assert conflicts.find([Line(e.text, e) for e in (assoc, weekly)]) == []
 
 
 async def test_a_follow_up_answer_reads_the_kept_pages_too() -> None:

@@ -3,6 +3,7 @@ and deep research requested, applied or refused, with the reason."""
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 from research_core.delivery.publishers import MemoryPublisher
@@ -20,21 +21,39 @@ CORRECTION = ("official_statistics", "en", "2026-10-30", "Heat pump sales figure
 
 
 def _item(n: int, source: str, text: str) -> Evidence:
-    return Evidence(f"E{n}", "N1", "Q1", source, "t", "u", None, "news", "p", text,
-                    0.9, 0.6, 1.0, 0.8, "", True)
+    return Evidence(f"E{n}", "N1", "Q1", source, "t", "u", dt.date(2026, 10, 20), "news", "p",
+                    text, 0.9, 0.6, 1.0, 0.8, "", True)
 
 
-def test_two_sources_stating_different_figures_in_one_unit_conflict() -> None:
-    items = [_item(1, "a", "6μm铜箔9月加工费为1.86万元/吨，环比持平。"),
-             _item(2, "b", "更正：6μm铜箔9月加工费应为1.74万元/吨。"),
-             _item(3, "c", "Heat pump prices fell 9.5% to 7,150 euros.")]
+def test_two_sources_stating_different_figures_for_one_period_conflict() -> None:
+    """Wool purchase prices and ferry traffic, fields no evaluation suite uses."""
+    items = [_item(1, "a", "9月羊毛收购均价为1.86万元/吨，环比持平。"),
+             _item(2, "b", "更正：9月羊毛收购均价应为1.74万元/吨。"),
+             _item(3, "c", "Ferry fares fell 9.5% to 7,150 euros.")]
     [conflict] = find_conflicts(items)
-    assert (conflict.first, conflict.second, conflict.unit) == (
-        ("a", "1.86万"), ("b", "1.74万"), "元/吨")
-    assert conflict.note("铜箔加工费？") == "Conflict on '铜箔加工费？': 1.86万 元/吨 (a) vs " \
-        "1.74万 元/吨 (b)"
-    same = [_item(1, "a", "Sales were 214,000 units."), _item(2, "b", "Sales: 214,000 units.")]
+    assert (conflict.first, conflict.second, conflict.unit, conflict.period) == (
+        ("a", "1.86万"), ("b", "1.74万"), "元/吨", "2026-09")
+    assert conflict.note("羊毛收购价？") == "Conflict on '羊毛收购价？' (2026-09): 1.86万 元/吨 " \
+        "(a) vs 1.74万 元/吨 (b)"
+    same = [_item(1, "a", "Ferries carried 214,000 passengers in September 2026."),
+            _item(2, "b", "In September 2026 ferries carried 214,000 passengers.")]
     assert find_conflicts(same) == []
+
+
+def test_the_progress_log_reports_no_conflict_the_answer_would_not() -> None:
+    """The answer's rules: a quarter's total and a month's, or two firms' figures, are no
+    conflict, however alike the sentences."""
+    quarter = _item(1, "a", "Ferry operators carried 474,000 passengers in the third quarter "
+                    "of 2026.")
+    month = _item(2, "b", "Ferry operators carried 214,000 passengers in September 2026.")
+    assert find_conflicts([quarter, month]) == []
+    q3 = "passengers in the third quarter of 2026."
+    firms = [_item(1, "a", f"Northway Ferries carried 212,000 {q3}"),
+             _item(2, "b", f"Islander Lines carried 198,000 {q3}")]
+    assert find_conflicts(firms) == []
+    revised = _item(3, "c", f"Northway Ferries carried 209,000 {q3}")
+    [conflict] = find_conflicts([firms[0], revised])
+    assert conflict.figures() == "212,000 passengers (a) vs 209,000 passengers (c)"
 
 
 async def test_a_conflict_found_during_the_run_is_a_progress_note(

@@ -1,71 +1,53 @@
-"""Conflicting figures between sources on one sub-question, for the progress log.
-
-Two kept evidence items of a node, from different sources that speak of the same thing (most
-of the words of one occur in the other), conflict when both state figures in the same unit
-("units", "euros", "元/吨") and none of those figures is stated by both. Percentages are left
-out: two rates in one text are too often rates of different things.
-"""
+"""Conflicting figures between the sources of one sub-question, for the progress log, the plan
+and the deep-research request: the answer's own detector (`research_core.text.conflicts`: same
+period, same subject, close figures in one unit) over the whole sentences of the node's kept
+evidence, so that the log never reports a conflict the answer would not (a quarter's total
+against a month's, one firm's figure against another's)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from itertools import combinations
+from dataclasses import dataclass
 
+from research_core.loop.answering.pool import Line, lines_of
 from research_core.loop.evidence import Evidence
-from research_core.text.figures import Figure, figures_in
-from research_core.text.terms import overlap
-
-SAME_TOPIC = 0.5  # share of one text's terms found in the other
+from research_core.text import conflicts
 
 
 @dataclass(frozen=True)
 class Conflict:
     node_id: str
-    unit: str
-    first: tuple[str, str]  # (source id, figure as written)
+    unit: str  # as written after the figures; "" where the figure holds its magnitude word
+    first: tuple[str, str]  # (source id, figure as written): the preferred source first
     second: tuple[str, str]
+    period: str = ""  # the period both figures are for ("2026-Q3", "2026-09")
 
     @property
     def key(self) -> str:
         return f"{self.node_id}-{self.first[0]}-{self.second[0]}-{self.unit}"
 
+    def figures(self) -> str:
+        """"474,000 units (a) vs 466,000 units (b)"."""
+        unit = f" {self.unit}" if self.unit else ""
+        return (f"{self.first[1]}{unit} ({self.first[0]}) vs "
+                f"{self.second[1]}{unit} ({self.second[0]})")
+
     def note(self, question: str) -> str:
-        return (f"Conflict on {question!r}: {self.first[1]} {self.unit} ({self.first[0]}) vs "
-                f"{self.second[1]} {self.unit} ({self.second[0]})")
-
-
-@dataclass
-class _Said:
-    """What one source says on the node: its evidence text, its figures by unit."""
-
-    source_id: str
-    text: str = ""
-    units: dict[str, list[Figure]] = field(default_factory=dict)
-
-    def add(self, text: str) -> None:
-        self.text = f"{self.text} {text}".strip()
-        for figure in figures_in(text):
-            if figure.unit and not figure.percent:
-                self.units.setdefault(figure.unit, []).append(figure)
+        period = f" ({self.period})" if self.period else ""
+        return f"Conflict on {question!r}{period}: {self.figures()}"
 
 
 def find_conflicts(items: list[Evidence]) -> list[Conflict]:
-    """The conflicts among one node's kept evidence, one per source pair and unit."""
-    said: dict[str, _Said] = {}
-    for item in items:
-        said.setdefault(item.source_id, _Said(item.source_id)).add(item.text)
-    found = []
-    for a, b in combinations(said.values(), 2):
-        if max(overlap(a.text, b.text), overlap(b.text, a.text)) >= SAME_TOPIC:
-            found += _pair_conflicts(items[0].node_id, a, b)
-    return found
+    """The conflicts among one node's kept evidence, one per source pair, most credible
+    first."""
+    if not items:
+        return []
+    return [Conflict(items[0].node_id, _unit(d), (d.first[0].source_id, d.first[1].text),
+                     (d.second[0].source_id, d.second[1].text), d.period)
+            for d in conflicts.find(lines_of(items))]
 
 
-def _pair_conflicts(node_id: str, a: _Said, b: _Said) -> list[Conflict]:
-    conflicts = []
-    for unit in sorted(set(a.units) & set(b.units)):
-        first, second = a.units[unit], b.units[unit]
-        if {f.value for f in first}.isdisjoint(f.value for f in second):
-            conflicts.append(Conflict(node_id, unit, (a.source_id, first[0].text),
-                                      (b.source_id, second[0].text)))
-    return conflicts
+def _unit(d: conflicts.Disagreement[Line]) -> str:
+    """The unit both figures are written with ("元/吨" after "1.86万" and "1.74万"), else the
+    unit they were compared in."""
+    mine, theirs = d.first[1].unit, d.second[1].unit
+    return mine if mine and mine == theirs else d.shown_unit

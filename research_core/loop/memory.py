@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from research_core.loop.answering import disagreements, labels
+from research_core.loop.answering import labels
 from research_core.loop.answering.pool import lines_of
-from research_core.loop.conflicts import find_conflicts
 from research_core.loop.evidence import Evidence
+from research_core.text import conflicts
 
 MAX_CONFLICTS = 3
 _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
@@ -107,24 +107,20 @@ def lossless_summary(node_id: str, question: str, items: list[Evidence],
 
 def with_conflicts(summary: Summary, items: list[Evidence]) -> Summary:
     """The summary with the conflicts between its sources recorded in its open doubts, each
-    named as a conflict with both source ids: figures for the same measure and period
-    (`answering.disagreements`, with the period they apply to), else figures in the same unit
-    on the same topic (`loop.conflicts`)."""
-    notes = conflict_notes(summary.question, items)
+    named as a conflict with both source ids: figures for the same measure and period, with
+    the period they apply to (`research_core.text.conflicts`, the answer's detector)."""
+    notes = conflict_notes(items)
     new = [n for n in notes if n not in summary.open_doubts]
     if new:
         summary.open_doubts = [*summary.open_doubts, *new]
     return summary
 
 
-def conflict_notes(question: str, items: list[Evidence]) -> list[str]:
+def conflict_notes(items: list[Evidence]) -> list[str]:
     if len({e.source_id for e in items}) < 2:
         return []
-    found = disagreements.find(lines_of(items))
-    if found:
-        return ["Conflict: " + labels.disagreement(d, lambda e: f"({e.source_id})", False)
-                for d in found[:MAX_CONFLICTS]]
-    return [c.note(question) for c in find_conflicts(items)[:MAX_CONFLICTS]]
+    return ["Conflict: " + labels.disagreement(d, lambda e: f"({e.source_id})", False)
+            for d in conflicts.find(lines_of(items))[:MAX_CONFLICTS]]
 
 
 def merge_source_ids(previous: Summary | None, items: list[Evidence]) -> list[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from research_core.delivery.publications import Delivery
 from research_core.loop import cadence, executor, followup
-from research_core.loop.answering import builder, disagreements
+from research_core.loop.answering import builder
 from research_core.loop.answering.completion import Reader, local_reader
 from research_core.loop.answering.pool import Line
 from research_core.loop.evidence import Evidence
@@ -17,6 +17,7 @@ from research_core.loop.state import RunState
 from research_core.models.gateway import Gateway
 from research_core.protocols import SearchBackend, Similarity
 from research_core.settings import EngineSettings
+from research_core.text import conflicts
 from research_core.text.sentences import sentences
 from research_core.text.terms import speaks_to
 
@@ -107,7 +108,7 @@ class Parts:
         new = [f for f in fresh if f.source_id not in known]  # a source kept twice is no news
         ids = {e.id for e in new}
         lines = [Line(t, e) for e in [*own, *new] for t in sentences(e.text, clauses=False)]
-        found = disagreements.find(lines)
+        found = conflicts.find(lines)
         return list({d.first[0].evidence.id: d.first[0].evidence for d in found
                      if d.first[0].evidence.id in ids and d.second[0].evidence.id not in ids
                      and d.reason}.values())

@@ -212,8 +212,7 @@ def _detail(event: LogEvent, node: Node) -> str | None:
 
 
 def _conflict_line(conflict: Conflict) -> str:
-    (a, fa), (b, fb) = conflict.first, conflict.second
-    return f"Sources disagree: {fa} {conflict.unit} ({a}) vs {fb} {conflict.unit} ({b})"
+    return f"Sources disagree: {conflict.figures()}"
 
 
 def _sources(kept: list[Evidence]) -> tuple[PlanSource, ...]:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from research_core.loop import subquestions
 from research_core.loop.answering import (
     coverage,
-    disagreements,
     items,
     labels,
     subject,
@@ -26,7 +25,8 @@ from research_core.loop.answering.pool import Line, lines_of, quoted
 from research_core.loop.answering.select import Picker
 from research_core.loop.evidence import Evidence
 from research_core.protocols import Similarity
-from research_core.text import periods
+from research_core.text import conflicts, periods
+from research_core.text.conflicts import Disagreement
 from research_core.text.periods import time_key
 from research_core.text.terms import has_cjk
 
@@ -62,9 +62,9 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     if not pool:
         return words["nothing"]
     picker = Picker(similarity)
-    found = disagreements.find(pool)
-    conflicts = conflict_lines(pool, cite, zh, found)
-    picker.remember(conflicts)
+    found = conflicts.find(pool)
+    disputed = conflict_lines(pool, cite, zh, found)
+    picker.remember(disputed)
     outvoted = {d.second[0].text for d in found}
     lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted])
     picker.remember(said)
@@ -89,8 +89,8 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
         elif not any(ln.evidence.node_id == _node(section) and (ln in lead or ln.text in told)
                      for ln in pool):
             unanswered.append(section.question)
-    if conflicts:
-        blocks.append(Block(conflicts[0], [ln for ln in conflicts[1:] if ln], whole=True))
+    if disputed:
+        blocks.append(Block(disputed[0], [ln for ln in disputed[1:] if ln], whole=True))
     used = " ".join(picker.chosen)
     missing = coverage.not_found(question, unanswered, " ".join(ln.text for ln in pool), used,
                                  reasons_given)
@@ -116,15 +116,15 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     run = await _with_pages(context, read) if context else None
     pool = usable(await _with_pages(kept, read), cite, section.question, run, root)
     pool = _on_point(section.question, pool, len(pool))  # not a line about something else
-    conflicts = conflict_lines(pool, cite, zh)
-    picker.remember(conflicts)
+    disputed = conflict_lines(pool, cite, zh)
+    picker.remember(disputed)
     chosen = await _section(picker, section.question, pool, PART_MOST)
     bullets = [f"• {_cited(ln, cite)}" for ln in chosen]
     if not chosen:
         bullets = [(labels.ZH if zh else labels.EN)["part_not_found"]]
     blocks = [Block(f"*{section.question}*", bullets)]
-    if conflicts:
-        blocks.append(Block("", [ln for ln in conflicts if ln], whole=True))
+    if disputed:
+        blocks.append(Block("", [ln for ln in disputed if ln], whole=True))
     text = fit(blocks, budget if budget is not None else UNBOUNDED)
     quoted(pool, text)
     return text
@@ -143,10 +143,10 @@ async def follow_up(similarity: Similarity, question: str, items: list[Evidence]
     if not pool:
         return []
     picker = Picker(similarity)
-    conflicts = conflict_lines(pool, cite, has_cjk(question))
-    picker.remember(conflicts)
+    disputed = conflict_lines(pool, cite, has_cjk(question))
+    picker.remember(disputed)
     chosen = await _section(picker, question, _on_point(question, pool, len(pool)), most)
-    out = [*(f"• {_cited(ln, cite)}" for ln in chosen), *(c for c in conflicts if c)]
+    out = [*(f"• {_cited(ln, cite)}" for ln in chosen), *(c for c in disputed if c)]
     quoted(pool, "\n".join(out))
     return out
 
@@ -245,13 +245,13 @@ def _on_point(question: str, pool: list[Line], enough: int = 2) -> list[Line]:
 
 
 def conflict_lines(pool: list[Line], cite: Cite, zh: bool,
-                   found: list[disagreements.Disagreement] | None = None) -> list[str]:
+                   found: list[Disagreement[Line]] | None = None) -> list[str]:
     """The "where the sources disagree" block (empty when they agree); `found`: the pool's
     disagreements where the caller has them already."""
     words = labels.ZH if zh else labels.EN
-    found = disagreements.find(pool) if found is None else found
+    found = conflicts.find(pool) if found is None else found
     shown = {d.explained_by.text for d in found if d.explained_by}
-    notes = [ln for ln in disagreements.documented(pool) if ln.text not in shown][:2]
+    notes = [ln for ln in conflicts.documented(pool) if ln.text not in shown][:2]
     if not found and not notes:
         return []
     out = [f"*{words['conflicts']}*"]

@@ -9,13 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 
-from research_core.loop.answering.disagreements import CUE as _CUE
 from research_core.loop.answering.pool import Line
 from research_core.loop.evidence import Evidence
 from research_core.protocols import SearchBackend
 from research_core.search.corpus import CorpusBackend
 from research_core.search.reading import clean_markdown, split_paragraphs
 from research_core.search.snippets import ELLIPSIS, is_cut
+from research_core.text.conflicts import CUE
 from research_core.text.figures import figures_in
 from research_core.text.sentences import is_heading, sentences
 
@@ -84,7 +84,7 @@ def announces_figures(text: str) -> bool:
     """A text whose last sentence announces a disagreement ("Two credible sources give different
     figures for …") without stating the figures, which the next sentence then gives."""
     last = sentences(text)[-1] if text.strip() else ""
-    return bool(_CUE.search(last)) and len(figures_in(last)) < 2
+    return bool(CUE.search(last)) and len(figures_in(last)) < 2
 
 
 def next_sentence(text: str, body: str) -> str | None:

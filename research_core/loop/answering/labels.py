@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from research_core.loop.answering.disagreements import Disagreement
+from research_core.loop.answering.pool import Line
 from research_core.loop.evidence import Evidence
+from research_core.text.conflicts import Disagreement
 from research_core.text.figures import figures_in
 
 EN = {
@@ -34,12 +35,12 @@ def has_figures(text: str) -> bool:
                for f in figures_in(text))
 
 
-def disagreement(d: Disagreement, cite: Callable[[Evidence], str | None], zh: bool) -> str:
+def disagreement(d: Disagreement[Line], cite: Callable[[Evidence], str | None], zh: bool) -> str:
     (line1, fig1), (line2, fig2) = d.first, d.second
     e1, e2 = line1.evidence, line2.evidence
     c1, c2 = cite(e1) or "", cite(e2) or ""
     who1, who2 = e1.publisher or e1.source_id, e2.publisher or e2.source_id
-    unit = "" if d.unit.startswith("(") else f" {d.unit}"  # a magnitude stand-in: no unit
+    unit = f" {d.shown_unit}" if d.shown_unit else ""  # a magnitude stand-in: no unit
     what, other = f"{fig1.text}{unit}", f"{fig2.text}{unit}"
     if zh:
         head = f"{d.period}：{who1} 为 {what} {c1}，{who2} 为 {other} {c2}。"

@@ -5,6 +5,7 @@ source."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -40,6 +41,18 @@ class Line:
     @property
     def source_id(self) -> str:
         return self.evidence.source_id
+
+    @property
+    def published(self) -> dt.date | None:
+        return self.evidence.published
+
+    @property
+    def credibility(self) -> float:
+        return self.evidence.credibility
+
+    @property
+    def publisher(self) -> str:
+        return self.evidence.publisher
 
     @property
     def key(self) -> str:

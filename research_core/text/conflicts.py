@@ -1,17 +1,24 @@
-"""Where two sources give different figures for the same measure and period: sentences from
-different sources that name the same period, speak of the same thing (most of the words of one
-occur in the other) and state figures in the same unit, none of them shared. The more credible
-source is preferred, or at equal credibility the later one, and the reason is said. A sentence
-of a third source that states both figures (a reconciliation, a correction) explains it.
-Percentages are left out: two rates in two texts are too often rates of different things."""
+"""The one detector of conflicting figures: where two sources give different figures for the
+same measure and period. Sentences from different sources that name the same period, speak of
+the same thing (most of the words of one occur in the other, and they name the same things),
+and state close figures in the same unit, none of them shared. The more credible source is
+preferred, or at equal credibility the later one, and the reason is said. A sentence of a third
+source that states both figures (a reconciliation, a correction) explains it. Percentages are
+left out: two rates in two texts are too often rates of different things.
+
+The answer, its parts, the memory's open doubts, the progress log and the plan all read
+conflicts from here, over plain records (`Said`: a sentence with its source id, publish date,
+credibility and publisher), so that none of them reports a conflict another would not."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Generic, Protocol, TypeVar
 
-from research_core.loop.answering.pool import Line
 from research_core.text.figures import Figure, figures_in
 from research_core.text.periods import spans
 from research_core.text.sentences import sentences
@@ -24,19 +31,58 @@ MAX_SHOWN = 4
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
 
 
+class Said(Protocol):
+    """What the detector reads of one sentence of a source."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def source_id(self) -> str: ...
+
+    @property
+    def published(self) -> dt.date | None: ...
+
+    @property
+    def credibility(self) -> float: ...
+
+    @property
+    def publisher(self) -> str: ...
+
+
 @dataclass(frozen=True)
-class Disagreement:
+class Statement:
+    """A plain `Said`: one sentence of one source."""
+
+    text: str
+    source_id: str
+    published: dt.date | None = None
+    credibility: float = 0.0
+    publisher: str = ""
+
+
+S = TypeVar("S", bound=Said)
+
+
+@dataclass(frozen=True)
+class Disagreement(Generic[S]):
     period: str
-    unit: str
-    first: tuple[Line, Figure]  # the preferred source and its figure
-    second: tuple[Line, Figure]
+    unit: str  # the unit, or a magnitude word in brackets ("(million)") where none stands
+    first: tuple[S, Figure]  # the preferred source and its figure
+    second: tuple[S, Figure]
     reason: str  # why the first is preferred: "credibility", "later" or "" (neither)
-    explained_by: Line | None = None
+    explained_by: S | None = None
+
+    @property
+    def shown_unit(self) -> str:
+        """The unit as written after a figure: "" for a magnitude stand-in (the figure as
+        written holds its "million" already)."""
+        return "" if self.unit.startswith("(") else self.unit
 
 
-def find(lines: list[Line]) -> list[Disagreement]:
+def find(lines: Sequence[S]) -> list[Disagreement[S]]:
     """The disagreements among the lines, one per source pair, most credible first."""
-    found: dict[tuple[str, str], Disagreement] = {}
+    found: dict[tuple[str, str], Disagreement[S]] = {}
     for a, b in combinations(lines, 2):
         pair = tuple(sorted((a.source_id, b.source_id)))
         if a.source_id == b.source_id or pair in found:
@@ -44,31 +90,35 @@ def find(lines: list[Line]) -> list[Disagreement]:
         clash = _clash(a, b)
         if clash is not None:
             found[(pair[0], pair[1])] = _explained(clash, lines)
-    ranked = sorted(found.values(), key=lambda d: -d.first[0].evidence.credibility)
+    ranked = sorted(found.values(), key=lambda d: -d.first[0].credibility)
     return ranked[:MAX_SHOWN]
 
 
-def _clash(a: Line, b: Line) -> Disagreement | None:
+def _clash(a: S, b: S) -> Disagreement[S] | None:
     """Clause by clause: a correction says the new figure and the old one in one sentence
     ("restated … to 209,000 units; the 214,000 units first published were corrected")."""
-    if max(_topic(a, b), _topic(b, a)) < SAME_TOPIC or not _same_subject(a, b):
+    if max(_topic(a.text, b.text), _topic(b.text, a.text)) < SAME_TOPIC or \
+            not _same_subject(a, b):
         return None
-    for clause_a in _clauses(a):
-        for clause_b in _clauses(b):
-            found = _figures_clash(clause_a, clause_b)
+    for clause_a in _clauses(a.text):
+        for clause_b in _clauses(b.text):
+            found = _figures_clash(_stated(clause_a, a.published),
+                                   _stated(clause_b, b.published))
             if found is not None:
                 period, unit, x, y = found
                 return _ordered(period, unit, (a, x), (b, y))
     return None
 
 
-def _clauses(line: Line) -> list[Line]:
-    return [Line(text, line.evidence) for text in sentences(line.text)] or [line]
+def _clauses(text: str) -> list[str]:
+    return sentences(text) or [text]
 
 
-def _figures_clash(a: Line, b: Line) -> tuple[str, str, Figure, Figure] | None:
+_Stated = dict[tuple[str, str], list[Figure]]
+
+
+def _figures_clash(mine: _Stated, theirs: _Stated) -> tuple[str, str, Figure, Figure] | None:
     """The period, unit and figures where two clauses give different figures, none shared."""
-    mine, theirs = _stated(a), _stated(b)
     for (period, unit) in sorted(set(mine) & set(theirs)):
         if unit == "(none)":
             continue
@@ -92,19 +142,18 @@ def _close_pair(mine: list[Figure], theirs: list[Figure]) -> tuple[Figure, Figur
     return None
 
 
-
-def _stated(line: Line) -> dict[tuple[str, str], list[Figure]]:
-    """The line's figures (no percentages, no years) by (period, unit) and by (period,
+def _stated(text: str, published: dt.date | None) -> _Stated:
+    """The text's figures (no percentages, no years) by (period, unit) and by (period,
     magnitude word): "2.84 million in" and "2.61 million trips" compare by their magnitude,
     "612,000 units" and "571,000 units" by their unit. Each figure's period is the one named
     nearest to it with no other figure between them, a quarter, a half or a month: a whole
     year is too coarse to say that two figures measure the same thing."""
-    named = [(at, key) for at, key in spans(line.text, line.evidence.published) if "-" in key]
-    out: dict[tuple[str, str], list[Figure]] = {}
+    named = [(at, key) for at, key in spans(text, published) if "-" in key]
+    out: _Stated = {}
     if not named:
         return out
-    figures = [f for f in figures_in(line.text) if not f.percent and not _a_year(f)]
-    places = [line.text.find(f.text) for f in figures]
+    figures = [f for f in figures_in(text) if not f.percent and not _a_year(f)]
+    places = [text.find(f.text) for f in figures]
     for figure, at in zip(figures, places, strict=True):
         period = _period_of(at, named, [p for p in places if p != at])
         for unit in {figure.unit or _magnitude(figure), _magnitude(figure)}:
@@ -135,19 +184,18 @@ def _magnitude(figure: Figure) -> str:
 _CAPITALISED = re.compile(r"\b[A-Z][\w-]{2,}")
 
 
-def _same_subject(a: Line, b: Line) -> bool:
+def _same_subject(a: Said, b: Said) -> bool:
     """Two sentences about one thing. Two Chinese sentences that name things name at least
-    one in common (besides a price or
-    an average, which every line names): a graphite anode's average and a copper-foil fee in
-    one month are no disagreement ("人造石墨负极…9月均价2.94万元/吨" against "6μm加工费均价
-    1.86万元/吨"), a fee and its correction are."""
+    one in common (besides a price or an average, which every line names): one product's
+    average and another product's fee in one month are no disagreement, a fee and its
+    correction are."""
     mine, theirs = nouns(a.text) - _GENERIC, nouns(b.text) - _GENERIC
     if mine and theirs and not mine & theirs:
         return False
     return _same_names(a, b)
 
 
-def _same_names(a: Line, b: Line) -> bool:
+def _same_names(a: Said, b: Said) -> bool:
     """Two sentences that name places or bodies (not their own publishers) name one in
     common: one firm's capacity and another's, or a country's total and another country's,
     in one quarter are no disagreement (issue 25)."""
@@ -158,16 +206,16 @@ def _same_names(a: Line, b: Line) -> bool:
         n in a.text.casefold() for n in theirs)
 
 
-def _names(line: Line) -> set[str]:
+def _names(line: Said) -> set[str]:
     """The capitalised words of a sentence (its first included), not function words and
     not its publisher's name."""
-    own = set(line.evidence.publisher.casefold().split())
+    own = set(line.publisher.casefold().split())
     words = {w.casefold() for w in _CAPITALISED.findall(line.text)}
     return {w for w in words if w not in own and w not in function_words()}
 
 
-def _topic(a: Line, b: Line) -> float:
-    return overlap(_NUMBERS.sub(" ", a.text), _NUMBERS.sub(" ", b.text))
+def _topic(a: str, b: str) -> float:
+    return overlap(_NUMBERS.sub(" ", a), _NUMBERS.sub(" ", b))
 
 
 def _by_unit(text: str) -> dict[str, list[Figure]]:
@@ -181,9 +229,9 @@ def _by_unit(text: str) -> dict[str, list[Figure]]:
     return units
 
 
-def _ordered(period: str, unit: str, a: tuple[Line, Figure],
-             b: tuple[Line, Figure]) -> Disagreement:
-    ea, eb = a[0].evidence, b[0].evidence
+def _ordered(period: str, unit: str, a: tuple[S, Figure], b: tuple[S, Figure]
+             ) -> Disagreement[S]:
+    ea, eb = a[0], b[0]
     if abs(ea.credibility - eb.credibility) > 1e-9:
         first, second = (a, b) if ea.credibility > eb.credibility else (b, a)
         return Disagreement(period, unit, first, second, "credibility")
@@ -194,7 +242,7 @@ def _ordered(period: str, unit: str, a: tuple[Line, Figure],
     return Disagreement(period, unit, a, b, "")
 
 
-def _explained(d: Disagreement, lines: list[Line]) -> Disagreement:
+def _explained(d: Disagreement[S], lines: Sequence[S]) -> Disagreement[S]:
     """The disagreement with a third source's sentence that states both figures, if any."""
     values = {d.first[1].value, d.second[1].value}
     sources = {d.first[0].source_id, d.second[0].source_id}
@@ -210,7 +258,7 @@ CUE = re.compile(r"differ|different figures|two (?:figures|numbers)|disagree|dis
                  rf"\b{_SAYS}\b[^;]*\bwhile\b[^;]*\b{_SAYS}\b", re.I)
 
 
-def documented(lines: list[Line]) -> list[Line]:
+def documented(lines: Sequence[S]) -> list[S]:
     """Sentences that themselves report a disagreement or a correction: a cue ("differ",
     "revised", "更正" …) and two different figures in one unit."""
     return [ln for ln in lines if CUE.search(ln.text)
