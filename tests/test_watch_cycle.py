@@ -55,10 +55,13 @@ async def test_a_cycle_with_a_late_document_revises_and_one_without_changes_noth
         assert all(r.time_range.since == AS_OF + dt.timedelta(days=1)
                    and r.time_range.until == day1 for r in cycle_requests)
         assert [p.part_key for p in revised], "the late correction revised a part"
-        [part] = revised
-        assert part.reason.startswith(f"update {day1.isoformat()}: new evidence from")
-        assert LATE_ID in part.reason and "209,000" in part.text
-        assert part.replaces == first_parts[part.part_key].channel_id
+        # every part that stated the corrected figure is revised, and no other (issue 25)
+        stated = {k for k, p in first_parts.items() if "214,000" in p.text and k != "report"}
+        assert {p.part_key for p in revised} == stated
+        for part in revised:
+            assert part.reason.startswith(f"update {day1.isoformat()}: ")
+            assert LATE_ID in part.reason and "209,000" in part.text
+            assert part.replaces == first_parts[part.part_key].channel_id
         assert state.as_of == day1 and state.status == "finished"
 
         day2 = day1 + dt.timedelta(days=7)

@@ -84,7 +84,7 @@ class Parts:
         close = [e for e, sc in zip(fresh, scores, strict=True)
                  if sc >= self.config.revise_similarity
                  and speaks_to(e.text, node.question, self._others(node))]
-        corrections = self._corrections(node, fresh)
+        corrections = self._corrections(node, fresh, published)
         news = list({e.id: e for e in [*corrections, *cadence.revising_evidence(
             published, close)]}.values())
         if not news:
@@ -99,10 +99,12 @@ class Parts:
                                 sources)
         await self.delivery.part(node.id, text, summary.source_ids, reason=reason)
 
-    def _corrections(self, node: Node, fresh: list[Evidence]) -> list[Evidence]:
+    def _corrections(self, node: Node, fresh: list[Evidence], published: str
+                     ) -> list[Evidence]:
         """Later evidence, kept for any sub-question, that states another figure for what the
-        part's own evidence states (same thing, period and unit) and is preferred to it (as
-        credible and later, or more credible): a correction revises the part it corrects."""
+        part's own evidence states (same thing, period and unit), is preferred to it (as
+        credible and later, or more credible), and corrects a figure the `published` part
+        states: a correction revises the part it corrects, and no other."""
         own = self.state.kept_for({node.id})
         known = {e.source_id for e in own}
         new = [f for f in fresh if f.source_id not in known]  # a source kept twice is no news
@@ -111,7 +113,7 @@ class Parts:
         found = conflicts.find(lines)
         return list({d.first[0].evidence.id: d.first[0].evidence for d in found
                      if d.first[0].evidence.id in ids and d.second[0].evidence.id not in ids
-                     and d.reason}.values())
+                     and d.reason and d.second[1].text in published}.values())
 
     async def _text(self, node: Node, summary: Summary, items: list[Evidence],
                     first: frozenset[str] = frozenset()) -> str:
