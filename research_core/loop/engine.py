@@ -329,7 +329,7 @@ class _Research:
             self.state.log.emit("subquestion-refused", f"{question[:80]!r}: {why}", node=node.id)
         subs = vetted.accepted
         if not subs and node.depth == 0 and proposed:  # the root is always split
-            subs = [s for s in planner.split_fallback(node.question) if s.question not in taken]
+            subs = [s for s in await self._split_from_evidence(node) if s.question not in taken]
         if not subs:
             node.status = "insufficient"
             self.state.log.emit("thin", f"{node.id}: no new sub-question to split into",
