@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -101,7 +102,9 @@ async def test_the_whole_thread_in_the_browser_against_redsearch_up(
     await expect(thread).to_contain_text("Depth: Deep —")
     await expect(thread.locator(".block-plan .task").nth(1)).to_be_visible()
     await expect(thread).to_contain_text("Sources:")
-    await expect(thread).to_contain_text("revised: new evidence from", timeout=60_000)
+    # the late notice corrects a published figure (issue 25: "corrected by"), or adds to it
+    await expect(thread).to_contain_text(re.compile(r"revised: (?:corrected by|new evidence "
+                                                    r"from)"), timeout=60_000)
     await expect(thread).to_contain_text("209,000")
     await expect(thread).to_contain_text("Research finished", timeout=60_000)
     await expect(thread).to_contain_text("Depth: Deep — finished")
