@@ -12,13 +12,13 @@ from __future__ import annotations
 import datetime as dt
 
 from research_core.loop import subquestions
-from research_core.loop.answering.coverage import names_in
+from research_core.loop.answering.coverage import known_names, names_any
 from research_core.loop.evidence import combined_score, credibility, recency
 from research_core.loop.judgement import scaled
 from research_core.models.schemas import SubQuestion
 from research_core.protocols import SearchHit, Similarity
 from research_core.settings import EngineSettings
-from research_core.text.terms import content_terms, has_cjk
+from research_core.text.terms import content_terms
 
 TOPIC_CREDIBILITY = 0.6  # a source a facet is read off: news and better, no release or blog
 SAME_TOPIC = 0.75  # two titles this close name one facet (either language: not scaled)
@@ -66,9 +66,10 @@ async def facets_of(similarity: Similarity, question: str, hits: list[SearchHit]
     recency window (an outdated article names no facet of now), closest to
     the question first, one per facet: none close to another chosen title or to a sub-question
     already `taken`; `seen`: all the hits of the run, which tell the question's names apart."""
+    known = known_names(question, (_text(h) for h in seen or hits), KNOWN_BY)
     credible = [h for h in hits if credibility(h.source_type) >= TOPIC_CREDIBILITY
                 and recency(h.published, as_of, cfg) > 0
-                and names_what_is_asked(question, h, seen or hits)]
+                and (not known or names_any(_text(h), known))]
     if not credible or most < 1:
         return []
     by_title = {_title(h): h for h in credible}
@@ -102,15 +103,8 @@ async def _near_any(similarity: Similarity, text: str, others: list[str]) -> boo
     return max(row) >= SAME_TOPIC
 
 
-def names_what_is_asked(question: str, hit: SearchHit, hits: list[SearchHit]) -> bool:
-    """Whether the hit names a place or body the question names, where two hits name it and
-    the hit is written in its script (a source about another country is no facet)."""
-    texts = [f"{h.title} {h.snippet}".casefold() for h in hits]
-    known = [n for n in (m.casefold() for m in names_in(question))
-             if sum(n in t for t in texts) >= KNOWN_BY]
-    text = f"{hit.title} {hit.snippet}".casefold()
-    return not known or any(n in text for n in known) or any(
-        has_cjk(n) != has_cjk(text) for n in known)
+def _text(hit: SearchHit) -> str:
+    return f"{hit.title} {hit.snippet}".casefold()
 
 
 def retrieved_hits(retrieved: dict[str, list[str]]) -> dict[str, SearchHit]:

@@ -320,7 +320,8 @@ class _Research:
         taken = {n.question for n in self.state.tree.nodes.values()}
         proposed = await planner.decompose(self.gateway, self.state.question, node, known,
                                            self.config.max_children, taken, self.deep)
-        if proposed is None:  # the planner's reply was unusable
+        from_evidence = proposed is None  # the planner's reply was unusable
+        if proposed is None:
             proposed = await (self._split_from_evidence(node) if node.depth == 0
                               else self._split_by_sources(node))
         vetted = await judgement.vet_subquestions(self.similarity, self.state.question, proposed,
@@ -328,8 +329,9 @@ class _Research:
         for question, why in vetted.rejected:
             self.state.log.emit("subquestion-refused", f"{question[:80]!r}: {why}", node=node.id)
         subs = vetted.accepted
-        if not subs and node.depth == 0 and proposed:  # the root is always split
-            subs = [s for s in await self._split_from_evidence(node) if s.question not in taken]
+        if not subs and node.depth == 0 and proposed and not from_evidence:  # the root is
+            subs = [s for s in await self._split_from_evidence(node)  # always split
+                    if s.question not in taken]
         if not subs:
             node.status = "insufficient"
             self.state.log.emit("thin", f"{node.id}: no new sub-question to split into",
@@ -424,7 +426,6 @@ class _Research:
         self.state.log.emit("report", f"{len(report.cited)} of {len(report.sources)} sources cited"
                         + (" (assembled from evidence)" if report.fallback else ""))
         return report
-
 
     def _parts_said(self) -> tuple[list[str], int, frozenset[str]]:
         """The sentences the published parts said, what the reading budget leaves the report

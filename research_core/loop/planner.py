@@ -43,8 +43,8 @@ async def decompose(gw: Gateway, goal: str, node: Node, known: str, max_children
 
 def split_fallback(question: str) -> list[SubQuestion]:
     """For the root, where no evidence is at hand (the plan preview): sub-questions read off
-    the question's clauses (`research_core.loop.subquestions`). Deeper nodes get no fallback
-    split (they are marked insufficient instead)."""
+    the question's clauses (`research_core.loop.subquestions`). In a run the engine splits
+    from the evidence instead (`research_core.loop.decomposition`)."""
     return subquestions.derive(question)
 
 
@@ -62,7 +62,7 @@ async def plan_queries(gw: Gateway, node: Node, sent: list[str], as_of: dt.date,
                        feedback: Sequence[str] = ()) -> QueryPlan:
     """Up to `variants` distinct queries for the node, with an optional narrower date range;
     in deep, one of them seeks sources that correct or contradict the figures `relied` on;
-    `feedback`: the node's kept evidence, whose words the fallback's next query adds."""
+    `feedback`: the node's best judged hits, whose words the fallback's next query adds."""
     messages = render("plan_query", deep, question=node.question, as_of=as_of.isoformat(),
                       variants=variants, sent="; ".join(sent[-6:]) or "none",
                       relied=relied or "none yet")
@@ -86,7 +86,7 @@ def query_fallback(question: str, seek_corrections: bool = False,
                    feedback: Sequence[str] = ()) -> QueryPlan:
     """The question itself, and its content words as a keyword query; `seek_corrections`
     (deep, once it leans on figures): first the content words with the words a correction,
-    a revision or a newer version is announced with; `feedback` (texts already kept for the
+    a revision or a newer version is announced with; `feedback` (texts already judged for the
     question): first the question's words with the words those texts use most (relevance
     feedback: a second round asks in the sources' own words, in their language too)."""
     keywords = " ".join(terms(question)[:8])[:QUERY_CHARS]

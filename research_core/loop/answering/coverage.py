@@ -6,6 +6,7 @@ why and no chosen sentence gives one."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from research_core.text.terms import function_words, has_cjk, names_a_thing, pos_tags, terms
 
@@ -38,6 +39,21 @@ def not_found(question: str, unanswered: list[str], evidence_text: str,
     if _WHY.search(question) and not reasons_given and not _CAUSAL.search(chosen_text):
         missing.append("原因（为什么）" if has_cjk(question) else "the reasons (why)")
     return missing
+
+
+def known_names(question: str, texts: Iterable[str], enough: int) -> list[str]:
+    """The question's names (casefolded) that at least `enough` of the lowercased texts
+    state: names the run's sources know, which tell a source about another place apart."""
+    texts = list(texts)
+    names = [n.casefold() for n in names_in(question)]
+    return [n for n in names if sum(n in t for t in texts) >= enough]
+
+
+def names_any(text: str, known: list[str]) -> bool:
+    """Whether a lowercased text names one of the `known` names, or cannot be told: it is
+    written in another script than one of them (a Chinese page may say a Latin name in
+    Chinese)."""
+    return any(n in text for n in known) or any(has_cjk(n) != has_cjk(text) for n in known)
 
 
 def names_in(question: str) -> list[str]:

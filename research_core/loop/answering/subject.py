@@ -8,7 +8,6 @@ from __future__ import annotations
 from research_core.loop import subquestions
 from research_core.loop.answering import coverage
 from research_core.loop.answering.pool import Line
-from research_core.text.terms import has_cjk
 
 SUBJECT_SOURCES = 2  # sources that must be about a thing before it is the subject
 SUBJECT_SHARE = 0.75  # the share of the sources that must be about it
@@ -31,19 +30,13 @@ def on_names(question: str, pool: list[Line], context: list[Line] | None = None)
     distractor about another country is not cited). Only names two sources of the run state
     count, and a source is left out only where it is written in the name's script (a Chinese
     page may give a Latin name in Chinese)."""
-    known = _known_names(question, pool if context is None else context + pool)
+    run = pool if context is None else context + pool
+    known = coverage.known_names(question, _source_texts(run).values(), SUBJECT_SOURCES)
     if not known:
         return pool
-    texts = _source_texts(pool)
-    away = {sid for sid, text in texts.items() if not any(n in text for n in known)
-            and all(has_cjk(n) == has_cjk(text) for n in known)}
+    away = {sid for sid, text in _source_texts(pool).items()
+            if not coverage.names_any(text, known)}
     return [ln for ln in pool if ln.source_id not in away]
-
-
-def _known_names(question: str, pool: list[Line]) -> list[str]:
-    texts = _source_texts(pool).values()
-    names = [n.casefold() for n in coverage.names_in(question)]
-    return [n for n in names if sum(n in t for t in texts) >= SUBJECT_SOURCES]
 
 
 def subject_of(question: str, pool: list[Line]) -> str | None:
