@@ -61,6 +61,7 @@ class Chaos:
     saved: list[tuple[float, dict[str, int]]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     done_faults: list[str] = field(default_factory=list)
+    outages: list[tuple[float, float]] = field(default_factory=list)  # Redis away: from, to
     t0: float = 0.0
     asked: int = 0
 
@@ -105,7 +106,9 @@ class Chaos:
         if fault.kind == KILL:
             await self.kill(fault.worker)
         elif fault.kind == REDIS_RESTART:
+            began = time.time()
             away = await self.stack.redis.restart(self.plan.redis_down_s)
+            self.outages.append((began, time.time()))
             self.log_fault(f"Redis restarted (away {away:.1f} s)")
         elif fault.kind == DB_CUT:
             cut = await self.stack.db.cut_connections()
@@ -222,7 +225,8 @@ class Chaos:
             duplicated=duplicates(calls),
             redone=redone_steps(await self.resumes(), self.saved),
             recovery=recoveries(self.kills, signs_of_life(self.runs, self.stack.tiers.calls,
-                                                          calls), self.worker_up),
+                                                          calls), self.worker_up,
+                                 lambda at: self.plan.bound_after(at, self.outages)),
             limited=self.stack.fake.limited, bound_s=self.plan.recovery_bound_s,
             faults=self.done_faults, notes=self.notes)
 
@@ -262,7 +266,7 @@ def render(report: ChaosReport, plan: ChaosPlan, wall_s: float) -> str:
     for what, found in (("duplicated", report.duplicated), ("redone", report.redone)):
         lines += [f"  {what}: {k} ×{n}" for k, n in found.items()]
     lines += [f"  lost: {r.tag} ({r.run_id}) {r.failed or 'not finished'}" for r in report.lost]
-    slow = [r for r in report.recovery if r.seconds is None or r.seconds > report.bound_s]
+    slow = [r for r in report.recovery if r.seconds is None or r.seconds > report.bound_of(r)]
     start = report.runs[0].clicked_at if report.runs else 0.0
     lines += [f"  slow recovery: {r.run_id} after the kill at t+{r.kill_at - start:.0f}s: "
               f"{'never' if r.seconds is None else f'{r.seconds:.1f} s'}"

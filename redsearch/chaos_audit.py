@@ -9,6 +9,8 @@ checkpoint steps seen over time, and the runs' own `resume` events.
   saved before it resumed.
 - recovery: from a worker's SIGKILL to the next model or Slack call of each run it held
   (each run has a channel of its own).
+- after a Redis write loss: the runs in flight then (their jobs, leases or requests lost),
+  whether each finished once, and from Redis back to its next model or Slack call.
 """
 
 from __future__ import annotations
@@ -49,12 +51,20 @@ class Resume:
     at: float
 
 
+@dataclass(frozen=True)
+class WriteLoss:
+    at: float  # when Redis was back, without the writes since its snapshot
+    runs: tuple[str, ...]  # run ids in flight then
+    queued: tuple[str, ...]  # of them, the runs asked after the snapshot (nothing of them kept)
+
+
 @dataclass
 class Recovery:
     kill_at: float
     run_id: str
     seconds: float | None  # None: the run showed no sign of life after the kill
     worker_up: bool = True  # another worker was up from the lease's expiry to the bound
+    bound_s: float | None = None  # this kill's own bound (a Redis outage in it); None: the plan's
 
 
 def message_key(call: Call) -> str | None:
@@ -107,16 +117,24 @@ def signs_of_life(runs: list[TrackedRun], model_calls: Iterable[ModelCall],
 
 
 def recoveries(kills: Iterable[KillRecord], signs: dict[str, list[float]],
-               worker_up: Callable[[float], bool] = lambda _: True) -> list[Recovery]:
+               worker_up: Callable[[float], bool] = lambda _: True,
+               bound_for: Callable[[float], float | None] = lambda _: None) -> list[Recovery]:
     """Kill → the first sign of life of each run the killed worker held; `worker_up(at)`
-    says whether another worker could take the runs of a kill at `at` within the bound."""
+    says whether another worker could take the runs of a kill at `at` within the bound,
+    `bound_for(at)` that kill's own bound (None: the report's)."""
     found: list[Recovery] = []
     for kill in kills:
         for run_id in kill.held:
             after = [at for at in signs.get(run_id, []) if at > kill.at]
             found.append(Recovery(kill.at, run_id, min(after) - kill.at if after else None,
-                                  worker_up(kill.at)))
+                                  worker_up(kill.at), bound_for(kill.at)))
     return found
+
+
+def loss_recoveries(losses: Iterable[WriteLoss],
+                    signs: dict[str, list[float]]) -> list[Recovery]:
+    """Redis back → the first sign of life of each run in flight at a write loss."""
+    return recoveries((KillRecord(loss.at, 0, loss.runs) for loss in losses), signs)
 
 
 def redone_steps(resumes: Iterable[Resume],
@@ -151,6 +169,9 @@ class ChaosReport:
     bound_s: float
     faults: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    losses: list[WriteLoss] = field(default_factory=list)
+    loss_recovery: list[Recovery] = field(default_factory=list)
+    loss_bound_s: float = 0.0
 
     @property
     def finished(self) -> list[TrackedRun]:
@@ -169,13 +190,18 @@ class ChaosReport:
         """Recoveries slower than the bound although another worker was up to take the run
         (when every worker had been killed, a run waits for one to start again)."""
         return [r for r in self.recovery if r.worker_up
-                and (r.seconds is None or r.seconds > self.bound_s)]
+                and (r.seconds is None or r.seconds > self.bound_of(r))]
+
+    def bound_of(self, recovery: Recovery) -> float:
+        return self.bound_s if recovery.bound_s is None else recovery.bound_s
 
     @property
     def ok(self) -> bool:
         unrecovered = [r for r in self.recovery if r.seconds is None]
+        slow_after_loss = [r for r in self.loss_recovery
+                           if r.seconds is None or r.seconds > self.loss_bound_s]
         return not (self.lost or self.duplicated or self.redone or self.beyond_bound
-                    or unrecovered)
+                    or unrecovered or slow_after_loss)
 
     def rows(self) -> list[tuple[str, str]]:
         rec = self.recovered_s
@@ -191,15 +217,40 @@ class ChaosReport:
              f"{len(rec)} of {len(self.recovery)}"),
             ("recovery after a kill p50 / max",
              f"{percentile(rec, 0.5):.1f} s / {max(rec, default=float('nan')):.1f} s "
-             f"(bound {self.bound_s:g} s)"),
+             f"(bound {self.bound_s:g} s{self._outage_bounds()})"),
             ("  with another worker up: p50 / max / beyond the bound", self._covered()),
             ("  waiting for a killed worker to restart", str(sum(
                 not r.worker_up for r in self.recovery))),
             ("429s answered (storm / pacing)",
              f"{len(storm)} / {len(self.limited) - len(storm)}"),
             ("time lost to 429s (Retry-After waited, all calls)", f"{waited} s"),
+            ("Redis write loss: runs caught (asked after the snapshot) / finished once / lost",
+             self._caught()),
+            ("  after the loss: back p50 / max / posted twice", self._after_loss()),
             ("run wall time p50 / max", self._wall()),
         ]
+
+    def _caught(self) -> str:
+        if not self.losses:
+            return "-"
+        caught = {run for loss in self.losses for run in loss.runs}
+        asked = {run for loss in self.losses for run in loss.queued}
+        done = {r.run_id for r in self.finished} & caught
+        return f"{len(caught)} ({len(asked)}) / {len(done)} / {len(caught - done)}"
+
+    def _after_loss(self) -> str:
+        if not self.losses:
+            return "-"
+        caught = {run for loss in self.losses for run in loss.runs}
+        twice = sum(n for key, n in self.duplicated.items()
+                    if key.split("/", 1)[0] in caught)
+        back = [r.seconds for r in self.loss_recovery if r.seconds is not None]
+        return (f"{percentile(back, 0.5):.1f} s / {max(back, default=float('nan')):.1f} s "
+                f"(bound {self.loss_bound_s:g} s) / {twice}")
+
+    def _outage_bounds(self) -> str:
+        longer = [self.bound_of(r) for r in self.recovery if self.bound_of(r) > self.bound_s]
+        return f"; up to {max(longer):.1f} s after a Redis outage" if longer else ""
 
     def _covered(self) -> str:
         rec = [r.seconds for r in self.recovery if r.worker_up and r.seconds is not None]

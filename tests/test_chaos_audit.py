@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from typing import cast
 
+import pytest
+
+from contract.redis_target import RETRY_CAP_S
 from playground.fake_slack import Call
 from redsearch.chaos import Chaos, render
 from redsearch.chaos_audit import (
@@ -18,7 +21,7 @@ from redsearch.chaos_audit import (
     redone_steps,
     signs_of_life,
 )
-from redsearch.chaos_plan import ChaosPlan
+from redsearch.chaos_plan import ARQ_POLL_S, MARGIN_S, ChaosPlan
 from redsearch.scripted_tiers import ModelCall
 from redsearch.suite_stack import RequestLost, SuiteStack
 
@@ -80,3 +83,21 @@ async def test_a_lost_request_is_a_failed_row_with_the_seed_not_a_traceback() ->
     assert shown.startswith("chaos seed 328856:")
     assert "lost: c00 (request c00) request lost: no depth picker for the mention in " \
            "C0CHAOS000" in shown
+
+
+def test_a_kill_during_a_redis_outage_is_bounded_from_the_outage_end() -> None:
+    """Nobody can hand a run on while Redis is away: a kill whose lease ran out during a
+    Redis restart is bounded from the restart's end (plus reconnect, reconcile, poll, one
+    model call and the margin); a kill the outage does not touch keeps the plan's bound."""
+    plan = ChaosPlan(seed=1, lease_s=4.0, reconcile_s=0.5, model_delay_s=0.3)
+    outage = [(103.0, 106.5)]
+    assert plan.bound_after(50.0, outage) == plan.recovery_bound_s == 8.3
+    after_s = RETRY_CAP_S + 0.5 + ARQ_POLL_S + 0.3 + MARGIN_S
+    assert plan.bound_after(100.0, outage) == pytest.approx(6.5 + after_s)
+    assert plan.bound_after(100.0, outage) > plan.recovery_bound_s
+    runs = [TrackedRun("c00", "C0", "1.0", "s1", 0.0, finished_at=130.0)]
+    found = recoveries([KillRecord(100.0, 42, ("s1",))], {"s1": [110.0]},
+                       bound_for=lambda at: plan.bound_after(at, outage))
+    assert ChaosReport(1, runs, 4, {}, {}, found, [], bound_s=plan.recovery_bound_s).ok
+    alone = recoveries([KillRecord(100.0, 42, ("s1",))], {"s1": [110.0]})
+    assert not ChaosReport(1, runs, 4, {}, {}, alone, [], bound_s=plan.recovery_bound_s).ok

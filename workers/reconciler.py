@@ -34,6 +34,7 @@ from contract.keys import (
 )
 from contract.queue import JobPayload, JobQueue
 from contract.redis_server import awaited
+from contract.redis_target import RETRY_CAP_S
 
 log = logging.getLogger(__name__)
 
@@ -106,11 +107,16 @@ async def _count_crash(redis: aioredis.Redis, job_id: str) -> int:
 
 async def reconcile_forever(redis: aioredis.Redis, queue: JobQueue, lease_s: float,
                             every_s: float) -> None:
-    """Reconcile now (a restarted worker picks up its own orphans), then every `every_s`."""
+    """Reconcile now (a restarted worker picks up its own orphans), then every `every_s`.
+    A round that met a Redis still away (its commands' own retries ran out) is tried again
+    after the retries' back-off cap, not a whole interval later: the runs orphaned during
+    the outage are handed on as soon as Redis is back."""
     while True:
         try:
             await reconcile(redis, queue, lease_s)
-        except RedisError as exc:  # Redis restarting: try again next round
+        except RedisError as exc:
             log.warning("reconciler: %s", exc)
+            await asyncio.sleep(min(every_s, RETRY_CAP_S))
+            continue
         await asyncio.sleep(every_s)
 

@@ -17,6 +17,7 @@ from arq.worker import Worker, func
 from redis.exceptions import RedisError
 
 from contract.queue import JOB_FUNCTION, JobQueue, connect, deserialize, serialize
+from contract.redis_target import RETRY_CAP_S
 from research_core.settings import Settings
 from workers.jobs import run_job
 from workers.reconciler import reconcile_forever
@@ -28,7 +29,7 @@ log = logging.getLogger(__name__)
 RETRY_TRIES = 2000  # a follow-up retries (every lease_s / 2) until its research has ended
 POLL_DELAY_S = 0.5  # a queued job waits at most this long for an idle worker
 WATCH_TICK_MINUTES = set(range(0, 60, 5))  # the cron job that queues due watch cycles
-REDIS_AWAY_PAUSE_S = 1.0
+REDIS_AWAY_PAUSE_S = RETRY_CAP_S  # after a poll's own retries ran out (Redis away ~8 s)
 
 
 class SteadyWorker(Worker):
