@@ -236,3 +236,19 @@ class PatternRow(Base):
     results: Mapped[int] = mapped_column(Integer)
     cited: Mapped[int] = mapped_column(Integer)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class JobRow(Base):
+    """A job that must run until it ends (a research, a follow-up, a watch cycle), written
+    before it is queued in Redis and marked ended before Redis forgets it: Redis replication
+    is asynchronous, so this is the record of which jobs are unfinished that a failover or a
+    restart without persistence cannot lose (`research_core/store/jobs.py`)."""
+
+    __tablename__ = "jobs"
+    job_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(32))
+    kind: Mapped[str] = mapped_column(String(20))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)  # the job as the queue holds it
+    request: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # its request, to restore
+    queued_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    ended_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), index=True)
