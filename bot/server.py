@@ -15,6 +15,7 @@ from bot.oauth import oauth_settings
 from contract.estimates import estimate_line
 from contract.queue import JobQueue, connect
 from research_core.settings import Settings
+from research_core.store.jobs import LazyJobRecords
 from research_core.store.usage import LazyUsage
 
 
@@ -30,6 +31,7 @@ class BotServer:
     socket: AsyncSocketModeHandler | None = None
     usage: LazyUsage | None = None
     engine: AsyncEngine | None = None  # the installations' database (many workspaces)
+    records: LazyJobRecords | None = None  # the jobs it queued, in SQL (workers/sweep.py)
 
     @property
     def events_url(self) -> str:
@@ -44,19 +46,22 @@ class BotServer:
             await self.usage.close()
         if self.engine is not None:
             await self.engine.dispose()
+        if self.records is not None:
+            await self.records.close()
 
 
 async def start_bot(settings: Settings, redis_url: str, host: str = "0.0.0.0",
                     port: int | None = None) -> BotServer:
     """The bot listening on `port` (settings' RED_BOT_PORT when None; 0 picks a free one)."""
     pool = await connect(redis_url)
+    records = LazyJobRecords(settings.db_url, settings.db_origin)  # opened on the first click
     usage = LazyUsage(settings.db_url) if settings.policy.admins else None
     engine = create_async_engine(settings.db_url, pool_pre_ping=True) \
         if settings.slack.oauth else None
     oauth = await oauth_settings(settings.slack, engine) if engine is not None else None
     app = build_app(bot_token=settings.slack.bot_token,
                     signing_secret=settings.slack.signing_secret,
-                    api_url=settings.slack.api_url, redis=pool, queue=JobQueue(pool),
+                    api_url=settings.slack.api_url, redis=pool, queue=JobQueue(pool, records),
                     max_question_chars=settings.engine.max_question_chars,
                     deep_allowed=settings.budget.deep_allowed,
                     max_steps=settings.budget.steps, budget=settings.budget,
@@ -67,7 +72,7 @@ async def start_bot(settings: Settings, redis_url: str, host: str = "0.0.0.0",
     web_application.router.add_get("/healthz", _health)
     runner = web.AppRunner(web_application)
     await runner.setup()
-    server = BotServer(runner, pool, 0, usage=usage, engine=engine)
+    server = BotServer(runner, pool, 0, usage=usage, engine=engine, records=records)
     try:
         await web.TCPSite(runner, host, settings.slack.bot_port if port is None else port).start()
         server.port = int(runner.addresses[0][1])

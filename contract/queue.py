@@ -4,6 +4,10 @@ Every job is `run_job(payload)`; the payload says which request (and which follo
 serves. Jobs that should run until they end are kept in the `red:active` hash (job id →
 payload): the workers' reconciler re-enqueues one whose run lost its lease (its worker died),
 so it resumes from its checkpoint within lease + reconcile interval, not ARQ's job timeout.
+Given `records` (the SQL `jobs` table), such a job is also recorded there before it is queued
+and marked ended there before `red:active` forgets it: Redis can lose its last writes in a
+failover, and the workers' sweep (`workers/sweep.py`) queues again what the record holds
+unfinished and Redis no longer does.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from arq.connections import ArqRedis, create_pool
 
@@ -128,14 +132,33 @@ class JobPayload:
                    team=request.team or "")
 
 
+class JobRecords(Protocol):
+    """The durable record of unfinished jobs (`research_core.store.jobs.JobRecords`)."""
+
+    async def queued(self, job_id: str, run_id: str, kind: str, payload: dict[str, Any],
+                     request: dict[str, Any] | None) -> bool: ...
+
+    async def ended(self, job_id: str) -> None: ...
+
+    async def has_ended(self, job_id: str) -> bool: ...
+
+
 class JobQueue:
-    """Enqueues jobs once each (ARQ drops a job id it already has) and tracks them as active."""
+    """Enqueues jobs once each (ARQ drops a job id it already has) and tracks them as active;
+    with `records`, also in the SQL store, which outlives a Redis that lost its writes."""
 
-    def __init__(self, pool: ArqRedis) -> None:
+    def __init__(self, pool: ArqRedis, records: JobRecords | None = None) -> None:
         self.pool = pool
+        self.records = records
 
-    async def submit(self, payload: JobPayload) -> bool:
-        """True when this call queued the job (False: that job id was already queued)."""
+    async def submit(self, payload: JobPayload, request: ResearchRequestMsg | None = None) -> bool:
+        """True when this call queued the job (False: that job id was already queued, or it
+        ended already). Recorded in SQL first, so a Redis that loses what follows cannot lose
+        the job; `request` is kept with it, to restore a request record Redis lost."""
+        if self.records is not None and not await self.records.queued(
+                payload.job_id, payload.run_id, payload.kind, payload.to_dict(),
+                asdict(request) if request is not None else None):
+            return False
         await awaited(self.pool.hset(ACTIVE_KEY, payload.job_id, json.dumps(payload.to_dict())))
         return await self.resubmit(payload, payload.job_id)
 
@@ -145,11 +168,11 @@ class JobQueue:
         return job is not None
 
     async def research(self, request: ResearchRequestMsg) -> bool:
-        return await self.submit(JobPayload.research(request))
+        return await self.submit(JobPayload.research(request), request)
 
     async def followup(self, request: ResearchRequestMsg, ts: str, user: str,
                        text: str) -> bool:
-        return await self.submit(JobPayload.followup(request, ts, user, text))
+        return await self.submit(JobPayload.followup(request, ts, user, text), request)
 
     async def feedback(self, request: ResearchRequestMsg, message_ts: str, user: str,
                        part_key: str, verdict: str) -> bool:
@@ -177,4 +200,17 @@ class JobQueue:
         return bool(await awaited(self.pool.hexists(ACTIVE_KEY, job_id)))
 
     async def ended(self, job_id: str) -> None:
+        """Marked ended in SQL first, then forgotten in Redis: a job the record holds
+        unfinished has not ended (a failure between the two leaves it active, and it runs
+        again, finding itself ended in `has_ended`)."""
+        if self.records is not None:
+            await self.records.ended(job_id)
+        await self.forget(job_id)
+
+    async def forget(self, job_id: str) -> None:
+        """Drop a job from `red:active` only (its record says it ended)."""
         await awaited(self.pool.hdel(ACTIVE_KEY, job_id))
+
+    async def has_ended(self, job_id: str) -> bool:
+        """Whether the SQL record says the job ended (False without records)."""
+        return self.records is not None and await self.records.has_ended(job_id)

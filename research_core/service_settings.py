@@ -80,6 +80,15 @@ class WorkerSettings:
         if self.max_jobs < 1:
             raise SettingsError("RED_WORKER_JOBS must be at least 1")
 
+    @property
+    def sweep_every_s(self) -> float:
+        """How often a worker compares the SQL record of unfinished jobs with Redis
+        (`workers/sweep.py`): once a lease. A job Redis lost (a failover's write loss) is
+        queued again once it has been seen without traces for a lease, so within two leases
+        (60 s with the defaults), at the cost of one query of the unfinished jobs per worker
+        per lease."""
+        return self.lease_s
+
 
 WEB_BACKENDS = ("searxng", "brave", "tavily", "corpus")
 

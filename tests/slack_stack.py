@@ -26,6 +26,7 @@ from playground.fake_slack import FakeSlack, Message
 from research_core.policy import Policy
 from research_core.protocols import SearchBackend
 from research_core.settings import Secret, Settings, SlackSettings, WorkerSettings
+from research_core.store.jobs import LazyJobRecords
 from research_core.store.usage import LazyUsage
 from tests.conftest import AS_OF, SLACK_TOKEN, scripted_settings
 from tests.engine_run import Serve, default_similarity
@@ -128,8 +129,9 @@ async def start_stack(serve: Serve, fake: FakeSlack, redis_url: str,
         settings = dataclasses.replace(settings, policy=policy or Policy())
         pool = await connect(redis_url)
         usage = LazyUsage(settings.db_url)
+        records = LazyJobRecords(settings.db_url)  # as bot/server.py records what it queues
         app = build_app(bot_token=SLACK_TOKEN, signing_secret=SECRET, api_url=fake.base_url,
-                        redis=pool, queue=JobQueue(pool), process_before_response=True,
+                        redis=pool, queue=JobQueue(pool, records), process_before_response=True,
                         policy=policy or Policy(), deep_allowed=settings.budget.deep_allowed,
                         plan_limit=settings.engine.max_children,
                         estimate=lambda team: estimate_line(pool, team, settings.tiers),
@@ -150,6 +152,7 @@ async def start_stack(serve: Serve, fake: FakeSlack, redis_url: str,
             await runner.cleanup()
             await pool.aclose()
             await usage.close()
+            await records.close()
 
         cleanups.append(cleanup)
         return stack

@@ -121,6 +121,8 @@ class JobRunner:
             if await lease.holder_job() == self.payload.job_id:
                 return "already running on another worker"
             raise Retry(defer=self.config.lease_s / 2)  # another job of this run is working
+        if await self.services.queue.has_ended(self.payload.job_id):
+            return await self._ended_before(lease)
         await self.services.redis.set(started_key(self.payload.job_id), 1, ex=KEEP_S)
         await self.services.redis.delete(claim_key(self.payload.job_id))  # a resume has taken over
         crashes = int(await self.services.redis.get(crashes_key(self.payload.job_id)) or 0)
@@ -129,6 +131,16 @@ class JobRunner:
         # what an earlier attempt was doing is no longer true (see reconciler._count_crash)
         await self.services.redis.delete(doing_key(self.payload.job_id))
         return await self._holding(lease, request)
+
+    async def _ended_before(self, lease: Lease) -> str:
+        """The SQL record says an earlier attempt ended this job, and Redis lost that (a
+        failover's write loss): it was revived as active. A job is marked ended before its
+        lease is given back, so holding the lease and finding it ended settles it."""
+        log.warning("job %s had ended; Redis had lost that, not running it again",
+                    self.payload.job_id)
+        await self.services.queue.forget(self.payload.job_id)
+        await lease.release()
+        return "already ended"
 
     async def _give_up(self, lease: Lease, request: ResearchRequestMsg, crashes: int) -> str:
         """The job took its worker down `crashes` times: say where, keep what was published."""

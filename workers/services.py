@@ -28,6 +28,7 @@ from research_core.search.corpus import CorpusBackend, sample_corpus_dir
 from research_core.search.web.factory import build_backend, rate_table, uses_corpus
 from research_core.search.web.rate_limit import RedisRateLimiter
 from research_core.settings import Settings
+from research_core.store.jobs import JobRecords
 from research_core.store.patterns import SqlPatternBook
 from research_core.store.sql import SqlStore
 
@@ -51,7 +52,7 @@ class Services:
 
     @property
     def queue(self) -> JobQueue:
-        return JobQueue(self.redis)
+        return JobQueue(self.redis, JobRecords(self.store))
 
     @classmethod
     async def load(cls, settings: Settings, redis: ArqRedis, backend: SearchBackend | None = None,

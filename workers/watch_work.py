@@ -25,6 +25,7 @@ from contract.watch_blocks import Change, changes_blocks, changes_text
 from research_core.delivery.publications import Publication
 from research_core.errors import RunNotFound
 from research_core.loop.state import RunState
+from research_core.store.jobs import JobRecords
 from research_core.store.restore import load_state
 from research_core.store.sql import SqlStore
 from research_core.store.usage import UsageStore
@@ -77,13 +78,14 @@ async def queue_due_watches(store: SqlStore, redis: ArqRedis, today: dt.date) ->
     for watch in await watches.due(today):
         if not await watches.claim(watch, today):
             continue  # another worker claimed it
-        if await requests.load(watch.request_key) is None:  # a request older than a week
+        request = await requests.load(watch.request_key)
+        if request is None:  # a request older than a week
             request = ResearchRequestMsg.from_json(json.dumps(watch.request))
             await requests.save(request)
             await requests.link_thread(request)
         payload = JobPayload.watch(watch.request_key, watch.channel, watch.thread_ts,
                                    today.isoformat(), watch.team)
-        await JobQueue(redis).submit(payload)
+        await JobQueue(redis, JobRecords(store)).submit(payload, request)
         queued.append(payload.job_id)
     return queued
 

@@ -19,9 +19,11 @@ from redis.exceptions import RedisError
 from contract.queue import JOB_FUNCTION, JobQueue, connect, deserialize, serialize
 from contract.redis_target import RETRY_CAP_S
 from research_core.settings import Settings
+from research_core.store.jobs import JobRecords
 from workers.jobs import run_job
 from workers.reconciler import reconcile_forever
 from workers.services import Services
+from workers.sweep import Sweep, sweep_forever
 from workers.watch_work import watch_tick
 
 log = logging.getLogger(__name__)
@@ -63,14 +65,18 @@ async def startup(ctx: dict[str, Any]) -> None:
     ctx["reconciler"] = asyncio.create_task(reconcile_forever(
         services.redis, JobQueue(services.redis), settings.worker.lease_s,
         settings.worker.reconcile_every_s))
+    ctx["sweep"] = asyncio.create_task(sweep_forever(
+        Sweep(services.redis, services.queue, JobRecords(services.store),
+              settings.worker.lease_s), settings.worker.sweep_every_s))
 
 
 async def shutdown(ctx: dict[str, Any]) -> None:
-    task: asyncio.Task[None] | None = ctx.pop("reconciler", None)
-    if task is not None:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+    for name in ("reconciler", "sweep"):
+        task: asyncio.Task[None] | None = ctx.pop(name, None)
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
     services: Services | None = ctx.pop("services", None)
     if services is not None:
         await services.aclose()
