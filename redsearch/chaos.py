@@ -1,8 +1,10 @@
 """`make chaos`: several workers on PostgreSQL and one Redis, research runs driven through the
 bot's real endpoint, and faults at random moments (the seed is printed): workers SIGKILLed
 (each started again at once), a Redis restart, every database connection of the workers cut,
-and a Slack 429 storm. Then it counts what was lost, posted twice or redone, and how long each
-killed worker's runs took to come back (`redsearch.chaos_audit`).
+a Slack 429 storm, and a Redis write loss (killed right after runs were queued and leases
+renewed, back without those writes, as when an asynchronous replica takes over). Then it
+counts what was lost, posted twice or redone, and how long each killed worker's runs (and
+the runs a write loss caught) took to come back (`redsearch.chaos_audit`).
 
     python -m redsearch.chaos [--seed N] [--kills 20] [--runs 6] [--window-s 240] …
 
@@ -32,13 +34,25 @@ from redsearch.chaos_audit import (
     KillRecord,
     Resume,
     TrackedRun,
+    WriteLoss,
     duplicates,
+    loss_recoveries,
     posted,
     recoveries,
     redone_steps,
     signs_of_life,
 )
-from redsearch.chaos_plan import DB_CUT, KILL, REDIS_RESTART, STORM, ChaosPlan, Fault, schedule
+from redsearch.chaos_plan import (
+    DB_CUT,
+    FULL_SUITE,
+    KILL,
+    REDIS_LOSS,
+    REDIS_RESTART,
+    STORM,
+    ChaosPlan,
+    Fault,
+    schedule,
+)
 from redsearch.scripted_tiers import tagged
 from redsearch.suite_stack import DEFAULT_DB_SERVER, RequestLost, StackConfig, SuiteStack
 from redsearch.supervisor import describe_exit
@@ -58,6 +72,7 @@ class Chaos:
     stack: SuiteStack
     runs: list[TrackedRun] = field(default_factory=list)
     kills: list[KillRecord] = field(default_factory=list)
+    losses: list[WriteLoss] = field(default_factory=list)
     saved: list[tuple[float, dict[str, int]]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     done_faults: list[str] = field(default_factory=list)
@@ -110,6 +125,8 @@ class Chaos:
             away = await self.stack.redis.restart(self.plan.redis_down_s)
             self.outages.append((began, time.time()))
             self.log_fault(f"Redis restarted (away {away:.1f} s)")
+        elif fault.kind == REDIS_LOSS:
+            await self.lose_writes()
         elif fault.kind == DB_CUT:
             cut = await self.stack.db.cut_connections()
             self.log_fault(f"PostgreSQL: {cut} backends of the workers terminated")
@@ -118,6 +135,24 @@ class Chaos:
                                   self.plan.storm_retry_after_s)
             self.log_fault(f"Slack 429 storm for {self.plan.storm_s:g} s "
                            f"({self.plan.storm_share:.0%} of calls)")
+
+    async def lose_writes(self) -> None:
+        """Redis is snapshotted (what the replica has), every lease is renewed past it and
+        `loss_runs` runs are asked (their jobs queued, their requests written); then it is
+        killed and comes back with the snapshot only: those writes are lost."""
+        await self.stack.redis.snapshot()
+        await asyncio.sleep(self.plan.heartbeat_s * 1.5)
+        asked = len(self.runs)
+        await asyncio.gather(*(self.start_run() for _ in range(self.plan.loss_runs)))
+        queued = tuple(r.run_id for r in self.runs[asked:] if not r.failed)
+        caught = tuple(r.run_id for r in self.in_flight())
+        began = time.time()
+        away = await self.stack.redis.lose_writes(self.plan.redis_down_s)
+        self.outages.append((began, time.time()))
+        self.losses.append(WriteLoss(time.time(), caught, queued))
+        self.log_fault(f"Redis killed and back without its last writes (away {away:.1f} s): "
+                       f"{len(caught)} run(s) in flight, {len(queued)} asked since the "
+                       "snapshot")
 
     async def kill(self, index: int) -> None:
         if self.plan.aim_at_runs:
@@ -220,15 +255,17 @@ class Chaos:
     async def report(self) -> ChaosReport:
         self.settle_runs()
         calls = self.stack.fake.calls()
+        signs = signs_of_life(self.runs, self.stack.tiers.calls, calls)
         return ChaosReport(
             seed=self.plan.seed, runs=self.runs, messages_posted=len(posted(calls)),
             duplicated=duplicates(calls),
             redone=redone_steps(await self.resumes(), self.saved),
-            recovery=recoveries(self.kills, signs_of_life(self.runs, self.stack.tiers.calls,
-                                                          calls), self.worker_up,
-                                 lambda at: self.plan.bound_after(at, self.outages)),
+            recovery=recoveries(self.kills, signs, self.worker_up,
+                                lambda at: self.plan.bound_after(at, self.outages)),
             limited=self.stack.fake.limited, bound_s=self.plan.recovery_bound_s,
-            faults=self.done_faults, notes=self.notes)
+            faults=self.done_faults, notes=self.notes, losses=self.losses,
+            loss_recovery=loss_recoveries(self.losses, signs),
+            loss_bound_s=self.plan.loss_bound_s)
 
 
 def _timestamp(value: dt.datetime) -> float:
@@ -256,7 +293,8 @@ async def run_chaos(plan: ChaosPlan, data_dir: Path,
 def render(report: ChaosReport, plan: ChaosPlan, wall_s: float) -> str:
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     lines = [f"chaos seed {plan.seed}: {plan.workers} workers × {plan.worker_jobs} jobs, "
-             f"{plan.kills} kills, {plan.redis_restarts} Redis restart(s), {plan.db_cuts} "
+             f"{plan.kills} kills, {plan.redis_restarts} Redis restart(s), "
+             f"{plan.redis_losses} Redis write loss(es), {plan.db_cuts} "
              f"database cut(s), {plan.storm_s:g} s 429 storm; model delay "
              f"{plan.model_delay_s:g} s/call; lease {plan.lease_s:g} s, reconcile "
              f"{plan.reconcile_s:g} s; {wall_s:.0f} s wall; load average {load} "
@@ -282,7 +320,7 @@ def parse_plan(argv: list[str] | None) -> tuple[ChaosPlan, argparse.Namespace]:
         if f.name != "seed" and isinstance(f.default, int | float) \
                 and not isinstance(f.default, bool):
             parser.add_argument(f"--{f.name.replace('_', '-')}", type=type(f.default),
-                                default=f.default)
+                                default=FULL_SUITE.get(f.name, f.default))
     parser.add_argument("--db-server", default=DEFAULT_DB_SERVER,
                         help="a PostgreSQL database the suite connects to while it creates "
                         "(and at the end drops) a database of its own")

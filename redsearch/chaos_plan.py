@@ -53,6 +53,14 @@ class ChaosPlan:
         this is a loaded machine)."""
         return self.lease_s + self.reconcile_s + ARQ_POLL_S + self.model_delay_s + MARGIN_S
 
+    @property
+    def loss_bound_s(self) -> float:
+        """After a write loss, from Redis back to each caught run's next call: the clients
+        reconnect, then the sweep queues a job again once it has seen it without traces in
+        two rounds a lease apart (a round every lease: two leases), plus ARQ's poll, one
+        model call and the margin."""
+        return 2 * self.lease_s + RETRY_CAP_S + ARQ_POLL_S + self.model_delay_s + MARGIN_S
+
     def bound_after(self, kill_at: float, outages: Iterable[tuple[float, float]]) -> float:
         """The bound of a kill at `kill_at` (epoch seconds): `recovery_bound_s`, or, when
         Redis was away (`outages`: from, to) before the run could be handed on, the end of

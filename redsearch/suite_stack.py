@@ -141,7 +141,7 @@ class SuiteStack:
 
     def bot_settings(self) -> Settings:
         return dataclasses.replace(
-            Settings(), data_dir=self.config.data_dir,
+            Settings(), data_dir=self.config.data_dir, database_url=self.db.url,  # its jobs
             slack=SlackSettings(bot_token=Secret(TOKEN), signing_secret=Secret(SECRET),
                                 api_url=self.fake.base_url),
             worker=WorkerSettings(redis_url=self.redis.url))
