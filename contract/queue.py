@@ -142,6 +142,8 @@ class JobRecords(Protocol):
 
     async def has_ended(self, job_id: str) -> bool: ...
 
+    async def request_of(self, job_id: str) -> dict[str, Any] | None: ...
+
 
 class JobQueue:
     """Enqueues jobs once each (ARQ drops a job id it already has) and tracks them as active;
@@ -214,3 +216,8 @@ class JobQueue:
     async def has_ended(self, job_id: str) -> bool:
         """Whether the SQL record says the job ended (False without records)."""
         return self.records is not None and await self.records.has_ended(job_id)
+
+    async def recorded_request(self, job_id: str) -> ResearchRequestMsg | None:
+        """The request the job was queued with, from its SQL record (None without one)."""
+        found = await self.records.request_of(job_id) if self.records is not None else None
+        return None if found is None else ResearchRequestMsg.from_json(json.dumps(found))

@@ -184,3 +184,19 @@ async def test_a_run_whose_job_and_lease_vanished_mid_run_resumes_without_double
     await stack.settled()
     assert len(stack.finals(mention)) == 1
     assert duplicates(stack.fake.calls()) == {}
+
+
+@pytest.mark.timeout(120)
+async def test_a_run_whose_request_alone_redis_lost_still_runs(
+        start_stack: StartStack, backend: RecordingBackend, redis_url: str) -> None:
+    """The chaos suite's write loss: the click's request update was lost, the bot's enqueue
+    after it reached the Redis that took over. The job restores its request from SQL instead
+    of ending as "request expired"."""
+    stack = await start_stack(Script(subquestions=THREE), backend, in_process_worker=False)
+    mention = await _ask(stack)
+    await stack.pool.delete(request_key(CHANNEL, mention.ts))
+    _start_worker(stack, redis_url, backend)
+    await wait_for(lambda: bool(stack.finals(mention)), 90, "the final message")
+    await stack.settled()
+    assert len(stack.finals(mention)) == 1
+    assert duplicates(stack.fake.calls()) == {}

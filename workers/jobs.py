@@ -108,7 +108,8 @@ class JobRunner:
     async def run(self) -> str:
         if not await self.services.queue.is_active(self.payload.job_id):
             return "already ended"
-        request = await self.services.requests.load(self.payload.request_key)
+        request = await self.services.requests.load(self.payload.request_key) \
+            or await self._recorded_request()
         if request is None:
             await self.services.queue.ended(self.payload.job_id)
             return "request expired"
@@ -131,6 +132,18 @@ class JobRunner:
         # what an earlier attempt was doing is no longer true (see reconciler._count_crash)
         await self.services.redis.delete(doing_key(self.payload.job_id))
         return await self._holding(lease, request)
+
+    async def _recorded_request(self) -> ResearchRequestMsg | None:
+        """The request as the job was queued with it, written back to Redis: a failover can
+        lose the request record and keep the job queued after it (the bot's enqueue landing
+        on the new primary)."""
+        request = await self.services.queue.recorded_request(self.payload.job_id)
+        if request is not None:
+            log.warning("job %s: its request was lost by Redis; restored from the SQL record",
+                        self.payload.job_id)
+            await self.services.requests.save(request)
+            await self.services.requests.link_thread(request)
+        return request
 
     async def _ended_before(self, lease: Lease) -> str:
         """The SQL record says an earlier attempt ended this job, and Redis lost that (a

@@ -74,6 +74,13 @@ class JobRecords:
         return ended is not None
 
     @reconnecting
+    async def request_of(self, job_id: str) -> dict[str, Any] | None:
+        """The request a job was queued with (None: not recorded, or queued without one)."""
+        async with self.store.sessions() as session:
+            found = await session.scalar(select(JobRow.request).where(JobRow.job_id == job_id))
+        return dict(found) if found is not None else None
+
+    @reconnecting
     async def unfinished(self) -> list[UnfinishedJob]:
         """Every recorded job that has not ended, oldest first."""
         async with self.store.sessions() as session:
@@ -115,6 +122,9 @@ class LazyJobRecords:
 
     async def has_ended(self, job_id: str) -> bool:
         return await (await self.records()).has_ended(job_id)
+
+    async def request_of(self, job_id: str) -> dict[str, Any] | None:
+        return await (await self.records()).request_of(job_id)
 
     async def close(self) -> None:
         if self.store is not None:
