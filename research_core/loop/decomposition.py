@@ -66,7 +66,7 @@ async def facets_of(similarity: Similarity, question: str, hits: list[SearchHit]
     recency window (an outdated article names no facet of now), closest to
     the question first, one per facet: none close to another chosen title or to a sub-question
     already `taken`; `seen`: all the hits of the run, which tell the question's names apart."""
-    known = known_names(question, (_text(h) for h in seen or hits), KNOWN_BY)
+    known = known_names(question, (f"{h.title} {h.snippet}" for h in seen or hits), KNOWN_BY)
     credible = [h for h in hits if credibility(h.source_type) >= TOPIC_CREDIBILITY
                 and recency(h.published, as_of, cfg) > 0
                 and (not known or names_any(_text(h), known))]

@@ -18,6 +18,7 @@ from research_core.models.gateway import Gateway
 from research_core.protocols import SearchBackend, Similarity
 from research_core.settings import EngineSettings
 from research_core.text import conflicts
+from research_core.text.figures import figures_in
 from research_core.text.sentences import sentences
 from research_core.text.terms import speaks_to
 
@@ -110,10 +111,11 @@ class Parts:
         new = [f for f in fresh if f.source_id not in known]  # a source kept twice is no news
         ids = {e.id for e in new}
         lines = [Line(t, e) for e in [*own, *new] for t in sentences(e.text, clauses=False)]
+        stated = {f.value for f in figures_in(published)}  # "1.508 million" = "1,508 thousand"
         found = conflicts.find(lines)
         return list({d.first[0].evidence.id: d.first[0].evidence for d in found
                      if d.first[0].evidence.id in ids and d.second[0].evidence.id not in ids
-                     and d.reason and d.second[1].text in published}.values())
+                     and d.reason and d.second[1].value in stated}.values())
 
     async def _text(self, node: Node, summary: Summary, items: list[Evidence],
                     first: frozenset[str] = frozenset()) -> str:

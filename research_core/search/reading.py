@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from research_core.protocols import SearchBackend, Similarity
+from research_core.text.figures import without_figures
 from research_core.text.terms import CJK
 
 
@@ -53,15 +54,17 @@ def best_paragraphs(paragraphs: list[str], scores: list[float], keep: int) -> li
 async def deep_read(backend: SearchBackend, similarity: Similarity, node_id: str,
                     question: str, source_id: str, keep: int,
                     prefer: Callable[[str], float] | None = None) -> DeepRead | None:
-    """Read a body and keep its paragraphs closest to the question (plus what `prefer` adds
-    to a paragraph's score); None if unreadable."""
+    """Read a body and keep its paragraphs closest to the question in their words (figures
+    taken out: `without_figures`), plus what `prefer` adds to a paragraph's score; None if
+    unreadable."""
     body = await backend.read_body(source_id)
     if not body:
         return None
     paragraphs = [clean_markdown(p) for p in split_paragraphs(body)]
     if not paragraphs:
         return None
-    scores = (await similarity.matrix([question], paragraphs))[0]
+    scores = (await similarity.matrix([without_figures(question)],
+                                      [without_figures(p) for p in paragraphs]))[0]
     if prefer is not None:
         scores = [s + prefer(p) for s, p in zip(scores, paragraphs, strict=True)]
     chosen = best_paragraphs(paragraphs, scores, keep)

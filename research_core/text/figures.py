@@ -8,6 +8,7 @@ A number glued to a letter before it is a name, not a figure ("Q3", "NCM523", "L
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import re
 from dataclasses import dataclass
@@ -25,7 +26,9 @@ _FIGURE = re.compile(
     r"(?<![A-Za-z\d.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     rf"(?:\s?({_SUFFIX})(?![A-Za-z]))?"
     r"(?:\s?([A-Za-z]{3,}|[\u4e00-\u9fff](?:/[\u4e00-\u9fff])?))?", re.IGNORECASE)
-_NOT_UNITS = frozenset({
+_EMPTY_BRACKETS = re.compile(r"[(（\[]\s*[)）\]]")
+_MONTHS = {m.casefold() for m in [*calendar.month_name, *calendar.month_abbr] if m}
+_NOT_UNITS = _MONTHS | frozenset({
     "and", "are", "but", "for", "from", "the", "was", "were", "with", "year", "years", "than",
     "that", "this", "年", "月", "日", "季", "起", "至", "到", "和", "与", "的", "同", "比", "为",
     "是"})
@@ -64,6 +67,15 @@ def figures_in(text: str) -> list[Figure]:
         if figure is not None:
             found.append(figure)
     return found
+
+
+def without_figures(text: str) -> str:
+    """The text with its numbers (and their magnitude words and percent signs) taken out, the
+    unit words kept: what a sentence is about, for an embedder that a run of figures throws
+    off ("Calvera exported 1,508 thousand bags (1.508 million bags), up 6.2%" scored 0.15
+    against a question on Calvera's export volume, 0.34 without its figures)."""
+    kept = _FIGURE.sub(lambda m: f" {m.group(3) or ''} ", text)
+    return " ".join(_EMPTY_BRACKETS.sub(" ", kept).split())
 
 
 def figure_keys(text: str) -> set[tuple[str, bool]]:

@@ -158,6 +158,15 @@ def past_year_start(question: str, published: list[dt.date | None]) -> dt.date |
     return max(dates) - dt.timedelta(days=PAST_YEAR_GRACE_DAYS)
 
 
+_CODE = re.compile(r"(?:q[1-4]|h[12])(?:\s*\d{4})?|(?:fy|cy)\d{2,4}", re.I)
+
+
+def is_period_code(word: str) -> bool:
+    """Whether a word is a period's short code ("Q3", "H1", "Q3 2026", "FY2026"), which a
+    capital letter does not make a name."""
+    return _CODE.fullmatch(word.strip()) is not None
+
+
 def names_period(text: str) -> bool:
     """Whether the text has a period phrase ("in Q3 2026", "since 2025", "this year",
     "2025年11月到2026年10月", "近一年", "2026年三季度")."""

@@ -22,7 +22,7 @@ from research_core.loop.answering import (
 from research_core.loop.answering.budget_fit import Block, fit
 from research_core.loop.answering.completion import Reader, completed, page_lines
 from research_core.loop.answering.pool import Line, lines_of, quoted
-from research_core.loop.answering.select import Picker
+from research_core.loop.answering.select import Picker, states_measure
 from research_core.loop.evidence import Evidence
 from research_core.protocols import Similarity
 from research_core.text import conflicts, periods
@@ -203,8 +203,8 @@ async def _section(picker: Picker, question: str, pool: list[Line], most: int) -
     measured = _measured(question, pool)
     latest = subquestions.asks_latest(question)
     first = [ln for thing in _telling_things(question, measured)
-             for ln in await picker.pick(question, [m for m in measured
-                                                    if thing in m.text.casefold()],
+             for ln in await picker.pick(question, [m for m in measured if states_measure(m.text)
+                                                    and thing in m.text.casefold()],
                                          1, figures_first=True, latest=latest)]
     return first + await picker.pick(question, measured, most - len(first),
                                      figures_first=True, latest=latest)

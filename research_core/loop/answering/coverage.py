@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from research_core.text.periods import is_period_code
 from research_core.text.terms import function_words, has_cjk, names_a_thing, pos_tags, terms
 
 MAX_TERMS = 5
@@ -42,11 +43,24 @@ def not_found(question: str, unanswered: list[str], evidence_text: str,
 
 
 def known_names(question: str, texts: Iterable[str], enough: int) -> list[str]:
-    """The question's names (casefolded) that at least `enough` of the lowercased texts
-    state: names the run's sources know, which tell a source about another place apart."""
+    """The question's names (casefolded) that at least `enough` of the texts state: names
+    the run's sources know, which tell a source about another place apart. Where some of
+    them are proper names (no text writes them in lower case: "Lanhai"), only those: a
+    region's "North", "Central" or "South" is a word any other country's table uses too."""
     texts = list(texts)
+    lowered = [t.casefold() for t in texts]
     names = [n.casefold() for n in names_in(question)]
-    return [n for n in names if sum(n in t for t in texts) >= enough]
+    known = [n for n in names if sum(n in t for t in lowered) >= enough]
+    return [n for n in known if _proper(n, texts)] or known
+
+
+def _proper(name: str, texts: list[str]) -> bool:
+    """Whether no text writes the name in lower case at the start of a word ("north" of
+    "northern", "central" of "central bank"); a Chinese name always is one."""
+    if has_cjk(name):
+        return True
+    lower = re.compile(rf"(?<![\w]){re.escape(name)}")
+    return not any(lower.search(t) for t in texts)
 
 
 def names_any(text: str, known: list[str]) -> bool:
@@ -61,7 +75,7 @@ def names_in(question: str) -> list[str]:
     "Firm A" is "Firm"), and Chinese words jieba tags as names."""
     text = " ".join(re.sub(r"<[@#!][^>]*>|@\S+", " ", question).split())
     english = [m.group() for m in _NAME.finditer(text) if m.group().casefold()
-               not in function_words()]
+               not in function_words() and not is_period_code(m.group())]
     chinese = [w for w, flag in pos_tags(text) if flag in _ZH_NAME_TAGS and len(w) >= 2
                and has_cjk(w)] if has_cjk(text) else []
     return list(dict.fromkeys([*english, *chinese]))

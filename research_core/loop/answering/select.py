@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from research_core.loop.answering.coverage import asks_why, causal
 from research_core.loop.answering.pool import Line, key
 from research_core.protocols import Similarity
-from research_core.text.figures import figure_keys, figures_in
+from research_core.text.figures import figure_keys, figures_in, measured
 from research_core.text.periods import latest_stated
 from research_core.text.terms import terms
 
@@ -87,11 +87,12 @@ class Picker:
 
     async def scores(self, question: str, lines: list[Line], figures_first: bool,
                      figures: bool = True) -> list[float]:
-        """Similarity to `question`, a little more for a credible source and (unless
-        `figures` is False: a question why) for a sentence with figures."""
+        """Similarity to `question` (of the words: figures taken out of both), a little more
+        for a credible source and (unless `figures` is False: a question why) for a sentence
+        that states a measure (a percentage, an amount; not a date)."""
         sims = (await self.similarity.matrix([question], [_in_context(ln) for ln in lines]))[0]
         bonus = FIGURE_BONUS * (2 if figures_first else 1) if figures else 0.0
-        return [s + (bonus if figure_keys(ln.text) else 0.0)
+        return [s + (bonus if states_measure(ln.text) else 0.0)
                 + CREDIBILITY_WEIGHT * ln.evidence.credibility
                 for s, ln in zip(sims, lines, strict=True)]
 
@@ -156,6 +157,12 @@ def _headings_spread(lines: list[Line]) -> list[Line]:
         (later if line.heading and place in seen else first).append(line)
         seen.add(place)
     return first + later
+
+
+def states_measure(text: str) -> bool:
+    """Whether a sentence states a measure: a telling figure, or a figure with its unit
+    ("9.8小时", "31.5 hours"); a date ("12 January 2027", "9月") or a year is none."""
+    return bool(telling(text)) or measured(text)
 
 
 def telling(text: str) -> set[tuple[str, bool]]:

@@ -31,7 +31,8 @@ def on_names(question: str, pool: list[Line], context: list[Line] | None = None)
     count, and a source is left out only where it is written in the name's script (a Chinese
     page may give a Latin name in Chinese)."""
     run = pool if context is None else context + pool
-    known = coverage.known_names(question, _source_texts(run).values(), SUBJECT_SOURCES)
+    known = coverage.known_names(question, _source_texts(run, fold=False).values(),
+                                 SUBJECT_SOURCES)
     if not known:
         return pool
     away = {sid for sid, text in _source_texts(pool).items()
@@ -59,14 +60,16 @@ def subject_of(question: str, pool: list[Line]) -> str | None:
     return next(t for t, n in telling.items() if n == most)
 
 
-def _source_texts(pool: list[Line]) -> dict[str, str]:
-    """Each source's title, a line break, then the text of its lines (each once), lowercased."""
+def _source_texts(pool: list[Line], fold: bool = True) -> dict[str, str]:
+    """Each source's title, a line break, then the text of its lines (each once), lowercased
+    unless not `fold`."""
     lines: dict[str, dict[str, None]] = {}
     titles: dict[str, str] = {}
     for ln in pool:
         titles.setdefault(ln.source_id, ln.evidence.title)
         lines.setdefault(ln.source_id, {})[ln.text] = None
-    return {sid: f"{titles[sid]}\n{' '.join(texts)}".casefold() for sid, texts in lines.items()}
+    joined = {sid: f"{titles[sid]}\n{' '.join(texts)}" for sid, texts in lines.items()}
+    return {sid: text.casefold() for sid, text in joined.items()} if fold else joined
 
 
 def _about(text: str, thing: str) -> bool:

@@ -1,0 +1,48 @@
+"""Text helpers that keep figures, dates and region words from deciding relevance: figures
+out of a sentence before it is compared with a question (the bundled embedder scores a run of
+figures far from the words around it), dates that are no measure, period codes that are no
+names, and region words ("North") that are no proper name. Fixtures: a wool market."""
+
+from __future__ import annotations
+
+from research_core.loop.answering.coverage import known_names, names_in
+from research_core.loop.answering.select import states_measure
+from research_core.text.figures import measured, without_figures
+from research_core.text.periods import is_period_code
+
+
+def test_figures_come_out_and_their_units_stay() -> None:
+    text = ("In the second quarter of 2026 Ostvale sold 4,210 thousand kg of greasy wool "
+            "(4.21 million kg), up 3.4% on a year earlier.")
+    assert without_figures(text) == ("In the second quarter of Ostvale sold kg of greasy "
+                                     "wool ( kg), up on a year earlier.")
+    assert without_figures("羊毛均价为8.62万元/吨，环比下跌3.5%") == "羊毛均价为 元/吨 ，环比下跌"
+    assert without_figures("no figures here") == "no figures here"
+
+
+def test_a_date_is_no_measure_and_a_unit_or_a_share_is() -> None:
+    assert not measured("The next auction report is due on 14 February 2027.")
+    assert not states_measure("The next auction report is due on 14 February 2027.")
+    assert states_measure("Buyers waited 9.8 hours on average at the wool store.")
+    assert states_measure("Clean wool prices rose 6.1% in the quarter.")
+    assert states_measure("羊毛拍卖平均等待9.8小时。")
+
+
+def test_period_codes_are_not_names() -> None:
+    assert all(is_period_code(w) for w in ("Q3", "h1", "Q4 2026", "FY2026"))
+    assert not any(is_period_code(w) for w in ("Q7", "Ostvale", "R290", "HQ"))
+    question = "How did Ostvale's wool auctions do in Q3 — North and South: volume, prices?"
+    assert names_in(question) == ["Ostvale", "North", "South"]
+
+
+def test_only_proper_names_tell_a_source_about_another_country_apart() -> None:
+    """"North" and "South" name regions of any country's tables; "Ostvale" is written in
+    capitals wherever it stands. Only the proper name decides which sources are on the
+    question's country, where the sources know it."""
+    question = "How did Ostvale's wool auctions do in Q3 — North and South: volume, prices?"
+    texts = ["Ostvale wool auctions, Q3: the North sold 1,200 bales, the South 900.",
+             "Ostvale's northern stores cleared their stock before the southern ones.",
+             "Westmarch wool: North 3,100 bales, South 2,050 bales in Q3."]
+    assert known_names(question, texts, 2) == ["ostvale"]
+    capitals_only = ["North and South sold wool.", "The North and the South held auctions."]
+    assert known_names(question, capitals_only, 2) == ["north", "south"]
