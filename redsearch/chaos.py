@@ -51,6 +51,7 @@ from redsearch.chaos_plan import (
     STORM,
     ChaosPlan,
     Fault,
+    Outage,
     schedule,
 )
 from redsearch.scripted_tiers import tagged
@@ -76,7 +77,7 @@ class Chaos:
     saved: list[tuple[float, dict[str, int]]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     done_faults: list[str] = field(default_factory=list)
-    outages: list[tuple[float, float]] = field(default_factory=list)  # Redis away: from, to
+    outages: list[Outage] = field(default_factory=list)  # Redis away
     t0: float = 0.0
     asked: int = 0
 
@@ -123,7 +124,7 @@ class Chaos:
         elif fault.kind == REDIS_RESTART:
             began = time.time()
             away = await self.stack.redis.restart(self.plan.redis_down_s)
-            self.outages.append((began, time.time()))
+            self.outages.append(Outage(began, time.time()))
             self.log_fault(f"Redis restarted (away {away:.1f} s)")
         elif fault.kind == REDIS_LOSS:
             await self.lose_writes()
@@ -148,7 +149,7 @@ class Chaos:
         caught = tuple(r.run_id for r in self.in_flight())
         began = time.time()
         away = await self.stack.redis.lose_writes(self.plan.redis_down_s)
-        self.outages.append((began, time.time()))
+        self.outages.append(Outage(began, time.time(), lost_writes=True))
         self.losses.append(WriteLoss(time.time(), caught, queued))
         self.log_fault(f"Redis killed and back without its last writes (away {away:.1f} s): "
                        f"{len(caught)} run(s) in flight, {len(queued)} asked since the "

@@ -18,6 +18,15 @@ ARQ_POLL_S = 0.5  # how often an idle worker polls the queue (workers/worker.py)
 MARGIN_S = 3.0  # loading the checkpoint and the first call on a loaded machine
 
 
+@dataclass(frozen=True, order=True)
+class Outage:
+    """Redis away (epoch seconds); `lost_writes`: it came back without its last writes."""
+
+    start: float
+    end: float
+    lost_writes: bool = False
+
+
 @dataclass(frozen=True)
 class ChaosPlan:
     seed: int
@@ -61,17 +70,20 @@ class ChaosPlan:
         model call and the margin."""
         return 2 * self.lease_s + RETRY_CAP_S + ARQ_POLL_S + self.model_delay_s + MARGIN_S
 
-    def bound_after(self, kill_at: float, outages: Iterable[tuple[float, float]]) -> float:
+    def bound_after(self, kill_at: float, outages: Iterable[Outage]) -> float:
         """The bound of a kill at `kill_at` (epoch seconds): `recovery_bound_s`, or, when
-        Redis was away (`outages`: from, to) before the run could be handed on, the end of
-        that outage plus what follows it: every client reconnected (the retries' back-off
-        cap), a reconcile round, ARQ's poll, one model call and the margin. Nobody can hand
-        a run on while Redis is away; the bound only asks that nothing waits longer."""
+        Redis was away before the run could be handed on, the end of that outage plus what
+        follows it: every client reconnected (the retries' back-off cap), a reconcile round,
+        ARQ's poll, one model call and the margin; after an outage that lost writes (the
+        lease and the job may be gone with them), what the sweep needs (`loss_bound_s`).
+        Nobody can hand a run on while Redis is away; the bound asks that nothing waits
+        longer."""
         bound = self.recovery_bound_s
         after_s = RETRY_CAP_S + self.reconcile_s + ARQ_POLL_S + self.model_delay_s + MARGIN_S
-        for start, end in sorted(outages):
-            if start < kill_at + bound and end > kill_at:
-                bound = max(bound, end - kill_at + after_s)
+        for outage in sorted(outages):
+            if outage.start < kill_at + bound and outage.end > kill_at:
+                wait_s = self.loss_bound_s if outage.lost_writes else after_s
+                bound = max(bound, outage.end - kill_at + wait_s)
         return bound
 
 

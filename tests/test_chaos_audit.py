@@ -21,7 +21,7 @@ from redsearch.chaos_audit import (
     redone_steps,
     signs_of_life,
 )
-from redsearch.chaos_plan import ARQ_POLL_S, MARGIN_S, ChaosPlan
+from redsearch.chaos_plan import ARQ_POLL_S, MARGIN_S, ChaosPlan, Outage
 from redsearch.scripted_tiers import ModelCall
 from redsearch.suite_stack import RequestLost, SuiteStack
 
@@ -90,7 +90,7 @@ def test_a_kill_during_a_redis_outage_is_bounded_from_the_outage_end() -> None:
     Redis restart is bounded from the restart's end (plus reconnect, reconcile, poll, one
     model call and the margin); a kill the outage does not touch keeps the plan's bound."""
     plan = ChaosPlan(seed=1, lease_s=4.0, reconcile_s=0.5, model_delay_s=0.3)
-    outage = [(103.0, 106.5)]
+    outage = [Outage(103.0, 106.5)]
     assert plan.bound_after(50.0, outage) == plan.recovery_bound_s == 8.3
     after_s = RETRY_CAP_S + 0.5 + ARQ_POLL_S + 0.3 + MARGIN_S
     assert plan.bound_after(100.0, outage) == pytest.approx(6.5 + after_s)
@@ -99,5 +99,7 @@ def test_a_kill_during_a_redis_outage_is_bounded_from_the_outage_end() -> None:
     found = recoveries([KillRecord(100.0, 42, ("s1",))], {"s1": [110.0]},
                        bound_for=lambda at: plan.bound_after(at, outage))
     assert ChaosReport(1, runs, 4, {}, {}, found, [], bound_s=plan.recovery_bound_s).ok
+    lost = plan.bound_after(100.0, [Outage(103.0, 106.5, lost_writes=True)])
+    assert lost == pytest.approx(6.5 + plan.loss_bound_s)  # the sweep brings the run back
     alone = recoveries([KillRecord(100.0, 42, ("s1",))], {"s1": [110.0]})
     assert not ChaosReport(1, runs, 4, {}, {}, alone, [], bound_s=plan.recovery_bound_s).ok
