@@ -31,7 +31,7 @@ PYTEST_ARGS ?=
 BENCH_JSON = $(RED_DATA_DIR)/bench.json
 
 .DEFAULT_GOAL := help
-.PHONY: help install browser run demo test test-fast bench chaos load lint clean
+.PHONY: help install browser run demo test test-fast bench chaos soak load lint clean
 
 help:
 	@echo "make run        redsearch up: Redis, worker, bot and the browser playground (embedded defaults)"
@@ -40,6 +40,7 @@ help:
 	@echo "make test-fast  tests without the bundled GGUF model (-m 'not gguf')"
 	@echo "make bench      goal tree vs monolithic agent, equal N steps swept (ends: token ratio at N=32)"
 	@echo "make chaos      workers on PostgreSQL under kills, a Redis restart, a DB cut, a 429 storm"
+	@echo "make soak       an hour of steady runs under kills, a Redis restart, a DB cut (SOAK_S=3600)"
 	@echo "make load       ack latency, click-to-progress and runs in flight per worker"
 	@echo "make lint       ruff + mypy"
 	@echo "make browser    Debian's chromium for the browser tests (make test does this)"
@@ -105,8 +106,12 @@ bench: $(STAMP)
 # creates its own database and drops it at the end. CHAOS_ARGS / LOAD_ARGS pass options
 # (e.g. CHAOS_ARGS="--seed 7 --kills 5").
 SUITE_DATABASE_URL ?= postgresql+asyncpg://postgres@127.0.0.1:5432/postgres
+SOAK_S ?= 3600
 chaos: $(STAMP)
 	$(BIN)/python -m redsearch.chaos --db-server "$(SUITE_DATABASE_URL)" $(CHAOS_ARGS)
+
+soak: $(STAMP)
+	$(BIN)/python -m redsearch.chaos --db-server "$(SUITE_DATABASE_URL)" --soak $(SOAK_S) $(CHAOS_ARGS)
 
 load: $(STAMP)
 	$(BIN)/python -m redsearch.load --db-server "$(SUITE_DATABASE_URL)" $(LOAD_ARGS)

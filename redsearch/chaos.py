@@ -23,6 +23,7 @@ import random
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -78,6 +79,8 @@ class Chaos:
     notes: list[str] = field(default_factory=list)
     done_faults: list[str] = field(default_factory=list)
     outages: list[Outage] = field(default_factory=list)  # Redis away
+    planned: list[Fault] | None = None  # the faults to inject (None: the plan's schedule)
+    on_tick: Callable[[], None] | None = None  # called every poll (the soak's memory log)
     t0: float = 0.0
     asked: int = 0
 
@@ -194,7 +197,7 @@ class Chaos:
     # -- the scenario -------------------------------------------------------------------------
 
     async def run(self) -> ChaosReport:
-        faults = schedule(self.plan)
+        faults = schedule(self.plan) if self.planned is None else self.planned
         say(f"chaos seed {self.plan.seed}: {len(faults)} faults over "
             f"{self.plan.window_s:g} s after {self.plan.warmup_s:g} s")
         for planned in faults:
@@ -225,12 +228,21 @@ class Chaos:
                 deadline = deadline or time.monotonic() + self.plan.finish_timeout_s
                 if not self.in_flight() or time.monotonic() > deadline:
                     return
-            elif self.plan.keep_runs_in_flight and len(self.in_flight()) < self.plan.runs:
+            elif self._wants_run():
                 await self.start_run()
+            if self.on_tick is not None:
+                self.on_tick()
             if time.monotonic() - last_snapshot >= SNAPSHOT_S:
                 last_snapshot = time.monotonic()
                 await self._snapshot()
             await asyncio.sleep(POLL_S)
+
+    def _wants_run(self) -> bool:
+        """Another run now: at the plan's arrival rate (the soak), else to keep `runs` in
+        flight while faults remain."""
+        if self.plan.arrival_s > 0:
+            return time.time() >= self.t0 + self.asked * self.plan.arrival_s
+        return self.plan.keep_runs_in_flight and len(self.in_flight()) < self.plan.runs
 
     async def _snapshot(self) -> None:
         """The checkpoint step of every run, as the database has it now."""
@@ -325,6 +337,10 @@ def parse_plan(argv: list[str] | None) -> tuple[ChaosPlan, argparse.Namespace]:
     parser.add_argument("--db-server", default=DEFAULT_DB_SERVER,
                         help="a PostgreSQL database the suite connects to while it creates "
                         "(and at the end drops) a database of its own")
+    parser.add_argument("--soak", type=float, default=0.0, metavar="SECONDS",
+                        help="a soak instead (redsearch.chaos_soak): runs arriving at a "
+                        "steady rate for SECONDS, a worker killed every few minutes, one "
+                        "Redis restart, one database cut, each process's memory sampled")
     parser.add_argument("--json", dest="json_path", help="also write the report as JSON here")
     parser.add_argument("--keep", dest="keep_dir",
                         help="keep the workers' logs and data in this folder")
@@ -337,6 +353,10 @@ def parse_plan(argv: list[str] | None) -> tuple[ChaosPlan, argparse.Namespace]:
 
 def main(argv: list[str] | None = None) -> int:
     plan, args = parse_plan(argv)
+    if args.soak > 0:
+        from redsearch.chaos_soak import soak_main  # it builds on this module
+
+        return soak_main(plan, args)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="redsearch-chaos-") as tmp:
         folder = Path(args.keep_dir or tmp)

@@ -53,6 +53,7 @@ class ChaosPlan:
     redis_losses: int = 0
     loss_runs: int = 2  # runs asked between the snapshot and the kill (their jobs are lost)
     keep_runs_in_flight: bool = True  # a run that ends while faults remain is replaced
+    arrival_s: float = 0.0  # > 0: a new run every this many seconds instead (the soak)
     aim_at_runs: bool = False  # a kill hits a worker holding a run (short suites), not any
 
     @property
