@@ -20,7 +20,7 @@ from contract.requests import QUEUED, Requests, ResearchRequestMsg
 from playground.fake_slack import BOT_USER_ID, Change, Message
 from redsearch.chaos_audit import duplicates
 from redsearch.local_services import PrivateDatabase
-from research_core.store.jobs import JobRecords
+from research_core.store.jobs import JobRecords, LazyJobRecords
 from research_core.store.sql import SqlStore
 from tests.conftest import RecordingBackend
 from tests.engine_run import default_similarity
@@ -200,3 +200,13 @@ async def test_a_run_whose_request_alone_redis_lost_still_runs(
     await stack.settled()
     assert len(stack.finals(mention)) == 1
     assert duplicates(stack.fake.calls()) == {}
+
+
+async def test_two_first_clicks_at_once_open_one_store(tmp_path: Path) -> None:
+    """The bot opens its job records on the first click; two clicks at once (the chaos
+    suite's two runs) opened two stores and left one unclosed (an asyncpg connection
+    collected open, which failed the short chaos test)."""
+    lazy = LazyJobRecords(f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}")
+    first, second = await asyncio.gather(lazy.records(), lazy.records())
+    assert first.store is second.store is lazy.store
+    await lazy.close()

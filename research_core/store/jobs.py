@@ -17,6 +17,7 @@ that ended is never made unfinished again. Ended rows are forgotten after `KEEP_
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from dataclasses import dataclass
 from typing import Any
@@ -107,10 +108,12 @@ class LazyJobRecords:
         self.url = url
         self.origin = origin
         self.store: SqlStore | None = None
+        self._opening = asyncio.Lock()  # two first clicks at once open one store, not two
 
     async def records(self) -> JobRecords:
-        if self.store is None:
-            self.store = await SqlStore.open(self.url, self.origin)
+        async with self._opening:
+            if self.store is None:
+                self.store = await SqlStore.open(self.url, self.origin)
         return JobRecords(self.store)
 
     async def queued(self, job_id: str, run_id: str, kind: str, payload: dict[str, Any],

@@ -10,6 +10,7 @@ one transaction, so a resumed run never counts twice.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -239,10 +240,12 @@ class LazyUsage:
     def __init__(self, url: str) -> None:
         self.url = url
         self.store: SqlStore | None = None
+        self._opening = asyncio.Lock()  # two Home tabs opened at once open one store
 
     async def __call__(self) -> list[UsageLine]:
-        if self.store is None:
-            self.store = await SqlStore.open(self.url)
+        async with self._opening:
+            if self.store is None:
+                self.store = await SqlStore.open(self.url)
         return await UsageStore(self.store).lines()
 
     async def close(self) -> None:
