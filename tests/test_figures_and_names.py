@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from research_core.loop.answering.coverage import known_names, names_in
 from research_core.loop.answering.select import states_measure
-from research_core.text.figures import measured, without_figures
+from research_core.loop.parts import states_figure
+from research_core.text.figures import figures_in, measured, without_figures
 from research_core.text.periods import is_period_code
 
 
@@ -46,3 +47,14 @@ def test_only_proper_names_tell_a_source_about_another_country_apart() -> None:
     assert known_names(question, texts, 2) == ["ostvale"]
     capitals_only = ["North and South sold wool.", "The North and the South held auctions."]
     assert known_names(question, capitals_only, 2) == ["north", "south"]
+
+
+def test_a_part_states_a_figure_in_any_of_its_forms() -> None:
+    """A correction of "4,210 thousand kg" revises a part that wrote it "4.21 million kg" or
+    as a table row's "4,210" under a "(thousand kg)" heading; not one that only has a 12."""
+    corrected = figures_in("sold 4,210 thousand kg in the quarter")[0]
+    assert states_figure("Ostvale sold 4.21 million kg of greasy wool.", corrected)
+    assert states_figure("Sales (thousand kg): Q1 3,770, Q2 4,210.", corrected)
+    assert not states_figure("Sales (thousand kg): Q1 3,770, Q2 4,190.", corrected)
+    small = figures_in("12 thousand bales")[0]
+    assert not states_figure("The board held 12 auctions.", small)

@@ -18,12 +18,13 @@ from research_core.models.gateway import Gateway
 from research_core.protocols import SearchBackend, Similarity
 from research_core.settings import EngineSettings
 from research_core.text import conflicts
-from research_core.text.figures import figures_in
+from research_core.text.figures import Figure, figures_in
 from research_core.text.sentences import sentences
 from research_core.text.terms import speaks_to
 
 PARTS_SHARE = 2 / 3  # of the reading budget; the report has the rest
 MIN_PARTS = 3
+TABLE_FIGURE_LEAST = 100  # a bare number matched by its digits alone, from this size
 
 
 class Parts:
@@ -111,11 +112,10 @@ class Parts:
         new = [f for f in fresh if f.source_id not in known]  # a source kept twice is no news
         ids = {e.id for e in new}
         lines = [Line(t, e) for e in [*own, *new] for t in sentences(e.text, clauses=False)]
-        stated = {f.value for f in figures_in(published)}  # "1.508 million" = "1,508 thousand"
         found = conflicts.find(lines)
         return list({d.first[0].evidence.id: d.first[0].evidence for d in found
                      if d.first[0].evidence.id in ids and d.second[0].evidence.id not in ids
-                     and d.reason and d.second[1].value in stated}.values())
+                     and d.reason and states_figure(published, d.second[1])}.values())
 
     async def _text(self, node: Node, summary: Summary, items: list[Evidence],
                     first: frozenset[str] = frozenset()) -> str:
@@ -136,3 +136,13 @@ class Parts:
                 and n.status != "pruned"]
         share = self.config.reading_budget_chars * PARTS_SHARE
         return int(share / max(MIN_PARTS, len(subs)))
+
+
+def states_figure(published: str, figure: Figure) -> bool:
+    """Whether a published part states the figure, in any form: "1.508 million" for "1,508
+    thousand bags", or a table row's "1,508" under a "(thousand bags)" heading (a number of
+    100 or more: a small one is too common to be that figure)."""
+    stated = {f.value for f in figures_in(published)} | {
+        f.mantissa for f in figures_in(published) if f.amount >= TABLE_FIGURE_LEAST}
+    return figure.value in stated or (
+        float(figure.mantissa) >= TABLE_FIGURE_LEAST and figure.mantissa in stated)

@@ -27,7 +27,7 @@ from research_core.loop.evidence import Evidence
 from research_core.protocols import Similarity
 from research_core.text import conflicts, periods
 from research_core.text.conflicts import Disagreement
-from research_core.text.periods import time_key
+from research_core.text.periods import latest_stated, time_key
 from research_core.text.terms import has_cjk
 
 Cite = Callable[[Evidence], str | None]  # the citation mark of an item ("[3]"), None: none
@@ -202,12 +202,32 @@ async def _section(picker: Picker, question: str, pool: list[Line], most: int) -
         return await picker.pick(question, pool, most, causes_first=True)
     measured = _measured(question, pool)
     latest = subquestions.asks_latest(question)
-    first = [ln for thing in _telling_things(question, measured)
+    newest = await _newest_first(picker, question, measured) if latest else []
+    first = newest + [ln for thing in _telling_things(question, measured)
              for ln in await picker.pick(question, [m for m in measured if states_measure(m.text)
                                                     and thing in m.text.casefold()],
                                          1, figures_first=True, latest=latest)]
     return first + await picker.pick(question, measured, most - len(first),
                                      figures_first=True, latest=latest)
+
+
+async def _newest_first(picker: Picker, question: str, pool: list[Line]) -> list[Line]:
+    """The best line on the newest period among the lines that rank near the best for the
+    question (an off-topic line on the newest quarter does not lead)."""
+    newest = {id(ln) for ln in _newest(pool)}
+    for line in await picker.ranked(question, pool, figures_first=True, latest=True):
+        if id(line) in newest and await picker.take(line):
+            return [line]
+    return []
+
+
+def _newest(pool: list[Line]) -> list[Line]:
+    """The lines that state a measure for the newest month or quarter any line states: a
+    question on the latest figures is answered by them first, not by last quarter's."""
+    stated = [(latest_stated(ln.text, ln.evidence.published), ln) for ln in pool
+              if states_measure(ln.text)]
+    newest = max((k for k, _ in stated), default="")
+    return [ln for k, ln in stated if newest and k == newest]
 
 
 def _telling_things(question: str, pool: list[Line]) -> list[str]:
