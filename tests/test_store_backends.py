@@ -104,3 +104,12 @@ async def test_the_later_click_counts_whichever_job_stores_it_first(
                                     later + dt.timedelta(seconds=1))
     counts = await stored_feedback(any_store, "run2")
     assert [(c.part_key, c.positive, c.negative) for c in counts] == [("report", 0, 1)]
+
+
+async def test_several_openers_of_one_new_sqlite_file_all_open(tmp_path: Path) -> None:
+    """A bot recording its first job and a worker starting opened one new SQLite file at
+    once: both found no table, and the second CREATE failed ("table runs already exists")."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'runs.db'}"
+    stores = await asyncio.gather(*(SqlStore.open(url) for _ in range(4)))
+    for store in stores:
+        await store.close()

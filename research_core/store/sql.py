@@ -24,6 +24,7 @@ from sqlalchemy.exc import (
     DBAPIError,
     InvalidRequestError,
     NoSuchModuleError,
+    OperationalError,
     SQLAlchemyError,
 )
 from sqlalchemy.ext.asyncio import (
@@ -139,6 +140,23 @@ def _make_folder(url: str) -> None:
                              f"({exc})") from exc
 
 
+async def _create_tables(engine: AsyncEngine) -> None:
+    """The tables, once: on PostgreSQL under an advisory lock (workers starting together, one
+    at a time); on SQLite, where a bot and a worker opening one new file at once both found
+    no table and the second CREATE failed ("table runs already exists"), by looking again."""
+    for attempt in range(2):
+        try:
+            async with engine.begin() as conn:
+                if conn.dialect.name == "postgresql":
+                    await conn.execute(text("SELECT pg_advisory_xact_lock(:id)"),
+                                       {"id": SCHEMA_LOCK_ID})
+                await conn.run_sync(Base.metadata.create_all)
+            return
+        except OperationalError as exc:
+            if attempt or "already exists" not in str(exc.orig):
+                raise
+
+
 def _why(exc: BaseException) -> str:
     """What went wrong, without echoing the URL (SQLAlchemy's messages quote it whole)."""
     if isinstance(exc, NoSuchModuleError):
@@ -209,11 +227,7 @@ class SqlStore:
                 OverflowError) as exc:
             raise _failure(url, origin, exc) from exc
         try:
-            async with engine.begin() as conn:
-                if conn.dialect.name == "postgresql":  # workers starting together: one at a time
-                    await conn.execute(text("SELECT pg_advisory_xact_lock(:id)"),
-                                       {"id": SCHEMA_LOCK_ID})
-                await conn.run_sync(Base.metadata.create_all)
+            await _create_tables(engine)
         except (SQLAlchemyError, OSError, ValueError, OverflowError) as exc:
             await engine.dispose()
             raise _failure(url, origin, exc) from exc
