@@ -81,6 +81,7 @@ class Chaos:
     outages: list[Outage] = field(default_factory=list)  # Redis away
     planned: list[Fault] | None = None  # the faults to inject (None: the plan's schedule)
     on_tick: Callable[[], None] | None = None  # called every poll (the soak's memory log)
+    _steps: dict[str, int] = field(default_factory=dict)  # the last snapshot's steps
     t0: float = 0.0
     asked: int = 0
 
@@ -245,13 +246,18 @@ class Chaos:
         return self.plan.keep_runs_in_flight and len(self.in_flight()) < self.plan.runs
 
     async def _snapshot(self) -> None:
-        """The checkpoint step of every run, as the database has it now."""
+        """The checkpoint steps that changed since the last snapshot, as the database has
+        them now (the highest step saved before a resume is the same; an hour's soak kept
+        a full copy every second, 80 MiB of the harness)."""
         at = time.time()
         try:
             rows = await self.stack.db.fetch("SELECT run_id, step FROM runs")
         except (OSError, SQLAlchemyError):  # cut, or the tables not there yet
             return
-        self.saved.append((at, {run_id: step for run_id, step in rows}))
+        changed = {run_id: step for run_id, step in rows if self._steps.get(run_id) != step}
+        self._steps.update(changed)
+        if changed:
+            self.saved.append((at, changed))
 
     def worker_up(self, kill_at: float) -> bool:
         """Whether a worker was up from the moment the killed worker's lease ran out until

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from redsearch.chaos import Chaos, render, stack_config
 from redsearch.chaos_audit import ChaosReport
-from redsearch.chaos_memory import LEAK_FLOOR_KIB, LEAK_SHARE, MemoryLog
+from redsearch.chaos_memory import HARNESS, LEAK_FLOOR_KIB, LEAK_SHARE, MemoryLog
 from redsearch.chaos_plan import DB_CUT, KILL, REDIS_RESTART, STORM, ChaosPlan, Fault
 from redsearch.suite_stack import SuiteStack
 
@@ -68,7 +68,7 @@ def processes(stack: SuiteStack) -> dict[str, int]:
     found.update({f"bot pid {b.process.pid}": b.process.pid for b in stack.bot_procs})
     if stack.redis.process is not None:
         found[f"redis-server pid {stack.redis.process.pid}"] = stack.redis.process.pid
-    found["harness (fake Slack, models)"] = os.getpid()
+    found[f"{HARNESS} (fake Slack, models)"] = os.getpid()
     return found
 
 

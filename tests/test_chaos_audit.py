@@ -21,6 +21,7 @@ from redsearch.chaos_audit import (
     redone_steps,
     signs_of_life,
 )
+from redsearch.chaos_memory import MemoryLog, ProcessMemory
 from redsearch.chaos_plan import ARQ_POLL_S, MARGIN_S, ChaosPlan, Outage
 from redsearch.scripted_tiers import ModelCall
 from redsearch.suite_stack import RequestLost, SuiteStack
@@ -103,3 +104,21 @@ def test_a_kill_during_a_redis_outage_is_bounded_from_the_outage_end() -> None:
     assert lost == pytest.approx(6.5 + plan.loss_bound_s)  # the sweep brings the run back
     alone = recoveries([KillRecord(100.0, 42, ("s1",))], {"s1": [110.0]})
     assert not ChaosReport(1, runs, 4, {}, {}, alone, [], bound_s=plan.recovery_bound_s).ok
+
+
+def test_the_soak_flags_a_service_process_that_grows_not_the_harness() -> None:
+    """Growth from the warm sample to the last past 25 % and 30 MiB is a leak; a process
+    killed early is not judged; the harness keeps every call it served and is only shown."""
+    memory = MemoryLog(lambda: {}, warm_at=100.0)
+    mib = 1024
+    samples = {
+        1: ("worker 0 pid 1", [(0.0, 200 * mib), (100.0, 400 * mib), (3600.0, 407 * mib)]),
+        2: ("bot pid 2", [(0.0, 140 * mib), (100.0, 143 * mib), (3600.0, 300 * mib)]),
+        3: ("harness (fake Slack, models)", [(0.0, 97 * mib), (100.0, 105 * mib),
+                                             (3600.0, 185 * mib)]),
+        4: ("worker 1 pid 4", [(0.0, 200 * mib), (90.0, 900 * mib)]),
+    }
+    for pid, (label, points) in samples.items():
+        memory.seen[pid] = ProcessMemory(label, pid, points)
+    assert [m.label for m in memory.leaks()] == ["bot pid 2"]
+    assert "1 shorter-lived processes" in memory.table()
