@@ -162,3 +162,16 @@ async def test_a_report_that_echoes_its_prompt_is_rejected(
     reports = out.server.requests_for("")
     assert "repeats the instructions" in last_user_text(reports[1])
     assert out.report.fallback and "<<<DATA" not in out.report.text
+
+
+async def test_a_plan_of_one_sub_question_is_widened_from_the_evidence(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    """The bundled planner split "installers in X: day rates, backlog, a shortage?" into the
+    single "How are installers doing in X?", and the run ended at step 2 of 8. The planner's
+    sub-question stays; the evidence split adds the others."""
+    script = Script(subquestions=[("How did heat pump sales move in 2026?", 0.9)])
+    out = await run_engine(serve, script, backend, store, max_steps=4)
+    root = out.state.tree.nodes["N0"]
+    children = [out.state.tree.nodes[c].question for c in root.children]
+    assert children[0] == "How did heat pump sales move in 2026?"
+    assert len(children) >= 2, children

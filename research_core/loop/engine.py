@@ -329,9 +329,8 @@ class _Research:
         for question, why in vetted.rejected:
             self.state.log.emit("subquestion-refused", f"{question[:80]!r}: {why}", node=node.id)
         subs = vetted.accepted
-        if not subs and node.depth == 0 and proposed and not from_evidence:  # the root is
-            subs = [s for s in await self._split_from_evidence(node)  # always split
-                    if s.question not in taken]
+        if len(subs) < 2 and node.depth == 0 and not from_evidence:  # the root is always
+            subs += await self._widen_root(node, subs, taken)  # split, into more than one
         if not subs:
             node.status = "insufficient"
             self.state.log.emit("thin", f"{node.id}: no new sub-question to split into",
@@ -341,6 +340,18 @@ class _Research:
         children = [self.state.tree.add_child(node.id, s.question, s.value) for s in subs]
         listing = ", ".join(f"{c.id} ({c.value:.2f}) {c.question!r}" for c in children)
         self.state.log.emit("expand", f"{node.id} → {listing}", node=node.id)
+
+    async def _widen_root(self, node: Node, subs: list[SubQuestion],
+                          taken: set[str]) -> list[SubQuestion]:
+        """The evidence split's sub-questions beside a planner's plan of one (or none): the
+        bundled model split "installers in X: day rates, backlog, a shortage?" into the one
+        sub-question "How are installers doing in X?", and the run ended at step 2 of 8."""
+        mine = taken | {s.question for s in subs}
+        extra = [s for s in await self._split_from_evidence(node) if s.question not in mine]
+        vetted = await judgement.vet_subquestions(self.similarity, self.state.question, extra,
+                                                  mine, self.config)
+        room = max(0, self.config.max_children - len(subs))
+        return vetted.accepted[:room]
 
     async def _split_from_evidence(self, node: Node) -> list[SubQuestion]:
         """The root's clauses that the sources retrieved for it speak to, and what those
