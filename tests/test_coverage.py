@@ -87,8 +87,9 @@ async def test_uncovered_root_facets_become_sub_questions_then_unknowns(
     def check(body: dict[str, Any]) -> str:
         return json.dumps({"answered": [0], "unknowns": []})  # the cause is never covered
 
-    script = Script(subquestions=[("What were heat pump sales figures?", 0.9)],
-                    rules={"CoverageOut": check})
+    script = Script(subquestions=[("What were heat pump sales figures?", 0.9),
+                                  ("Which countries bought the most heat pumps?", 0.8)],
+                    rules={"CoverageOut": check})  # two: a plan of one is widened at once
     out = await run_engine(serve, script, backend, store, question=question, mode="deep")
     why = "Why: How did heat pump sales move in 2026?"  # the question's clause, no template
     gaps = out.state.log.of_kind("coverage-gap")
@@ -159,12 +160,14 @@ async def _correction_task(serve: Serve, backend: RecordingBackend, store: SqlSt
                             hits_per_query=2)
 
 
-async def test_only_the_deeper_conflict_seeking_run_finds_the_correction(
+async def test_the_deeper_run_seeks_conflicts_and_finds_the_correction(
         serve: Serve, backend: RecordingBackend, store: SqlStore, tmp_path: Path) -> None:
+    """Deep asks the reporter to align versions and finds the erratum. (Standard used to
+    miss it; since a plan of one sub-question is widened from the evidence, it may find it
+    too: a correction found is never the wrong answer.)"""
     _add_erratum(backend, tmp_path)
     standard = await _correction_task(serve, backend, store, "standard")
     deep = await _correction_task(serve, backend, store, "deep")
-    assert CORRECTION not in standard.report.cited_source_ids()
     assert CORRECTION in deep.report.cited_source_ids()
     report_call = deep.server.requests_for("")[-1]
     assert "Align versions and definitions" in _system(report_call)
