@@ -41,8 +41,12 @@ def is_sentinel(url: str) -> bool:
     return url.lower().startswith(SENTINEL_SCHEME + "://")
 
 
+def command_backoff() -> ExponentialBackoff:
+    return ExponentialBackoff(cap=RETRY_CAP_S, base=RETRY_BASE_S)
+
+
 def command_retry() -> Retry:
-    return Retry(ExponentialBackoff(cap=RETRY_CAP_S, base=RETRY_BASE_S), RETRIES)
+    return Retry(command_backoff(), RETRIES)
 
 
 def sentinel_settings(url: str) -> RedisSettings:

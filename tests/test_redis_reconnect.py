@@ -15,7 +15,7 @@ from redis.backoff import NoBackoff
 
 from contract.keys import request_key, started_key
 from contract.queue import JobPayload, JobQueue, connect
-from contract.redis_target import RETRIES, RETRY_BASE_S, RETRY_CAP_S
+from contract.redis_target import RETRIES, command_backoff
 from contract.requests import CHOOSING, ResearchRequestMsg
 from redsearch.local_services import DurableRedis
 from tests.slack_driver import ALICE, CHANNEL
@@ -36,7 +36,8 @@ async def durable() -> AsyncIterator[DurableRedis]:
 def test_commands_ride_out_eight_seconds_and_try_four_times_a_second() -> None:
     """The back-off doubles from RETRY_BASE_S to the cap; the cap is what a Redis that is
     back costs a client at most, the sum how long an outage is ridden out without an error."""
-    waits = [min(RETRY_CAP_S, RETRY_BASE_S * 2 ** n) for n in range(1, RETRIES + 1)]
+    backoff = command_backoff()
+    waits = [backoff.compute(n) for n in range(1, RETRIES + 1)]
     assert max(waits) <= 0.25
     assert sum(waits) >= 7.5
 

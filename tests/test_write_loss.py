@@ -145,6 +145,16 @@ def _start_worker(stack: Stack, redis_url: str, backend: RecordingBackend) -> No
                                                   similarity=default_similarity()))
 
 
+async def _finishes_once(stack: Stack, mention: Message, redis_url: str,
+                         backend: RecordingBackend) -> None:
+    """A worker started now finishes the run: one closing message, nothing posted twice."""
+    _start_worker(stack, redis_url, backend)
+    await wait_for(lambda: bool(stack.finals(mention)), 90, "the final message")
+    await stack.settled()
+    assert len(stack.finals(mention)) == 1
+    assert duplicates(stack.fake.calls()) == {}
+
+
 @pytest.mark.timeout(120)
 async def test_a_queued_run_redis_lost_finishes_once(
         start_stack: StartStack, backend: RecordingBackend, redis_url: str) -> None:
@@ -152,11 +162,7 @@ async def test_a_queued_run_redis_lost_finishes_once(
     stack = await start_stack(Script(subquestions=THREE), backend, in_process_worker=False)
     mention = await _ask(stack)
     await stack.pool.flushdb()
-    _start_worker(stack, redis_url, backend)
-    await wait_for(lambda: bool(stack.finals(mention)), 90, "the final message")
-    await stack.settled()
-    assert len(stack.finals(mention)) == 1
-    assert duplicates(stack.fake.calls()) == {}
+    await _finishes_once(stack, mention, redis_url, backend)
 
 
 @pytest.mark.timeout(150)
@@ -179,11 +185,7 @@ async def test_a_run_whose_job_and_lease_vanished_mid_run_resumes_without_double
     assert not stack.finals(mention)
     await stack.pool.flushdb()
     assert await awaited(stack.pool.hlen(ACTIVE_KEY)) == 0
-    _start_worker(stack, redis_url, backend)
-    await wait_for(lambda: bool(stack.finals(mention)), 90, "the final message")
-    await stack.settled()
-    assert len(stack.finals(mention)) == 1
-    assert duplicates(stack.fake.calls()) == {}
+    await _finishes_once(stack, mention, redis_url, backend)
 
 
 @pytest.mark.timeout(120)
@@ -195,11 +197,7 @@ async def test_a_run_whose_request_alone_redis_lost_still_runs(
     stack = await start_stack(Script(subquestions=THREE), backend, in_process_worker=False)
     mention = await _ask(stack)
     await stack.pool.delete(request_key(CHANNEL, mention.ts))
-    _start_worker(stack, redis_url, backend)
-    await wait_for(lambda: bool(stack.finals(mention)), 90, "the final message")
-    await stack.settled()
-    assert len(stack.finals(mention)) == 1
-    assert duplicates(stack.fake.calls()) == {}
+    await _finishes_once(stack, mention, redis_url, backend)
 
 
 async def test_two_first_clicks_at_once_open_one_store(tmp_path: Path) -> None:

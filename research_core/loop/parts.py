@@ -142,7 +142,8 @@ def states_figure(published: str, figure: Figure) -> bool:
     """Whether a published part states the figure, in any form: "1.508 million" for "1,508
     thousand bags", or a table row's "1,508" under a "(thousand bags)" heading (a number of
     100 or more: a small one is too common to be that figure)."""
-    stated = {f.value for f in figures_in(published)} | {
-        f.mantissa for f in figures_in(published) if f.amount >= TABLE_FIGURE_LEAST}
+    figures = figures_in(published)
+    stated = {f.value for f in figures} | {
+        f.mantissa for f in figures if f.amount >= TABLE_FIGURE_LEAST}
     return figure.value in stated or (
         float(figure.mantissa) >= TABLE_FIGURE_LEAST and figure.mantissa in stated)

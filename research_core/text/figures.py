@@ -8,11 +8,12 @@ A number glued to a letter before it is a name, not a figure ("Q3", "NCM523", "L
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+
+from research_core.text.periods import MONTH_NAMES
 
 _MAGNITUDES: dict[str, int] = {
     "万亿": 10**12, "千万": 10**7, "百万": 10**6, "千": 10**3, "万": 10**4, "亿": 10**8,
@@ -27,7 +28,7 @@ _FIGURE = re.compile(
     rf"(?:\s?({_SUFFIX})(?![A-Za-z]))?"
     r"(?:\s?([A-Za-z]{3,}|[\u4e00-\u9fff](?:/[\u4e00-\u9fff])?))?", re.IGNORECASE)
 _EMPTY_BRACKETS = re.compile(r"[(（\[]\s*[)）\]]")
-_MONTHS = {m.casefold() for m in [*calendar.month_name, *calendar.month_abbr] if m}
+_MONTHS = frozenset(MONTH_NAMES) | {m[:3] for m in MONTH_NAMES}  # "12 January" is a date
 _NOT_UNITS = _MONTHS | frozenset({
     "and", "are", "but", "for", "from", "the", "was", "were", "with", "year", "years", "than",
     "that", "this", "年", "月", "日", "季", "起", "至", "到", "和", "与", "的", "同", "比", "为",
