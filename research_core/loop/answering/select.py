@@ -14,10 +14,11 @@ from research_core.loop.answering.pool import Line, key
 from research_core.protocols import Similarity
 from research_core.text.figures import figure_keys, figures_in, measured
 from research_core.text.periods import latest_stated
-from research_core.text.terms import terms
+from research_core.text.terms import overlap, terms
 
 FIGURE_BONUS = 0.1
 CREDIBILITY_WEIGHT = 0.1
+TERMS_WEIGHT = 0.15  # of the question's terms that the line, its heading and title name
 SAME_WORDS = 0.6  # term Jaccard above which two sentences say the same
 SAME_MEANING = 0.9  # embedder similarity above which two sentences say the same
 SAME_TOPIC = 0.3  # term Jaccard above which equal figures mean the same statement
@@ -87,13 +88,16 @@ class Picker:
 
     async def scores(self, question: str, lines: list[Line], figures_first: bool,
                      figures: bool = True) -> list[float]:
-        """Similarity to `question` (of the words: figures taken out of both), a little more
-        for a credible source and (unless `figures` is False: a question why) for a sentence
-        that states a measure (a percentage, an amount; not a date)."""
+        """Similarity to `question`, a little more for a credible source, for the share of
+        the question's terms the sentence, its heading and its source's title name (the
+        full-text half: the bundled embedder scores a field's sentences nearly alike) and
+        (unless `figures` is False: a question why) for a sentence that states a measure (a
+        percentage, an amount; not a date)."""
         sims = (await self.similarity.matrix([question], [_in_context(ln) for ln in lines]))[0]
         bonus = FIGURE_BONUS * (2 if figures_first else 1) if figures else 0.0
         return [s + (bonus if states_measure(ln.text) else 0.0)
                 + CREDIBILITY_WEIGHT * ln.evidence.credibility
+                + TERMS_WEIGHT * overlap(question, f"{ln.evidence.title} {_in_context(ln)}")
                 for s, ln in zip(sims, lines, strict=True)]
 
     async def _similarities(self, text: str) -> list[float]:
