@@ -93,12 +93,13 @@ class Picker:
         full-text half: the bundled embedder scores a field's sentences nearly alike) and
         (unless `figures` is False: a question why) for a sentence that states a measure (a
         percentage, an amount; not a date)."""
-        sims = (await self.similarity.matrix([question], [_in_context(ln) for ln in lines]))[0]
+        contexts = [_in_context(ln) for ln in lines]
+        sims = (await self.similarity.matrix([question], contexts))[0]
         bonus = FIGURE_BONUS * (2 if figures_first else 1) if figures else 0.0
         return [s + (bonus if states_measure(ln.text) else 0.0)
                 + CREDIBILITY_WEIGHT * ln.evidence.credibility
-                + TERMS_WEIGHT * overlap(question, f"{ln.evidence.title} {_in_context(ln)}")
-                for s, ln in zip(sims, lines, strict=True)]
+                + TERMS_WEIGHT * overlap(question, f"{ln.evidence.title} {context}")
+                for s, ln, context in zip(sims, lines, contexts, strict=True)]
 
     async def _similarities(self, text: str) -> list[float]:
         if not self.chosen:
