@@ -15,6 +15,7 @@ with warnings.catch_warnings():
 import stopwordsiso
 
 NOUNS_CACHED = 4096
+TERMS_CACHED = 32768  # texts (sentences, mostly): bounded in a long-lived worker
 _WORD = re.compile(r"[\w.%-]+", re.UNICODE)
 CJK = re.compile(r"[\u3400-\u9fff]")
 _NUMBER = re.compile(r"[\d.,%-]+")
@@ -92,11 +93,18 @@ def segment(text: str, *, search_mode: bool = True) -> list[str]:
 
 def terms(text: str) -> list[str]:
     """Lowercased content words; Chinese runs are segmented into words."""
+    return list(_terms(text))
+
+
+@lru_cache(maxsize=TERMS_CACHED)
+def _terms(text: str) -> tuple[str, ...]:
+    """`terms`, once per text: the conflict detector and the sentence picker compare every
+    sentence with many others, and jieba's segmentation is the cost."""
     out: list[str] = []
     for chunk in _WORD.findall(text.lower()):
         pieces = [w for w in segment(chunk) if w.strip()] if has_cjk(chunk) else [chunk]
         out.extend(p for p in pieces if p.strip(".-%") and p not in STOPWORDS)
-    return out
+    return tuple(out)
 
 
 def ask_apart(a: str, b: str) -> bool:
