@@ -81,6 +81,18 @@ async def test_the_split_reads_what_the_sources_are_about_and_drops_requests() -
     assert not any("Monday" in t for t in texts)  # no source speaks to the deadline
 
 
+async def test_a_clause_that_asks_about_the_topic_is_kept_and_a_request_is_not() -> None:
+    """"how has it moved" names little of its own (its "it" is the topic), so no source is
+    close to it alone; it opens as a question, so it is asked of the sources."""
+    question = ("What's the latest hive count in Vestland, and how has it moved over the past "
+                "year?")
+    subs = await decomposition.split(similarity(), question, HITS, 4, EngineSettings(),
+                                     dt.date(2026, 10, 31))
+    texts = [s.question for s in subs]
+    assert any(t.startswith("How has it moved over the past year") for t in texts), texts
+    assert subquestions.asks("哪个产区拖了后腿、为什么") and not subquestions.asks("要数据和出处")
+
+
 def test_not_found_lists_names_only_never_words_that_ask() -> None:
     question = "Why did Vestland's honey yield fall so much even though hive counts kept growing?"
     missing = not_found(question, [], "Honey yields fell 12% as hives grew.", "fell because")

@@ -46,7 +46,8 @@ async def split(similarity: Similarity, question: str, hits: list[SearchHit], li
 async def spoken_to(similarity: Similarity, clauses: list[str], texts: list[str],
                     cfg: EngineSettings) -> set[str]:
     """The clauses some retrieved text is close to (the off-goal scale); a clause that names
-    nothing ("why") asks about the topic and is kept."""
+    nothing ("why") or opens as a question ("how has it moved over the past year": its
+    "it" is the topic, which the sources are close to) asks about the topic and is kept."""
     if not texts:
         return set(clauses)
     named = [c for c in clauses if content_terms(c)]
@@ -55,7 +56,7 @@ async def spoken_to(similarity: Similarity, clauses: list[str], texts: list[str]
     close = {c for c, row in zip(named, rows, strict=True)
              if max(row) >= min(scaled(cfg.off_goal_similarity, c, texts[0]),
                                 best * KEPT_SHARE)}
-    return close | {c for c in clauses if not content_terms(c)}
+    return close | {c for c in clauses if not content_terms(c) or subquestions.asks(c)}
 
 
 async def facets_of(similarity: Similarity, question: str, hits: list[SearchHit],

@@ -41,6 +41,10 @@ _PAIR = re.compile(r"^(?P<a>[^,，:：]{2,40}?)\s*(?:\band\b|和|与|及)\s*(?P<
                    r"(?=\s+(?:went|have|has|had|are|were|did|do|rose|fell|moved|diverged)\b|"
                    r"(?:的|走势|价格|为何|为什么|分别))", re.I)
 _ZH_JOINS = ("和", "与", "及", "、", "跟")
+# Interrogatives (English wh-words and "how"; Chinese question words): grammar, not a field's
+# vocabulary. A clause that opens with one asks the sources something.
+_ASKING = re.compile(r"^(?:how|what|why|which|who|when|where|whether)\b|"
+                     r"什么|怎么|怎样|如何|为什么|为何|多少|哪", re.I)
 ITEM_WORDS = 4  # a named thing in a list is short: "Firm A", "North", "锂电铜箔"
 
 
@@ -72,7 +76,7 @@ def compose(c: Clauses, question: str) -> list[str]:
     per_ask = [_completed(ask, c.topic) for ask in c.asks if ask != c.topic]
     if not c.things and per_ask:
         per_ask.insert(0, c.topic)
-    whole = _norm(_clean(question))
+    whole = _norm(without_mentions(question))
     texts = [_shorten(t) for t in [*per_thing, *per_ask]]
     return list(dict.fromkeys(t for t in texts if len(t) >= MIN_CHARS and _norm(t) != whole))
 
@@ -82,7 +86,7 @@ def clauses(question: str) -> Clauses:
     taken out first, so that its commas cut nothing). Its topic is the clause that names the
     most, a clause of a sentence that asks ("…?") first; a clause that names nothing is kept
     only where it asks ("Why, and how big is it now?")."""
-    text = _clean(question)
+    text = without_mentions(question)
     things, text = _listed(text)
     said: list[tuple[str, bool]] = []
     for sentence in _SENTENCE.split(text):
@@ -103,7 +107,8 @@ def _naming(text: str) -> int:
     return len(set(content_terms(text)))
 
 
-def _clean(question: str) -> str:
+def without_mentions(question: str) -> str:
+    """The question without its Slack mentions ("<@U0…>", "@RED") and extra spaces."""
     return " ".join(_MENTION.sub(" ", question).split())
 
 
@@ -205,9 +210,15 @@ def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def asks(clause: str) -> bool:
+    """Whether a clause asks something ("how has it moved over the past year", "同比怎么变"),
+    rather than asking the bot for something ("with sources", "要数据和出处")."""
+    return bool(_ASKING.search(clause.strip()))
+
+
 def is_part(clause: str, question: str) -> bool:
     """Whether the clause is less than the whole question (a sub-question may be it)."""
-    return _norm(clause) != _norm(_clean(question)) and len(clause) >= MIN_CHARS
+    return _norm(clause) != _norm(without_mentions(question)) and len(clause) >= MIN_CHARS
 
 
 def as_question(text: str) -> str:
