@@ -6,8 +6,8 @@ names, and region words ("North") that are no proper name. Fixtures: a wool mark
 from __future__ import annotations
 
 from research_core.loop.answering.coverage import known_names, names_in
+from research_core.loop.answering.restating import states_figure
 from research_core.loop.answering.select import states_measure
-from research_core.loop.parts import states_figure
 from research_core.text.figures import figures_in, measured, without_figures
 from research_core.text.periods import is_period_code
 

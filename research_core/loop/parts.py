@@ -8,8 +8,9 @@ from __future__ import annotations
 from research_core.delivery.publications import Delivery
 from research_core.loop import cadence, executor, followup
 from research_core.loop.answering import builder
-from research_core.loop.answering.completion import Reader, local_reader
+from research_core.loop.answering.completion import Reader, local_reader, page_lines
 from research_core.loop.answering.pool import Line
+from research_core.loop.answering.restating import states_figure
 from research_core.loop.evidence import Evidence
 from research_core.loop.goal_tree import Node
 from research_core.loop.memory import Summary
@@ -18,13 +19,11 @@ from research_core.models.gateway import Gateway
 from research_core.protocols import SearchBackend, Similarity
 from research_core.settings import EngineSettings
 from research_core.text import conflicts
-from research_core.text.figures import Figure, figures_in
 from research_core.text.sentences import sentences
 from research_core.text.terms import speaks_to
 
 PARTS_SHARE = 2 / 3  # of the reading budget; the report has the rest
 MIN_PARTS = 3
-TABLE_FIGURE_LEAST = 100  # a bare number matched by its digits alone, from this size
 
 
 class Parts:
@@ -86,7 +85,7 @@ class Parts:
         close = [e for e, sc in zip(fresh, scores, strict=True)
                  if sc >= self.config.revise_similarity
                  and speaks_to(e.text, node.question, self._others(node))]
-        corrections = self._corrections(node, fresh, published)
+        corrections = await self._corrections(node, fresh, published)
         news = list({e.id: e for e in [*corrections, *cadence.revising_evidence(
             published, close)]}.values())
         if not news:
@@ -101,18 +100,19 @@ class Parts:
                                 sources)
         await self.delivery.part(node.id, text, summary.source_ids, reason=reason)
 
-    def _corrections(self, node: Node, fresh: list[Evidence], published: str
-                     ) -> list[Evidence]:
+    async def _corrections(self, node: Node, fresh: list[Evidence], published: str
+                           ) -> list[Evidence]:
         """Later evidence, kept for any sub-question, that states another figure for what the
         part's own evidence states (same thing, period and unit), is preferred to it (as
         credible and later, or more credible), and corrects a figure the `published` part
-        states: a correction revises the part it corrects, and no other."""
+        states: a correction revises the part it corrects, and no other. The sources' pages are
+        read whole where reading is free: a kept snippet may be a table's row alone."""
         own = self.state.kept_for({node.id})
         known = {e.source_id for e in own}
         new = [f for f in fresh if f.source_id not in known]  # a source kept twice is no news
         ids = {e.id for e in new}
         lines = [Line(t, e) for e in [*own, *new] for t in sentences(e.text, clauses=False)]
-        found = conflicts.find(lines)
+        found = conflicts.every([*lines, *await page_lines([*own, *new], self.read)])
         return list({d.first[0].evidence.id: d.first[0].evidence for d in found
                      if d.first[0].evidence.id in ids and d.second[0].evidence.id not in ids
                      and d.reason and states_figure(published, d.second[1])}.values())
@@ -136,14 +136,3 @@ class Parts:
                 and n.status != "pruned"]
         share = self.config.reading_budget_chars * PARTS_SHARE
         return int(share / max(MIN_PARTS, len(subs)))
-
-
-def states_figure(published: str, figure: Figure) -> bool:
-    """Whether a published part states the figure, in any form: "1.508 million" for "1,508
-    thousand bags", or a table row's "1,508" under a "(thousand bags)" heading (a number of
-    100 or more: a small one is too common to be that figure)."""
-    figures = figures_in(published)
-    stated = {f.value for f in figures} | {
-        f.mantissa for f in figures if f.amount >= TABLE_FIGURE_LEAST}
-    return figure.value in stated or (
-        float(figure.mantissa) >= TABLE_FIGURE_LEAST and figure.mantissa in stated)

@@ -94,6 +94,22 @@ def find(lines: Sequence[S]) -> list[Disagreement[S]]:
     return ranked[:MAX_SHOWN]
 
 
+def settled(d: Disagreement[S]) -> bool:
+    """Whether the preference ends the question: a more credible source's figure, or a body's
+    later figure for what it published earlier (its own revision). Two equally credible
+    bodies, or two undated sources, leave a doubt."""
+    (first, _), (second, _) = d.first, d.second
+    return d.reason == "credibility" or (
+        d.reason == "later" and bool(first.publisher) and first.publisher == second.publisher)
+
+
+def every(lines: Sequence[S]) -> list[Disagreement[S]]:
+    """Every pair of sentences of two sources that disagree (not one per source pair): what
+    a correction corrects, figure by figure."""
+    return [d for a, b in combinations(lines, 2) if a.source_id != b.source_id
+            and (d := _clash(a, b)) is not None]
+
+
 def _clash(a: S, b: S) -> Disagreement[S] | None:
     """Clause by clause: a correction says the new figure and the old one in one sentence
     ("restated … to 209,000 units; the 214,000 units first published were corrected")."""
@@ -177,11 +193,14 @@ def _a_year(figure: Figure) -> bool:
 def _magnitude(figure: Figure) -> str:
     """A unitless figure's stand-in unit: its magnitude word ("million", "万"), so that "2.84
     million" and "2.61 million" compare, while a bare "14" compares with nothing."""
-    word = figure.text[len(figure.mantissa):].strip() if figure.value != figure.mantissa else ""
+    word = _NUMBERS.sub("", figure.text, count=1).strip() if figure.value != figure.mantissa \
+        else ""
     return f"({word})" if word else "(none)"
 
 
-_CAPITALISED = re.compile(r"\b[A-Z][\w-]{2,}")
+_WORD = r"[A-Z][\w-]{2,}(?:['’]s\b)?"
+_CAPITALISED = re.compile(rf"\b{_WORD}(?: {_WORD})*")
+_POSSESSIVE = re.compile(r"['’]s$")
 
 
 def _same_subject(a: Said, b: Said) -> bool:
@@ -207,11 +226,22 @@ def _same_names(a: Said, b: Said) -> bool:
 
 
 def _names(line: Said) -> set[str]:
-    """The capitalised words of a sentence (its first included), not function words and
-    not its publisher's name."""
-    own = set(line.publisher.casefold().split())
-    words = {w.casefold() for w in _CAPITALISED.findall(line.text)}
-    return {w for w in words if w not in own and w not in function_words()}
+    """The names a sentence gives: its runs of capitalised words ("South Isle Port", its first
+    word included, leading function words and a possessive's "'s" left off), not its
+    publisher's name where the sentence writes that name whole: "the Kenthar Coffee Authority
+    said" names no place, "Kenthar exported" does. A run is one name: "South Isle Port" and
+    "North Bay Port" name two ports, not one "Port"."""
+    text = line.text
+    if line.publisher.strip():
+        text = re.sub(re.escape(line.publisher.strip()), " ", text, flags=re.IGNORECASE)
+    names = set()
+    for run in _CAPITALISED.findall(text):
+        words = [_POSSESSIVE.sub("", w).casefold() for w in run.split()]
+        while words and words[0] in function_words():
+            words.pop(0)
+        if words:
+            names.add(" ".join(words))
+    return names
 
 
 def _topic(a: str, b: str) -> float:

@@ -17,6 +17,7 @@ from research_core.loop.answering import (
     coverage,
     items,
     labels,
+    restating,
     subject,
 )
 from research_core.loop.answering.budget_fit import Block, fit
@@ -33,6 +34,7 @@ from research_core.text.terms import has_cjk
 Cite = Callable[[Evidence], str | None]  # the citation mark of an item ("[3]"), None: none
 LEAD_MOST, SECTION_MOST, PART_MOST = 4, 5, 7
 FOLLOW_UP_MOST = 4
+CORRECTED_MOST = 2  # restated lines that go first in a lead or a part
 LEAD_FLOOR = 0.5
 COMMON_SHARE = 0.6  # a thing more of a section's lines name than this tells none apart
 THINGS_MOST = 3
@@ -66,7 +68,9 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     disputed = conflict_lines(pool, cite, zh, found)
     picker.remember(disputed)
     outvoted = {d.second[0].text for d in found}
-    lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted])
+    as_found, pool = pool, restating.restated(pool, conflicts.every(pool), cite, zh)
+    lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted],
+                       _changed(pool, as_found))
     picker.remember(said)
     blocks = [Block("", [" ".join(_cited(ln, cite) for ln in lead)], whole=True)]
     if listed := await items.listed(similarity, question, pool):
@@ -98,7 +102,7 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
         blocks.append(Block("", [words["not_found"] + "; ".join(missing) + ("。" if zh else ".")],
                             whole=True))
     text = fit(blocks, budget if budget is not None else UNBOUNDED)
-    quoted(pool, text)
+    quoted(as_found, text)  # a restated line is no source's text
     return text
 
 
@@ -118,7 +122,10 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     pool = _on_point(section.question, pool, len(pool))  # not a line about something else
     disputed = conflict_lines(pool, cite, zh)
     picker.remember(disputed)
-    chosen = await _section(picker, section.question, pool, PART_MOST)
+    as_found = pool
+    pool = restating.restated(pool, conflicts.every([*pool, *_later(pool, run or [])]), cite, zh)
+    first = await _taken(picker, _on_point(section.question, _changed(pool, as_found)))
+    chosen = first + await _section(picker, section.question, pool, PART_MOST - len(first))
     bullets = [f"• {_cited(ln, cite)}" for ln in chosen]
     if not chosen:
         bullets = [(labels.ZH if zh else labels.EN)["part_not_found"]]
@@ -126,8 +133,20 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     if disputed:
         blocks.append(Block("", [ln for ln in disputed if ln], whole=True))
     text = fit(blocks, budget if budget is not None else UNBOUNDED)
-    quoted(pool, text)
+    quoted(as_found, text)
     return text
+
+
+def _later(pool: list[Line], run: list[Line]) -> list[Line]:
+    """The run's lines, from other sources than the pool's, that could correct it: published
+    after the pool's earliest source, and as credible as its least credible one."""
+    dated = [ln.published for ln in pool if ln.published]
+    if not dated:
+        return []
+    own = {ln.source_id for ln in pool}
+    least = min(ln.credibility for ln in pool)
+    return [ln for ln in run if ln.source_id not in own and ln.published
+            and ln.published > min(dated) and ln.credibility >= least]
 
 
 async def follow_up(similarity: Similarity, question: str, items: list[Evidence],
@@ -183,13 +202,33 @@ async def _unlisted(picker: Picker, question: str, sources: list[list[Line]],
     return chosen[:UNLISTED_MOST]
 
 
-async def _lead(picker: Picker, question: str, pool: list[Line]) -> list[Line]:
-    """2–4 sentences with figures that answer the question, in time order."""
+def _changed(pool: list[Line], as_found: list[Line]) -> list[Line]:
+    """The lines of `pool` that a correction restated (not as they were found)."""
+    found = {ln.text for ln in as_found}
+    return [ln for ln in pool if ln.text not in found]
+
+
+async def _taken(picker: Picker, lines: list[Line], most: int = CORRECTED_MOST) -> list[Line]:
+    """Up to `most` of the lines, in their order, that repeat nothing chosen."""
+    taken: list[Line] = []
+    for line in lines:
+        if len(taken) < most and await picker.take(line):
+            taken.append(line)
+    return taken
+
+
+async def _lead(picker: Picker, question: str, pool: list[Line],
+                corrected: Sequence[Line] = ()) -> list[Line]:
+    """2–4 sentences with figures that answer the question, in time order: a line that a
+    correction restated, on the question's point, first (what the reader must not miss)."""
     pool = _on_point(question, pool)
+    first = await _taken(picker, [ln for ln in corrected if ln in pool])
     with_figures = [ln for ln in pool if labels.has_figures(ln.text)] or pool
     # one sentence a source (the lead is not one report's), none far below the best
-    chosen = await picker.pick(question, _measured(question, with_figures), LEAD_MOST,
-                               figures_first=True, per_source=1)
+    chosen = first + await picker.pick(
+        question, _measured(question, [ln for ln in with_figures
+                                       if ln.source_id not in {f.source_id for f in first}]),
+        LEAD_MOST - len(first), figures_first=True, per_source=1)
     if len(chosen) < 2:
         chosen += await picker.pick(question, pool, 2 - len(chosen))
     return sorted(chosen, key=lambda ln: time_key(ln.text, ln.evidence.published))
