@@ -137,7 +137,7 @@ def _pair(topic: str) -> list[str]:
 
 
 def _zh_listed(text: str) -> list[str]:
-    """Chinese things joined by a conjunction or "、" ("北部、中部和南部", "碳酸锂和氢氧化锂"),
+    """Chinese things joined by a conjunction or "、" ("北部、中部和南部", "细羊毛和粗羊毛"),
     by jieba's part-of-speech tags: each as long (in words) as the first."""
     tagged = pos_tags(text)
     for i, (word, flag) in enumerate(tagged):
@@ -211,8 +211,8 @@ def _capital(text: str) -> str:
 
 
 def asks(clause: str) -> bool:
-    """Whether a clause asks something ("how has it moved over the past year", "同比怎么变"),
-    rather than asking the bot for something ("with sources", "要数据和出处")."""
+    """Whether a clause asks something ("how has it moved over the past year", "价格怎么走"),
+    rather than asking the bot for something ("with sources", "附上出处")."""
     return bool(_ASKING.search(clause.strip()))
 
 

@@ -226,11 +226,11 @@ def _same_names(a: Said, b: Said) -> bool:
 
 
 def _names(line: Said) -> set[str]:
-    """The names a sentence gives: its runs of capitalised words ("South Isle Port", its first
+    """The names a sentence gives: its runs of capitalised words ("Eastwick Port", its first
     word included, leading function words and a possessive's "'s" left off), not its
-    publisher's name where the sentence writes that name whole: "the Kenthar Coffee Authority
-    said" names no place, "Kenthar exported" does. A run is one name: "South Isle Port" and
-    "North Bay Port" name two ports, not one "Port"."""
+    publisher's name where the sentence writes that name whole: "the Norland Wool Authority
+    said" names no place, "Norland exported" does. A run is one name: "Eastwick Port" and
+    "Westford Port" name two ports, not one "Port"."""
     text = line.text
     if line.publisher.strip():
         text = re.sub(re.escape(line.publisher.strip()), " ", text, flags=re.IGNORECASE)

@@ -2,8 +2,8 @@
 written differently compares equal: "1,860" = "1860" = "1.86千"; "0.5%" = "0.50%";
 "8.62万" = "86,200"; "24亿" = "2,400,000,000"; "17.7k" = "17,700".
 
-A number glued to a letter before it is a name, not a figure ("Q3", "NCM523", "Li2CO3",
-"R290"). A sign is ignored (a claim says "fell 3.5%" where a source writes "-3.5%").
+A number glued to a letter before it is a name, not a figure ("Q3", "MX450", "H2O",
+"A320"). A sign is ignored (a claim says "fell 3.5%" where a source writes "-3.5%").
 """
 
 from __future__ import annotations
@@ -73,8 +73,9 @@ def figures_in(text: str) -> list[Figure]:
 def without_figures(text: str) -> str:
     """The text with its numbers (and their magnitude words and percent signs) taken out, the
     unit words kept: what a sentence is about, for an embedder that a run of figures throws
-    off ("Calvera exported 1,508 thousand bags (1.508 million bags), up 6.2%" scored 0.15
-    against a question on Calvera's export volume, 0.34 without its figures)."""
+    off (a sentence stating a quarter's exports in thousands and in millions and their change
+    scored 0.15 against a question on that country's export volume, 0.34 without its
+    figures)."""
     kept = _FIGURE.sub(lambda m: f" {m.group(3) or ''} ", text)
     return " ".join(_EMPTY_BRACKETS.sub(" ", kept).split())
 

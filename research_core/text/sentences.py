@@ -23,7 +23,7 @@ _LEADING_CITATIONS = re.compile(r"^(?:\[\d+(?:\s*,\s*\d+)*\][\s.。;；]*)+")
 
 
 def is_heading(line: str) -> bool:
-    """A heading line: "# …", or a line wholly in bold ("**Why the two salts diverged**")."""
+    """A heading line: "# …", or a line wholly in bold ("**Why the two wools diverged**")."""
     return _HEADING.match(line) is not None
 
 

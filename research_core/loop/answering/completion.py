@@ -21,7 +21,7 @@ from research_core.text.sentences import is_heading, sentences
 
 Reader = Callable[[str], Awaitable[str | None]]
 MAX_CHARS = 600
-# A paragraph's emphasised title ("1. *Chemistry mix.* …"), not a subject ("**浦隔科技：** …").
+# A paragraph's emphasised title ("1. *Fibre mix.* …"), not a subject ("**北岭牧业：** …").
 _LEAD_IN = re.compile(r"^\s*(?:\d{1,2}[.)]\s*)?(\*{1,2})([^*\n]{1,80}[.。])\1\s*(?=\S)")
 _END = re.compile(r"[。！？][”’」』)）]*|[.!?][\"'”’)\]]*(?=\s|$)")
 
@@ -72,7 +72,7 @@ def _lines_under_headings(body: str | None, item: Evidence) -> list[Line]:
         if is_heading(paragraph):
             heading = clean_markdown(paragraph)
             continue
-        lead = _LEAD_IN.match(paragraph)  # "1. *Chemistry mix.* LFP cathodes …": a label
+        lead = _LEAD_IN.match(paragraph)  # "1. *Fibre mix.* Finer wools …": a label
         under = f"{heading} {lead.group(2)}".strip() if lead else heading
         rest = paragraph[lead.end():] if lead else paragraph
         said = [clean_markdown(t) for t in sentences(rest, headings=False, clauses=False)]

@@ -45,7 +45,7 @@ def not_found(question: str, unanswered: list[str], evidence_text: str,
 def known_names(question: str, texts: Iterable[str], enough: int) -> list[str]:
     """The question's names (casefolded) that at least `enough` of the texts state: names
     the run's sources know, which tell a source about another place apart. Where some of
-    them are proper names (no text writes them in lower case: "Lanhai"), only those: a
+    them are proper names (no text writes them in lower case: "Ostvale"), only those: a
     region's "North", "Central" or "South" is a word any other country's table uses too."""
     texts = list(texts)
     lowered = [t.casefold() for t in texts]

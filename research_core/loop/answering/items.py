@@ -31,7 +31,7 @@ Taken = Callable[[Line], Awaitable[bool]]  # records a line as said; False: it r
 async def listed(similarity: Similarity, question: str, pool: list[Line]) -> list[str]:
     """The items the pool's sources list, each once, in order of first appearance; beyond
     `MOST_ITEMS`, those more sources list (a label with a qualifier before it or a
-    specification after it names the same item: "电池级碳酸锂" is "碳酸锂"). Only the lists
+    specification after it names the same item: "澳洲美利奴羊毛" is "美利奴羊毛"). Only the lists
     about what the question asks (their lines, on average, about as close to it as the
     closest list's): a table of material prices lists no separator projects."""
     by_source: dict[str, list[Line]] = {}
@@ -91,7 +91,7 @@ def unlisted(pool: list[Line], items: list[str]) -> list[list[Line]]:
 
 def moves(text: str) -> bool:
     """A sentence that says how something moved over a span: two periods, two figures with a
-    unit ("由2025年11月的1.45万元/吨回升至2026年8月的1.72万元/吨")."""
+    unit ("由2025年3月的5.10万元/吨回升至2026年2月的5.62万元/吨")."""
     amounts = [f for f in figures_in(text) if f.unit and not f.percent]
     return len(periods_in(text)) >= 2 and len(amounts) >= 2
 

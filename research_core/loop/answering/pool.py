@@ -100,16 +100,16 @@ def whole(text: str) -> bool:
         return False  # a fragment, a lead-in, a question, a table row
     if not _SENTENCE_END.search(text) and (_NUMBERED_HEADING.match(text)
                                            or len(text) <= UNENDED_MOST):
-        return False  # "三、铜价不是铜箔盈利的核心变量", "某协会 2026年10月31日": no sentence
+        return False  # "三、羊毛价格不是牧场盈利的关键", "某协会 2026年10月31日": no sentence
     if len(CJK.findall(text)) >= _MIN_CJK:
         return True
     return len(terms(text)) >= _MIN_TERMS
 
 
 def label(text: str) -> str:
-    """The label a listed line starts with ("碳酸锂" of "碳酸锂（电池级）：8.34万元/吨，同比
-    +13.8%"), or "": a listed line states two figures with a unit or a percent sign at least (a
-    table's row does; a paragraph that opens "电解液：" and mentions one does not list)."""
+    """The label a listed line starts with ("细羊毛" of "细羊毛（19微米）：5.62万元/吨，同比
+    +6.1%"), or "": a listed line states two figures with a unit or a percent sign at least (a
+    table's row does; a paragraph that opens "羊毛脂：" and mentions one does not list)."""
     match = _ZH_LABEL.match(text) or _EN_LABEL.match(text)
     name = match.group(1).strip() if match and measured(text, LIST_FIGURES) else ""
     return "" if periods_in(name) or name.isdigit() else name  # "Q3 2026：" is no item
@@ -117,8 +117,8 @@ def label(text: str) -> str:
 
 def same_item(a: str, b: str) -> bool:
     """Whether two labels name one item: one is the other with a qualifier before it
-    ("电池级碳酸锂") or a specification after it ("三元前驱体NCM523"); "磷酸铁锂" is not
-    "磷酸铁"."""
+    ("澳洲美利奴羊毛") or a specification after it ("羊毛条MX450"); "羊毛脂" is not
+    "羊毛"."""
     short, long = sorted((a.casefold(), b.casefold()), key=len)
     if not short:
         return False

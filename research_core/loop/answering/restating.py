@@ -2,7 +2,7 @@
 another figure for what it published earlier (an erratum, a revised release: a disagreement of
 `research_core.text.conflicts` that the body settles), a line of its earlier release that
 states the old figure is given with the corrected one, the old one beside it and
-the correction cited ("Q3 2026 1,476 (revised from 1,508 [2])"): a table row keeps the
+the correction cited ("Q2 2026 4,150 (revised from 4,210 [2])"): a table row keeps the
 quarters around it. A line that also states a percentage is left out instead: its rates were
 computed from the old figure."""
 
@@ -66,8 +66,8 @@ def restated(pool: list[Line], found: Sequence[Disagreement[Line]],
 
 
 def same_figure(stated: Figure, figure: Figure) -> bool:
-    """Whether `stated` is `figure` in any form: "1.508 million" for "1,508 thousand bags",
-    or a table row's "1,508" under a "(thousand bags)" heading (a number of 100 or more: a
+    """Whether `stated` is `figure` in any form: "4.21 million" for "4,210 thousand bales",
+    or a table row's "4,210" under a "(thousand bales)" heading (a number of 100 or more: a
     small one is too common to be that figure)."""
     if stated.percent != figure.percent:
         return False
@@ -101,7 +101,7 @@ def _restate(text: str, fixes: list[Correction], cite: Callable[[Evidence], str 
 
 def _scaled(stated: Figure, fix: Correction) -> str | None:
     """`stated` as the correction would write it: its number times new/old, with as many
-    decimals and the same thousands separators ("1,508" → "1,476", "1.508 million" → "1.476
+    decimals and the same thousands separators ("4,210" → "4,150", "4.21 million" → "4.15
     million")."""
     number = _NUMBER.search(stated.text)
     ratio = _ratio(fix)
@@ -116,7 +116,7 @@ def _scaled(stated: Figure, fix: Correction) -> str | None:
 
 def _ratio(fix: Correction) -> Decimal | None:
     """New over old, each read as a value or as its number before a magnitude word
-    ("1,476 thousand" over a row's "1,508"), whichever pair is closest to one: a correction
+    ("4,150 thousand" over a row's "4,210"), whichever pair is closest to one: a correction
     moves a figure a little, not by a thousandfold."""
     try:
         ratios = [Decimal(n) / Decimal(o) for n in (fix.new.value, fix.new.mantissa)

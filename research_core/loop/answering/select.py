@@ -131,7 +131,7 @@ class Picker:
 
 def _in_context(line: Line) -> str:
     """A sentence with the page heading it stands under, which often names what the sentence
-    leaves out ("Why the two salts diverged. A supply shock that hit only carbonate.")."""
+    leaves out ("Why the two wools diverged. A drought that hit only the fine-wool flocks.")."""
     return f"{line.heading} {line.text}" if line.heading else line.text
 
 
@@ -152,7 +152,7 @@ def _latest_bonus(lines: list[Line]) -> list[float]:
 
 def _headings_spread(lines: list[Line]) -> list[Line]:
     """The lines in their order, except that a second line under one page heading ("Why the
-    two salts diverged Chemistry mix.") waits until every heading has had its first: three
+    two wools diverged Fibre mix.") waits until every heading has had its first: three
     reasons a page gives are three lines, not one reason said three ways."""
     first: list[Line] = []
     later: list[Line] = []

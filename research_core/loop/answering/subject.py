@@ -1,7 +1,8 @@
 """What a question is about, so that a source kept for its words but about something else
 stays out of the answer: of the things the question names, the one nearly every kept source
-is about ("隔膜" for a question on separator makers' expansion). An article on electrolyte
-additives' expansion, kept for its "龙头企业" and "扩产", names separators once, in passing."""
+is about ("剪毛机" for a question on shearing-machine makers' expansion). An article on
+wool-scouring plants' expansion, kept for its "龙头企业" and "扩产", names shearing machines
+once, in passing."""
 
 from __future__ import annotations
 
@@ -43,12 +44,13 @@ def on_names(question: str, pool: list[Line], context: list[Line] | None = None)
 def subject_of(question: str, pool: list[Line]) -> str | None:
     """Of the things the question names (not its measures: "prices" is no subject), the one
     the most sources are about but not all
-    ("隔膜" for a question on separator makers' expansion; not the city every source names),
+    ("剪毛机" for a question on shearing-machine makers' expansion; not the city every source
+    names),
     the first the question names among equals. A source is about a thing its title names or
-    its text names twice: an article on electrolyte additives' expansion, kept for its
-    "龙头企业" and "扩产", names separators once, in passing. None when no thing is clearly
+    its text names twice: an article on wool-scouring plants' expansion, kept for its
+    "龙头企业" and "扩产", names shearing machines once, in passing. None when no thing is clearly
     the subject (fewer than two sources, or than three in four, are about it: a question on
-    "upstream battery materials" has sources on lithium salts, foils and anodes)."""
+    "upstream wool supplies" has sources on fleece, scoured wool and tops)."""
     sources = _source_texts(pool)
     measures = subquestions.measures_in(question)
     counts = {t: sum(_about(text, t) for text in sources.values())
