@@ -101,10 +101,10 @@ def test_not_found_lists_names_only_never_words_that_ask() -> None:
     assert names_in("Even though prices rose, why?") == []
 
 
-def _line(source_id: str, text: str, lang_title: str = "") -> Line:
+def _line(source_id: str, text: str, lang_title: str = "", publisher: str = "P") -> Line:
     evidence = Evidence(f"E{source_id}", "N1", "Q1", source_id, lang_title or source_id,
                         "https://x.example", dt.date(2026, 10, 1), "official_statistics",
-                        "P", text, 0.9, 1.0, 1.0, 0.9, "", True)
+                        publisher, text, 0.9, 1.0, 1.0, 0.9, "", True)
     return Line(text, evidence)
 
 
@@ -117,6 +117,9 @@ def test_a_source_about_another_place_is_not_cited() -> None:
     kept = {ln.source_id for ln in on_names(question, pool)}
     assert kept == {"vest-census", "vest-losses", "zh"}  # a Chinese page may say it in Chinese
     assert on_names("How many hives were counted?", pool) == pool  # the question names none
+    notice = _line("notice", "The third-quarter hive count is corrected to 40,900 hives.",
+                   publisher="Vestland Apiary Office")  # whose office says where it counts
+    assert notice in on_names(question, [*pool, notice])
 
 
 async def test_the_run_researches_on_while_retrieved_sources_say_more(store: SqlStore) -> None:

@@ -63,12 +63,12 @@ def subject_of(question: str, pool: list[Line]) -> str | None:
 
 
 def _source_texts(pool: list[Line], fold: bool = True) -> dict[str, str]:
-    """Each source's title, a line break, then the text of its lines (each once), lowercased
-    unless not `fold`."""
+    """Each source's title and publisher (a ministry's name says whose ministry it is), a line
+    break, then the text of its lines (each once), lowercased unless not `fold`."""
     lines: dict[str, dict[str, None]] = {}
     titles: dict[str, str] = {}
     for ln in pool:
-        titles.setdefault(ln.source_id, ln.evidence.title)
+        titles.setdefault(ln.source_id, f"{ln.evidence.title} {ln.evidence.publisher}".strip())
         lines.setdefault(ln.source_id, {})[ln.text] = None
     joined = {sid: f"{titles[sid]}\n{' '.join(texts)}" for sid, texts in lines.items()}
     return {sid: text.casefold() for sid, text in joined.items()} if fold else joined
