@@ -112,7 +112,9 @@ class Parts:
         new = [f for f in fresh if f.source_id not in known]  # a source kept twice is no news
         ids = {e.id for e in new}
         lines = [Line(t, e) for e in [*own, *new] for t in sentences(e.text, clauses=False)]
-        found = conflicts.every([*lines, *await page_lines([*own, *new], self.read)])
+        said = {ln.text for ln in lines}
+        pages = [ln for ln in await page_lines([*own, *new], self.read) if ln.text not in said]
+        found = conflicts.every([*lines, *pages])
         return list({d.first[0].evidence.id: d.first[0].evidence for d in found
                      if d.first[0].evidence.id in ids and d.second[0].evidence.id not in ids
                      and d.reason and states_figure(published, d.second[1])}.values())

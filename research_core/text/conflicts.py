@@ -80,17 +80,15 @@ class Disagreement(Generic[S]):
         return "" if self.unit.startswith("(") else self.unit
 
 
-def find(lines: Sequence[S]) -> list[Disagreement[S]]:
-    """The disagreements among the lines, one per source pair, most credible first."""
-    found: dict[tuple[str, str], Disagreement[S]] = {}
-    for a, b in combinations(lines, 2):
-        pair = tuple(sorted((a.source_id, b.source_id)))
-        if a.source_id == b.source_id or pair in found:
-            continue
-        clash = _clash(a, b)
-        if clash is not None:
-            found[(pair[0], pair[1])] = _explained(clash, lines)
-    ranked = sorted(found.values(), key=lambda d: -d.first[0].credibility)
+def find(lines: Sequence[S], clashes: Sequence[Disagreement[S]] | None = None
+         ) -> list[Disagreement[S]]:
+    """The disagreements among the lines, one per source pair (the first of `every`'s, which
+    the caller may hold already as `clashes`), most credible first."""
+    found: dict[tuple[str, ...], Disagreement[S]] = {}
+    for d in every(lines) if clashes is None else clashes:
+        found.setdefault(tuple(sorted((d.first[0].source_id, d.second[0].source_id))), d)
+    ranked = sorted((_explained(d, lines) for d in found.values()),
+                    key=lambda d: -d.first[0].credibility)
     return ranked[:MAX_SHOWN]
 
 

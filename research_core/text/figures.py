@@ -23,8 +23,9 @@ _MAGNITUDES: dict[str, int] = {
 _PERCENT = ("%", "％", "percent", "per cent")
 _SUFFIX = "|".join(re.escape(s) for s in sorted([*_MAGNITUDES, *_PERCENT], key=len,
                                                    reverse=True))
+NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"  # "4,210", "4.21", "86200"
 _FIGURE = re.compile(
-    r"(?<![A-Za-z\d.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    rf"(?<![A-Za-z\d.,])({NUMBER})"
     rf"(?:\s?({_SUFFIX})(?![A-Za-z]))?"
     r"(?:\s?([A-Za-z]{3,}|[\u4e00-\u9fff](?:/[\u4e00-\u9fff])?))?", re.IGNORECASE)
 _EMPTY_BRACKETS = re.compile(r"[(（\[]\s*[)）\]]")

@@ -64,11 +64,12 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     if not pool:
         return words["nothing"]
     picker = Picker(similarity)
-    found = conflicts.find(pool)
+    clashes = conflicts.every(pool)
+    found = conflicts.find(pool, clashes)
     disputed = conflict_lines(pool, cite, zh, found)
     picker.remember(disputed)
     outvoted = {d.second[0].text for d in found}
-    as_found, pool = pool, restating.restated(pool, conflicts.every(pool), cite, zh)
+    as_found, pool = pool, restating.restated(pool, clashes, cite, zh)
     lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted],
                        _changed(pool, as_found))
     picker.remember(said)

@@ -17,10 +17,10 @@ from research_core.loop.answering.pool import Line
 from research_core.loop.evidence import Evidence
 from research_core.text import conflicts
 from research_core.text.conflicts import Disagreement
-from research_core.text.figures import Figure, figures_in
+from research_core.text.figures import NUMBER, Figure, figures_in
 
 TABLE_FIGURE_LEAST = 100  # a bare number matched by its digits alone, from this size
-_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
+_NUMBER = re.compile(NUMBER)
 _WAS = {False: "revised from", True: "更正前为"}
 
 
@@ -56,11 +56,12 @@ def restated(pool: list[Line], found: Sequence[Disagreement[Line]],
     fixes = corrections(found, pool)
     out = []
     for line in pool:
+        figures = figures_in(line.text)
         mine = [c for c in fixes if c.outvoted == line.source_id and
-                any(same_figure(f, c.old) for f in figures_in(line.text))]
+                any(same_figure(f, c.old) for f in figures)]
         if not mine:
             out.append(line)
-        elif not any(f.percent for f in figures_in(line.text)):
+        elif not any(f.percent for f in figures):
             out.append(replace(line, text=_restate(line.text, mine, cite, zh)))
     return out
 
