@@ -5,6 +5,9 @@ conflict-seeking run can answer shows deep passing where standard does not."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -227,3 +230,25 @@ def test_deep_s_fallback_queries_seek_corrections_of_the_figures_it_leans_on() -
     assert seeking.queries[1:] == plain.queries
     assert "correction" in seeking.queries[0] and "heat" in seeking.queries[0]
     assert "更正" in query_fallback("过去一年富士苹果冷库仓储费是多少？", True).queries[0]
+
+
+_FEEDBACK_SCRIPT = """
+from research_core.loop.planner import query_fallback
+texts = ["Cherry growers in Otago lifted orchard output; frost hit blossom late.",
+         "Otago cherry orchard output rose though frost cut blossom yields.",
+         "Orchard blossom frost in Otago trimmed cherry output growth."]
+print(query_fallback("How did Otago cherry exports do?", feedback=texts).queries[0])
+"""
+
+
+def test_the_feedback_query_does_not_depend_on_the_hash_seed() -> None:
+    """Words the kept texts use equally often come in the texts' order, not a set's: the
+    query (and so the whole run) is the same in every process (a run differed with
+    PYTHONHASHSEED before)."""
+    def under(seed: str) -> str:
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", _FEEDBACK_SCRIPT], env=env, check=True,
+                              capture_output=True, text=True, timeout=60)
+        return done.stdout.strip()
+    queries = {under(seed) for seed in ("1", "2", "3", "4", "5", "6")}
+    assert len(queries) == 1 and "orchard" in next(iter(queries)), queries

@@ -102,7 +102,7 @@ def query_fallback(question: str, seek_corrections: bool = False,
 def _expanded(question: str, feedback: Sequence[str]) -> str:
     """The question's content words and the words the kept texts use most that it lacks."""
     own = content_terms(question)
-    counts = Counter(t for text in feedback for t in set(content_terms(text))
+    counts = Counter(t for text in feedback for t in dict.fromkeys(content_terms(text))
                      if t not in own and not t.isdigit())
     extra = [t for t, n in counts.most_common(FEEDBACK_TERMS) if n >= FEEDBACK_TEXTS]
     return " ".join([*own[:FEEDBACK_TERMS], *extra])[:QUERY_CHARS] if extra else ""
