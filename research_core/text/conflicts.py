@@ -19,16 +19,18 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Generic, Protocol, TypeVar
 
+from research_core.text import measures
 from research_core.text.figures import Figure, figures_in
-from research_core.text.periods import spans
+from research_core.text.periods import named
 from research_core.text.sentences import sentences
-from research_core.text.terms import function_words, nouns, overlap
+from research_core.text.terms import function_words, has_cjk, nouns, overlap
 
 SAME_TOPIC = 0.4
-_GENERIC = frozenset({"价格", "均价", "价位", "数据", "数字"})  # what every price line names
+
 SAME_MEASURE_RATIO = 1.6  # two versions of one figure differ by less than this factor
 MAX_SHOWN = 4
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
+_ASIDE = re.compile(r"[^，,；;。（(\d]{0,8}?[（(]")  # a unit, then a bracket opens
 
 
 class Said(Protocol):
@@ -49,6 +51,9 @@ class Said(Protocol):
     @property
     def publisher(self) -> str: ...
 
+    @property
+    def about(self) -> tuple[str, ...]: ...  # what it stands under, nearest first
+
 
 @dataclass(frozen=True)
 class Statement:
@@ -59,6 +64,7 @@ class Statement:
     published: dt.date | None = None
     credibility: float = 0.0
     publisher: str = ""
+    about: tuple[str, ...] = ()
 
 
 S = TypeVar("S", bound=Said)
@@ -118,10 +124,18 @@ def _clash(a: S, b: S) -> Disagreement[S] | None:
         for clause_b in _clauses(b.text):
             found = _figures_clash(_stated(clause_a, a.published),
                                    _stated(clause_b, b.published))
-            if found is not None:
+            if found is not None and measures.one_measure(
+                    a.text, _at(a.text, clause_a, found[2]), b.text,
+                    _at(b.text, clause_b, found[3]), (a.about, b.about)):
                 period, unit, x, y = found
                 return _ordered(period, unit, (a, x), (b, y))
     return None
+
+
+def _at(text: str, clause: str, figure: Figure) -> int:
+    """Where in `text` the figure of its `clause` is written."""
+    start = text.find(clause)
+    return max(start, 0) + max(clause.find(figure.text), 0)
 
 
 def _clauses(text: str) -> list[str]:
@@ -147,9 +161,12 @@ def _figures_clash(mine: _Stated, theirs: _Stated) -> tuple[str, str, Figure, Fi
 
 def _close_pair(mine: list[Figure], theirs: list[Figure]) -> tuple[Figure, Figure] | None:
     """Two figures near enough to be two versions of one measure (1.86 and 1.74 万元/吨);
-    figures far apart (a fee of 1.86 and a price of 10.55 万元/吨) measure different things."""
+    figures far apart (a fee of 1.86 and a price of 10.55 万元/吨) measure different things,
+    and so do two figures in two units that share a magnitude word."""
     for x in mine:
         for y in theirs:
+            if x.unit and y.unit and x.unit != y.unit:
+                continue  # tonnes and a price per tonne, both in 万: compared by magnitude only
             low, high = sorted((x.amount, y.amount))
             if low > 0 and high / low <= SAME_MEASURE_RATIO:
                 return x, y
@@ -160,27 +177,60 @@ def _stated(text: str, published: dt.date | None) -> _Stated:
     """The text's figures (no percentages, no years) by (period, unit) and by (period,
     magnitude word): "2.84 million in" and "2.61 million trips" compare by their magnitude,
     "612,000 units" and "571,000 units" by their unit. Each figure's period is the one named
-    nearest to it with no other figure between them, a quarter, a half or a month: a whole
-    year is too coarse to say that two figures measure the same thing."""
-    named = [(at, key) for at, key in spans(text, published) if "-" in key]
+    nearest to it with no other figure between them (the digits of a period's own name,
+    the "11" of "2025年11月", are no figure), a quarter, a half or a month: a whole year is
+    too coarse to say that two figures measure the same thing. In Chinese the time comes
+    before what happened in it, so a figure takes the period named before it, and a figure
+    with none before it has none."""
+    periods = [(start, end, key) for start, end, key in named(text, published) if "-" in key]
     out: _Stated = {}
-    if not named:
+    if not periods:
         return out
     figures = [f for f in figures_in(text) if not f.percent and not _a_year(f)]
-    places = [text.find(f.text) for f in figures]
+    places = _places(text, figures)
+    inside = {at for at in places if any(start <= at < end for start, end, _ in periods)}
+    starts = [(start, key) for start, _, key in periods]
+    before = has_cjk(text)
     for figure, at in zip(figures, places, strict=True):
-        period = _period_of(at, named, [p for p in places if p != at])
+        period = None if at in inside else _aside(text, at + len(figure.text), starts) or \
+            _period_of(at, starts, [p for p in places if p != at and p not in inside], before)
+        if period is None:
+            continue
         for unit in {figure.unit or _magnitude(figure), _magnitude(figure)}:
             out.setdefault((period, unit), []).append(figure)
     return out
 
 
-def _period_of(at: int, named: list[tuple[int, str]], others: list[int]) -> str:
+def _aside(text: str, end: int, starts: list[tuple[int, str]]) -> str | None:
+    """The period a bracket right after a figure names ("低点为7.20万元/吨（2025年11月中旬）"):
+    the figure's own, wherever other periods stand."""
+    bracket = _ASIDE.match(text, end)
+    if bracket is None:
+        return None
+    return next((key for p, key in starts if bracket.end() <= p <= bracket.end() + 1), None)
+
+
+def _places(text: str, figures: list[Figure]) -> list[int]:
+    """Where each figure is written, in order (a number written twice is found twice)."""
+    places, start = [], 0
+    for figure in figures:
+        at = text.find(figure.text, start)
+        places.append(at)
+        start = at + len(figure.text) if at >= 0 else start
+    return places
+
+
+def _period_of(at: int, named: list[tuple[int, str]], others: list[int], before: bool
+               ) -> str | None:
     """The period named nearest to a figure with no other figure between them: in "fell to
     474,000 units from 515,000 in Q1 2025" the quarter is the 515,000's, and the 474,000 takes
-    the period named before it."""
+    the period named before it. With `before`, only a period named before the figure: in
+    "细羊毛均价为5.10万元/吨，同比（2025年10月为4.80万元/吨）" the month is the 4.80's."""
     clear = [(p, key) for p, key in named
              if not any(min(p, at) < o < max(p, at) for o in others)]
+    if before:
+        earlier = [(p, key) for p, key in clear if p < at]
+        return max(earlier)[1] if earlier else None
     return min(clear or named, key=lambda p: abs(p[0] - at))[1]
 
 
@@ -206,7 +256,7 @@ def _same_subject(a: Said, b: Said) -> bool:
     one in common (besides a price or an average, which every line names): one product's
     average and another product's fee in one month are no disagreement, a fee and its
     correction are."""
-    mine, theirs = nouns(a.text) - _GENERIC, nouns(b.text) - _GENERIC
+    mine, theirs = nouns(a.text) - measures.GENERIC, nouns(b.text) - measures.GENERIC
     if mine and theirs and not mine & theirs:
         return False
     return _same_names(a, b)

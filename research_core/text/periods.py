@@ -64,30 +64,35 @@ def periods_in(text: str, published: dt.date | None = None) -> list[str]:
 
 def spans(text: str, published: dt.date | None = None) -> list[tuple[int, str]]:
     """Each period the text names, with where it is named, in order."""
-    found: list[tuple[int, str]] = []
+    return [(start, key) for start, _, key in named(text, published)]
+
+
+def named(text: str, published: dt.date | None = None) -> list[tuple[int, int, str]]:
+    """Each period the text names, with where its name starts and ends, in order."""
+    found: list[tuple[int, int, str]] = []
     for m in _QUARTER.finditer(text):
         n, year = _pick(m.groups())
-        found.append((m.start(), f"{year}-Q{_ORDINAL[n.lower()]}"))
+        found.append((m.start(), m.end(), f"{year}-Q{_ORDINAL[n.lower()]}"))
     for m in _HALF.finditer(text):
         n, year = _pick(m.groups())
-        found.append((m.start(), f"{year}-H{_ORDINAL[n.lower()]}"))
+        found.append((m.start(), m.end(), f"{year}-H{_ORDINAL[n.lower()]}"))
     for m in _MONTH_EN.finditer(text):
         month_year = int(m.group(2)) if m.group(2) else None
         if month_year and m.group(1).lower()[:3] in _MONTHS:
             month = _MONTHS.index(m.group(1).lower()[:3]) + 1
-            found.append((m.start(), f"{month_year}-{month:02d}"))
+            found.append((m.start(), m.end(), f"{month_year}-{month:02d}"))
     for m in _MONTH_EN_ALONE.finditer(text):
         name = m.group(1) or m.group(2)
         if published and name[0].isupper():  # "March", not "to march"
             month = _MONTHS.index(name.lower()[:3]) + 1
-            found.append((m.start(), f"{_year_of(month, published)}-{month:02d}"))
+            found.append((m.start(), m.end(), f"{_year_of(month, published)}-{month:02d}"))
     for m in _MONTH_ZH.finditer(text):
         month = int(m.group(2))
         zh_year = _full_year(m.group(1)) or (_year_of(month, published) if published else None)
         if zh_year and 1 <= month <= 12:
-            found.append((m.start(), f"{zh_year}-{month:02d}"))
+            found.append((m.start(), m.end(), f"{zh_year}-{month:02d}"))
     if not found:
-        found = [(m.start(), m.group(1)) for m in _YEAR.finditer(text)]
+        found = [(m.start(), m.end(), m.group(1)) for m in _YEAR.finditer(text)]
     return sorted(found)
 
 

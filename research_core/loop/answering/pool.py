@@ -55,6 +55,11 @@ class Line:
         return self.evidence.publisher
 
     @property
+    def about(self) -> tuple[str, ...]:
+        """What the sentence stands under: the heading above it, its page's title."""
+        return self.heading, self.evidence.title
+
+    @property
     def key(self) -> str:
         return key(self.text)
 
