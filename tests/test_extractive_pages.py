@@ -367,3 +367,25 @@ async def test_a_follow_up_keeps_to_what_the_run_is_about() -> None:
     kept = await builder.follow_up(default_similarity(), "哪家企业扩产最多？", closest,
                                    lambda e: cite[e.source_id], root=root, context=SPINNERS)
     assert kept and not any("莱赛尔" in ln for ln in kept)
+
+
+async def test_a_list_is_as_close_to_the_question_as_what_it_is_a_list_of() -> None:
+    """A table's rows are mostly figures, which the embedder reads as little like any
+    question: a list of the causes of a fall, under a title on that fall, beats a survey of
+    mills whose rows merely name the country, where the question asks why."""
+    causes = [_evidence(20 + i, "N1", "wool-note", "research_report", text,
+                        title="Ostvale wool: more bales, fewer dollars, decomposing the Q3 fall")
+              for i, text in enumerate([
+                  "Auction fall: the benchmark averaged 1,150 against 1,310 cents: −160.",
+                  "Rain damage: the clean yield fell from 68.0% to 63.5%: −45.",
+                  "Mix: fewer superfine lots, 12.1% of bales against 16.0%: −30."])]
+    mills = [_evidence(30 + i, "N1", "mill-survey", "industry_association", text,
+                       title="Ostvale scouring mills: capacity survey, third quarter 2026")
+             for i, text in enumerate([
+                 "Ostvale Scour (Ridgeton): capacity 780,000 bales a year, used 94%.",
+                 "Southern Wool Works (Port Ellen): capacity 520,000 bales a year, used 90%.",
+                 "Highfield Combing (Marrow): capacity 360,000 bales a year, used 52%."])]
+    pool = [Line(e.text, e) for e in [*mills, *causes]]
+    question = "Ostvale sold more wool in Q3 but earned less, why? Break the fall down."
+    assert await items.listed(default_similarity(), question, pool) == [
+        "Auction fall", "Rain damage", "Mix"]

@@ -41,9 +41,7 @@ async def listed(similarity: Similarity, question: str, pool: list[Line]) -> lis
     lists = [lines for lines in by_source.values() if len(lines) >= LIST_LINES]
     if not lists:
         return []
-    closeness = [sum(row) / len(row) for row in
-                 [(await similarity.matrix([question], [ln.text for ln in lines]))[0]
-                  for lines in lists]]
+    closeness = [await _closeness(similarity, question, lines) for lines in lists]
     names = [[label(ln.text) for ln in lines] for lines, close in zip(lists, closeness,
                                                                         strict=True)
              if close >= max(closeness) - LIST_MARGIN]
@@ -57,6 +55,16 @@ async def listed(similarity: Similarity, question: str, pool: list[Line]) -> lis
     sources = {f: sum(any(same_item(f, n) for n in group) for group in names) for f in found}
     most = sorted(found, key=lambda f: -sources[f])[:MOST_ITEMS]
     return [f for f in found if f in most]
+
+
+async def _closeness(similarity: Similarity, question: str, lines: list[Line]) -> float:
+    """How close a list is to the question: its rows on average, and what it is a list of
+    (the heading above it, else its page's title), one half each. A table's rows are mostly
+    figures, which the embedder reads as little like any question."""
+    row = (await similarity.matrix([question], [ln.text for ln in lines]))[0]
+    about = lines[0].heading or lines[0].evidence.title
+    [[whole]] = await similarity.matrix([question], [about]) if about else [[sum(row) / len(row)]]
+    return (sum(row) / len(row) + whole) / 2
 
 
 async def each(pool: list[Line], items: list[str], take: Taken,
