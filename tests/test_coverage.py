@@ -252,3 +252,25 @@ def test_the_feedback_query_does_not_depend_on_the_hash_seed() -> None:
         return done.stdout.strip()
     queries = {under(seed) for seed in ("1", "2", "3", "4", "5", "6")}
     assert len(queries) == 1 and "orchard" in next(iter(queries)), queries
+
+
+async def test_deep_asks_every_sub_question_once_before_it_verifies_any(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    """Breadth first: deep's round that seeks corrections comes after every sub-question's
+    first round (a budget spent verifying the first never leaves the last unasked, which
+    standard answers), and a node answered in its first round sends its part before that
+    round, so that what the round finds revises a published part."""
+    empty = json.dumps({"answered": [], "unknowns": []})
+    publisher = MemoryPublisher()
+    script = Script(subquestions=THREE, rules={"CoverageOut": lambda b: empty})
+    out = await run_engine(serve, script, backend, store, mode="deep", publisher=publisher)
+    focus = {e.data["node"]: e.seq for e in reversed(out.state.log.of_kind("focus"))}
+    last_asked = max(focus[n] for n in ("N1", "N2", "N3"))  # each one's first focus
+    verified = [e.data["node"] for e in out.state.log.of_kind("verify")]
+    sent = {e.message.split()[1]: e.seq for e in out.state.log.of_kind("publish")
+            if e.message.startswith("part ") and e.message.endswith(" v1")}
+    done = {e.data["node"]: e.seq for e in out.state.log.of_kind("done")}
+    early = [n for n in verified if n in sent and sent[n] < done.get(n, 1 << 30)]
+    assert early, (verified, sent, done)
+    assert all(done[n] > last_asked for n in verified if n in done), (focus, done)
+    assert {p.part_key for p in publisher.parts} >= set(early)

@@ -115,6 +115,9 @@ async def of_node(gw: Gateway, similarity: Similarity, question: str, items: lis
     return await by_embedder(similarity, wanted, [e.text for e in items], cfg)
 
 
+VERIFYING = "verifying"  # in a node's saved coverage: covered, one round seeks corrections
+
+
 def is_covered(cov: Coverage, cfg: EngineSettings, deep: bool) -> bool:
     """Deep needs every facet answered; standard the lighter share."""
     return cov.share >= (1.0 if deep else cfg.standard_coverage_share)
@@ -134,6 +137,7 @@ async def settle(gw: Gateway, similarity: Similarity, state: RunState, node: Nod
     state.extra.coverage[node.id] = cov.to_dict()
     got = f"{len(cov.answered)} of {len(cov.facets)} facets covered ({cov.by})"
     if items and is_covered(cov, cfg, deep) and _verifies(state, node, cov, deep):
+        state.extra.coverage[node.id][VERIFYING] = True  # answered: its part may go out
         state.log.emit("verify", f"{node.id}: {got}, by the embedder; one more round seeks "
                        "corrections and newer versions of the figures it relies on", node=node.id)
     elif items and is_covered(cov, cfg, deep):

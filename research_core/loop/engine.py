@@ -223,7 +223,7 @@ class _Research:
     def next_node(self) -> Node | None:
         """The most valuable open sub-question. An exhaustive run (equal-work benchmarks) does
         not end when none is open: the root is expanded again, until an expansion adds none."""
-        node = self.state.tree.next_open()
+        node = self.state.tree.next_open(breadth_first=self.deep)
         if node is not None or not self.engine.exhaustive:
             return node
         if len(self.state.tree.nodes) == self._nodes_at_last_regrowth:

@@ -47,11 +47,17 @@ class GoalTree:
         parent.status = "expanded"
         return node
 
-    def next_open(self) -> Node | None:
-        """Greedy choice: the open node with the highest value (earliest on ties)."""
+    def next_open(self, breadth_first: bool = False) -> Node | None:
+        """Greedy choice: the open node with the highest value (earliest on ties); with
+        `breadth_first` (deep), among the open nodes worked on least: every sub-question gets
+        its first round before any gets its second, so that a budget spent on verifying one
+        never leaves another unasked."""
         candidates = [n for n in self.nodes.values() if n.status == "open"]
         if not candidates:
             return None
+        if breadth_first:
+            fewest = min(n.rounds for n in candidates)
+            candidates = [n for n in candidates if n.rounds == fewest]
         return max(candidates, key=lambda n: (n.value, -int(n.id[1:])))
 
     def subtree(self, node_id: str) -> list[str]:

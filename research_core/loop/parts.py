@@ -6,7 +6,7 @@ summary fell back, the part is the extractive builder's (`research_core.loop.ans
 from __future__ import annotations
 
 from research_core.delivery.publications import Delivery
-from research_core.loop import cadence, executor, followup
+from research_core.loop import cadence, coverage, executor, followup
 from research_core.loop.answering import builder
 from research_core.loop.answering.completion import Reader, local_reader, page_lines
 from research_core.loop.answering.pool import Line
@@ -47,8 +47,9 @@ class Parts:
         if self.delivery.latest(node.id) is not None:  # published before a crash
             self._weigh(node.id, [e.id for e in self.state.kept_for({node.id})])
             return
-        if cadence.ready(summary, node.status == "done", deep,
-                         self.state.extra.coverage.get(node.id)):
+        judged = self.state.extra.coverage.get(node.id)
+        answered = node.status == "done" or bool(judged and judged.get(coverage.VERIFYING))
+        if cadence.ready(summary, answered, deep, judged):
             text = await self._text(node, summary, self.state.kept_for({node.id}))
             await self.delivery.part(node.id, text, summary.source_ids)
             self._weigh(node.id, [e.id for e in self.state.kept_for({node.id})])
