@@ -147,3 +147,14 @@ async def test_the_run_researches_on_while_retrieved_sources_say_more(store: Sql
         owner.spend("steps")
     assert not await gaps.refill_from_evidence(similarity(), state, owner, delivery,
                                                settings.engine)  # half the steps spent
+
+
+def test_an_aside_cut_by_a_comma_leaves_no_bracket_in_a_sub_question() -> None:
+    """"… with data (how much is what, and when it happened)": the comma inside the aside
+    once gave a sub-question "When it happened) (…)?"; each half is now a clause of its own.
+    Orchard fruit, a field no evaluation suite uses."""
+    question = ("Otago sold more cherries in Q1 but earned less, why? Break the fall down with "
+                "data (how much of the price drop is what, and when it happened).")
+    texts = [s.question for s in subquestions.derive(question)]
+    assert texts and all(t.count("(") == t.count(")") for t in texts), texts
+    assert any(t.startswith("How much of the price drop is what") for t in texts), texts

@@ -33,6 +33,7 @@ _SENTENCE = re.compile(r"(?<=[?？!！。；;])\s*|\n+|(?<=[a-z0-9)]\.)\s+(?=[A-
 _HEAD = re.compile(r"[:：]\s*(?!\d)")
 _CLAUSE = re.compile(r"\s*[,，;；]\s*(?:and\s+|以及|并且?|还有)?|\s+and\s+(?=(?:how|what|why|"
                      r"which|who|when|where|whether)\b)", re.I)
+_BRACKET = re.compile(r"[()（）]")
 _GROUP = re.compile(r"[（(]([^()（）]{3,80})[)）]")
 _LIST_SEP = re.compile(r"\s*(?:,|，|、|/)\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\.?|versus)\s+|"
                        r"\s*(?:和|与|及|对比|以及)\s*", re.I)
@@ -91,7 +92,8 @@ def clauses(question: str) -> Clauses:
     said: list[tuple[str, bool]] = []
     for sentence in _SENTENCE.split(text):
         asked = sentence.rstrip().endswith(("?", "？"))
-        for piece in (p for head in _HEAD.split(sentence) for p in _CLAUSE.split(head)):
+        for piece in (b for head in _HEAD.split(sentence) for p in _CLAUSE.split(head)
+                      for b in _unbracketed(p)):
             piece = piece.strip(" .?？!！。,，")
             if piece and (content_terms(piece) or asked):
                 said.append((piece, asked))
@@ -101,6 +103,15 @@ def clauses(question: str) -> Clauses:
     topic = max(said, key=lambda pa: (pa[1] and _naming(pa[0]) >= 2, _naming(pa[0]),
                                       -named.index(pa[0])))[0]
     return Clauses(topic, list(dict.fromkeys(named)), things or _pair(topic))
+
+
+def _unbracketed(piece: str) -> list[str]:
+    """A clause cut where a bracket opens or closes that it does not close or open itself: a
+    comma inside an aside ("with data (how much is what, and when)") cuts the aside in two,
+    and neither half keeps a bracket of the other's."""
+    if piece.count("(") + piece.count("（") == piece.count(")") + piece.count("）"):
+        return [piece]
+    return [p for p in _BRACKET.split(piece) if p.strip()]
 
 
 def _naming(text: str) -> int:
