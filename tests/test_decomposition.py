@@ -12,7 +12,7 @@ from research_core.delivery.publishers import MemoryPublisher
 from research_core.loop import decomposition, gaps, subquestions
 from research_core.loop.answering.coverage import names_in, not_found
 from research_core.loop.answering.pool import Line
-from research_core.loop.answering.subject import on_names
+from research_core.loop.answering.subject import on_names, on_subject
 from research_core.loop.evidence import Evidence
 from research_core.loop.state import RunState
 from research_core.protocols import SearchHit
@@ -158,3 +158,17 @@ def test_an_aside_cut_by_a_comma_leaves_no_bracket_in_a_sub_question() -> None:
     texts = [s.question for s in subquestions.derive(question)]
     assert texts and all(t.count("(") == t.count(")") for t in texts), texts
     assert any(t.startswith("How much of the price drop is what") for t in texts), texts
+
+
+def test_a_word_that_only_says_which_measure_is_no_subject() -> None:
+    """"export revenue", "export volumes": "export" says which revenue, so the note that
+    splits the fall into its causes without writing "export" twice stays in the answer."""
+    question = ("Why did Ostvale's wool export revenue fall in Q3 despite higher export "
+                "volumes? Quantify each cause.")
+    pool = [_line("board", "Ostvale's wool exports rose 6% in Q3; export earnings fell 8%."),
+            _line("customs", "Wool export registrations rose; export prices fell."),
+            _line("news", "Exporters said export auctions were weaker; export lots rose."),
+            _line("note", "Three causes explain the fall in wool earnings: the auction "
+                          "benchmark, rain damage and a thinner superfine mix.")]
+    assert {ln.source_id for ln in on_subject(question, pool)} == {
+        "board", "customs", "news", "note"}

@@ -6,9 +6,12 @@ once, in passing."""
 
 from __future__ import annotations
 
+import re
+
 from research_core.loop import subquestions
 from research_core.loop.answering import coverage
 from research_core.loop.answering.pool import Line
+from research_core.text.terms import has_cjk
 
 SUBJECT_SOURCES = 2  # sources that must be about a thing before it is the subject
 SUBJECT_SHARE = 0.75  # the share of the sources that must be about it
@@ -54,12 +57,24 @@ def subject_of(question: str, pool: list[Line]) -> str | None:
     sources = _source_texts(pool)
     measures = subquestions.measures_in(question)
     counts = {t: sum(_about(text, t) for text in sources.values())
-              for t in coverage.named(question) if t.rstrip("s") not in measures}
+              for t in coverage.named(question) if t.rstrip("s") not in measures
+              and not _modifies(question, t, measures)}
     telling = {t: n for t, n in counts.items() if n < len(sources)}
     most = max(telling.values(), default=0)
     if most < SUBJECT_SOURCES or most < SUBJECT_SHARE * len(sources):
         return None
     return next(t for t, n in telling.items() if n == most)
+
+
+def _modifies(question: str, word: str, measures: list[str]) -> bool:
+    """Whether an English word stands right before a measure the question names, as the
+    measure's modifier ("export" of "export revenue"): it says which measure, not what the
+    sources are about."""
+    if not measures or has_cjk(word):
+        return False
+    after = re.compile(rf"\b{re.escape(word)}\s+(?:{'|'.join(map(re.escape, measures))})",
+                       re.IGNORECASE)
+    return after.search(question) is not None
 
 
 def _source_texts(pool: list[Line], fold: bool = True) -> dict[str, str]:
