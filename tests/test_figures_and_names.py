@@ -5,10 +5,12 @@ names, and region words ("North") that are no proper name. Fixtures: a wool mark
 
 from __future__ import annotations
 
+from research_core.loop.across import figures_query
 from research_core.loop.answering.coverage import known_names, names_in
 from research_core.loop.answering.restating import states_figure
 from research_core.loop.answering.select import states_measure
-from research_core.text.figures import figures_in, measured, without_figures
+from research_core.loop.evidence import Evidence
+from research_core.text.figures import figures_in, measured, without_figures, written_for
 from research_core.text.periods import is_period_code
 
 
@@ -58,3 +60,26 @@ def test_a_part_states_a_figure_in_any_of_its_forms() -> None:
     assert not states_figure("Sales (thousand kg): Q1 3,770, Q2 4,190.", corrected)
     small = figures_in("12 thousand bales")[0]
     assert not states_figure("The board held 12 auctions.", small)
+
+
+def _kept(source_id: str, text: str) -> Evidence:
+    return Evidence(f"E{source_id}", "N1", "Q1", source_id, source_id, "https://x.example",
+                    None, "news", source_id, text, 0.9, 0.65, 1.0, 0.8, "", True)
+
+
+def test_figures_cross_languages_in_the_other_language_s_notation() -> None:
+    """Must-hold 4: an English question whose kept sources are all English asks the Chinese
+    pages for the figures those sources state, as Chinese writes them; once a Chinese source
+    is kept it asks no more. The figures two sources state come first."""
+    assert [written_for(f, True) for f in figures_in("86,200 yuan, 4,700 yuan, 3.2%")] == [
+        "8.62万", "", ""]
+    assert [written_for(f, False) for f in figures_in("均价8.62万元/吨，1.5亿元")] == [
+        "86,200", "150,000,000"]
+    english = [_kept("wire", "Fine wool averaged 52,400 yuan a tonne; coarse wool 31,800."),
+               _kept("daily", "Coarse wool slipped to 31,800 yuan a tonne in October.")]
+    question = "Why did fine and coarse wool prices part ways?"
+    assert figures_query(question, english) == "3.18万 5.24万"
+    chinese = _kept("board", "10月细羊毛均价5.24万元/吨。")
+    assert figures_query(question, [*english, chinese]) == ""
+    assert figures_query("细羊毛和粗羊毛价格为何分化？", [chinese]) == "52,400"
+    assert figures_query("细羊毛和粗羊毛价格为何分化？", english) == ""

@@ -15,6 +15,7 @@ from research_core.budget.caps import CapGuard
 from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery, Outbox, Publication
 from research_core.errors import InvalidQuestion
+from research_core.loop import across as across_languages
 from research_core.loop import (
     claims,
     coverage,
@@ -394,8 +395,10 @@ class _Research:
                                           self._feedback(node))
         window = watch.narrowed(
             planner.time_range(plan, self.state.as_of, self.config.lookback_days), self.state)
-        queries = await self.learner.vet(
-            await self.search.dedupe(plan.queries, self.state.sent_queries()), node.question)
+        across = across_languages.figures_query(node.question, self.state.kept())
+        queries = await self.learner.vet(await self.search.dedupe(
+            [*plan.queries, *([across] if across else [])], self.state.sent_queries()),
+            node.question)
         results = await self.search.batch(queries, window) if queries else []
         hits = self.admission.new_hits(node, results)
         node.rounds += 1

@@ -124,3 +124,18 @@ def measured(text: str, least: int = 1) -> bool:
     """Whether the text states at least `least` figures with a unit or a percent sign ("8.62万元/
     吨", "+12.4%"; not "9月" or "2026")."""
     return sum(1 for f in figures_in(text) if f.unit or f.percent) >= least
+
+
+WAN = 10_000  # the Chinese magnitude word 万: ten thousand
+
+
+def written_for(figure: Figure, zh: bool) -> str:
+    """A figure of ten thousand or more as the other language writes it: 86,200 as "8.62万"
+    for Chinese text, 8.62万 as "86,200" for English (a figure is the one thing two
+    languages write alike once its magnitude is spelled their way); "" below that."""
+    amount = figure.amount
+    if figure.percent or amount < WAN:
+        return ""
+    if zh:
+        return f"{amount / WAN:.2f}".rstrip("0").rstrip(".") + "万"
+    return f"{amount:,.0f}" if amount.is_integer() else f"{amount:,.2f}"
