@@ -83,3 +83,27 @@ def test_a_line_that_names_nothing_is_read_under_its_heading_or_title() -> None:
     under = _said(bare, "coarse-brief", about=("一、价格", "2026年三季度粗羊毛市场简报"))
     fine_row = _said("精梳细羊毛：9月均价3.00万元/吨，环比+1.3%。", "wool-monthly")
     assert conflicts.find([under, fine_row]) == []
+
+
+def test_a_disagreement_a_published_part_states_is_not_said_again() -> None:
+    """A thread once showed one correction four times (each part and the report): the block
+    leaves out what a published part's sentences already state."""
+    from research_core.loop.answering import builder
+    from research_core.loop.answering.pool import Line
+    from research_core.loop.evidence import Evidence
+
+    def line(source_id: str, text: str, published: dt.date) -> Line:
+        return Line(text, Evidence(f"E{source_id}", "N1", "Q1", source_id, source_id,
+                                   "https://x.example", published, "industry_association",
+                                   "Norland Wool Board", text, 0.9, 0.85, 1.0, 0.9, "", True))
+
+    first = line("release", "Norland's Q3 2026 wool exports were 1,508 thousand bales.",
+                 dt.date(2026, 10, 9))
+    revised = line("erratum", "Norland's Q3 2026 wool exports were 1,476 thousand bales.",
+                   dt.date(2026, 10, 29))
+    def cite(e: Evidence) -> str:
+        return f"[{e.source_id}]"
+    block = builder.conflict_lines([first, revised], cite, False)
+    assert block and "1,476" in block[1]
+    assert builder.conflict_lines([first, revised], cite, False, told=[block[1]]) == []
+    assert builder.conflict_lines([first, revised], cite, False, told=["unrelated"]) == block

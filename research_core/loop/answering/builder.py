@@ -66,7 +66,7 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     picker = Picker(similarity)
     clashes = conflicts.every(pool)
     found = conflicts.find(pool, clashes)
-    disputed = conflict_lines(pool, cite, zh, found)
+    disputed = conflict_lines(pool, cite, zh, found, said)
     picker.remember(disputed)
     outvoted = {d.second[0].text for d in found}
     as_found, pool = pool, restating.restated(pool, clashes, cite, zh)
@@ -121,7 +121,7 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     run = await _with_pages(context, read) if context else None
     pool = usable(await _with_pages(kept, read), cite, section.question, run, root)
     pool = _on_point(section.question, pool, len(pool))  # not a line about something else
-    disputed = conflict_lines(pool, cite, zh)
+    disputed = conflict_lines(pool, cite, zh, told=said)
     picker.remember(disputed)
     as_found = pool
     pool = restating.restated(pool, conflicts.every([*pool, *_later(pool, run or [])]), cite, zh)
@@ -305,13 +305,18 @@ def _on_point(question: str, pool: list[Line], enough: int = 2) -> list[Line]:
 
 
 def conflict_lines(pool: list[Line], cite: Cite, zh: bool,
-                   found: list[Disagreement[Line]] | None = None) -> list[str]:
+                   found: list[Disagreement[Line]] | None = None,
+                   told: Sequence[str] = ()) -> list[str]:
     """The "where the sources disagree" block (empty when they agree); `found`: the pool's
-    disagreements where the caller has them already."""
+    disagreements where the caller has them already. A disagreement or a note that a
+    published part's sentences (`told`) say already is not said again: a thread once showed
+    one correction four times."""
     words = labels.ZH if zh else labels.EN
-    found = conflicts.find(pool) if found is None else found
+    found = [d for d in (conflicts.find(pool) if found is None else found)
+             if not _told(d, told)]
     shown = {d.explained_by.text for d in found if d.explained_by}
-    notes = [ln for ln in conflicts.documented(pool) if ln.text not in shown][:2]
+    notes = [ln for ln in conflicts.documented(pool) if ln.text not in shown
+             and not any(ln.text in t for t in told)][:2]
     if not found and not notes:
         return []
     out = [f"*{words['conflicts']}*"]
@@ -321,6 +326,11 @@ def conflict_lines(pool: list[Line], cite: Cite, zh: bool,
             out.append(f"  {words['explained']}{_cited(d.explained_by, cite)}")
     out += [f"• {_cited(ln, cite)}" for ln in notes]
     return [*out, ""]
+
+
+def _told(d: Disagreement[Line], told: Sequence[str]) -> bool:
+    """Whether one of the sentences states the disagreement: its period and both figures."""
+    return any(d.period in t and d.first[1].text in t and d.second[1].text in t for t in told)
 
 
 def _cited(line: Line, cite: Cite) -> str:
