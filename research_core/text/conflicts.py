@@ -26,7 +26,6 @@ from research_core.text.sentences import sentences
 from research_core.text.terms import function_words, has_cjk, nouns, overlap
 
 SAME_TOPIC = 0.4
-
 SAME_MEASURE_RATIO = 1.6  # two versions of one figure differ by less than this factor
 MAX_SHOWN = 4
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
