@@ -172,3 +172,53 @@ def test_a_word_that_only_says_which_measure_is_no_subject() -> None:
                           "benchmark, rain damage and a thinner superfine mix.")]
     assert {ln.source_id for ln in on_subject(question, pool)} == {
         "board", "customs", "news", "note"}
+
+
+ORCHARD_HITS = [
+    _hit("otago-apples", "Otago apple prices, October 2026",
+         "Otago Gala apple prices averaged 2.40 a kilo in October, up 11% on the year."),
+    _hit("otago-pears", "Otago pear prices, October 2026",
+         "Otago Packham pear prices averaged 1.85 a kilo in October, down 6% on the year."),
+    _hit("fruit-board", "Fruit board: apples over pears",
+         "Gala apple prices rose while Packham pear prices slid; the gap is the widest yet."),
+]
+
+
+async def test_things_named_apart_are_found_by_the_embedder_and_named_as_the_sources_do() -> None:
+    """"Gala went one way and Packham the other": no pattern sets the two side by side, the
+    embedder does (two varieties, not "months" against "Packham"); the sources write "Gala
+    apple" and "Packham pear" every time, and so does each side's sub-question, which asks
+    what the first half of the clause asks, of that side alone."""
+    question = ("over the last 12 months Gala went one way and Packham the other — what's "
+                "behind that? numbers pls")
+    subs = await decomposition.split(similarity(), question, ORCHARD_HITS, 4, EngineSettings(),
+                                     dt.date(2026, 10, 31))
+    texts = [s.question for s in subs]
+    assert texts[0] == "Over the last 12 months Gala apple went one way?", texts
+    assert texts[1] == "Over the last 12 months Packham pear went one way?", texts
+    assert not any(t.startswith("What's behind that —") for t in texts)
+
+
+async def test_no_things_where_the_conjunction_joins_unlike_words() -> None:
+    question = "How did Otago orchards do this year and what should growers plant next?"
+    assert await decomposition.coordinated(similarity(), question,
+                                           [f"{h.title}. {h.snippet}" for h in ORCHARD_HITS]) == []
+
+
+def test_a_dash_ends_a_clause() -> None:
+    c = subquestions.clauses("Otago sold more cherries but earned less — why?")
+    assert c.topic == "Otago sold more cherries but earned less" and "why" in c.asks
+
+
+def test_a_name_that_opens_the_question_is_known_when_the_sources_write_it_as_a_name() -> None:
+    """"Otago sold more …": a sentence's first word is capitalised whatever it is, so only
+    the sources can say that it is a name (they never write it in lower case); a source
+    about another region is then left out. "Break" opens a sentence too, and the sources
+    write it in lower case: no name."""
+    pool = [_line("otago-1", "Otago exported 41,200 t of cherries in Q1.", "Otago exports"),
+            _line("otago-2", "Otago growers earned 8% less; a break in prices hit them.",
+                  "Otago growers"),
+            _line("nelson", "Nelson exported 12,000 t of cherries in Q1, a break with 2025.",
+                  "Nelson exports")]
+    question = "Otago sold more cherries in Q1 but earned less. Break it down."
+    assert {ln.source_id for ln in on_names(question, pool)} == {"otago-1", "otago-2"}

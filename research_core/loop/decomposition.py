@@ -10,6 +10,10 @@ The same reading of the evidence refills the tree before a run ends early
 from __future__ import annotations
 
 import datetime as dt
+import math
+import re
+from collections import Counter
+from dataclasses import replace
 
 from research_core.loop import subquestions
 from research_core.loop.answering.coverage import known_names, names_any
@@ -24,6 +28,9 @@ TOPIC_CREDIBILITY = 0.6  # a source a facet is read off: news and better, no rel
 SAME_TOPIC = 0.75  # two titles this close name one facet (either language: not scaled)
 TITLE_CHARS = 140
 KNOWN_BY = 2  # hits that must name a name of the question before it tells hits apart
+PARALLEL = 0.35  # two runs this alike (embedder and surroundings) name things of one kind
+AROUND = 4  # words a side that say how the sources write about a thing
+_WORDS = re.compile(r"[\w.%-]+")
 KEPT_SHARE = 0.5  # a clause half as close to the sources as the closest one is asked of them
 
 
@@ -33,6 +40,8 @@ async def split(similarity: Similarity, question: str, hits: list[SearchHit], li
     thing it names first), then facets the sources are about; never the question alone."""
     c = subquestions.clauses(question)
     texts = [f"{h.title}. {h.snippet}" for h in hits]
+    if not c.things:
+        c = named_as_sources(c, await coordinated(similarity, c.topic, texts), texts)
     spoken = await spoken_to(similarity, c.asks, texts, cfg)
     kept = [a for a in c.asks if a == c.topic or a in spoken]
     own = subquestions.compose(subquestions.Clauses(c.topic, kept, c.things), question)
@@ -41,6 +50,92 @@ async def split(similarity: Similarity, question: str, hits: list[SearchHit], li
     room = max(limit - len(own), 1 if hits else 0, 2 - len(own))
     about = await facets_of(similarity, question, hits, own, room, cfg, as_of)
     return subquestions.as_subquestions([*own[: limit - min(room, len(about))], *about], limit)
+
+
+async def coordinated(similarity: Similarity, clause: str, texts: list[str]) -> list[str]:
+    """The two things an English clause sets side by side across a conjunction, where its
+    wording does not say it plainly ("carbonate went one way and hydroxide the other", "what
+    caused A and B prices to move"): of the runs before the conjunction and after it, the
+    pair of equal length the embedder finds most alike, different words, both named by the
+    retrieved sources; none below `PARALLEL`."""
+    best: tuple[float, list[str]] = (PARALLEL, [])
+    for lefts, rights in subquestions.conjuncts(clause):
+        if not lefts or not rights:
+            continue
+        rows = await similarity.matrix(lefts, rights)
+        for a, row in zip(lefts, rows, strict=True):
+            for b, cosine in zip(rights, row, strict=True):
+                alike = (cosine + written_alike(a, b, texts)) / 2
+                if alike >= best[0] and _parallel(a, b, texts):
+                    best = (alike, [a, b])
+    return best[1]
+
+
+def written_alike(a: str, b: str, texts: list[str]) -> float:
+    """How alike the sources write about two things: the cosine of the content words around
+    each (four a side). Things of one kind share their surroundings ("Gala apple prices
+    averaged …", "Packham pear prices averaged …"), which the embedder, reading two bare names,
+    cannot see."""
+    around_a, around_b = _surroundings(a, texts), _surroundings(b, texts)
+    shared = sum(n * around_b[w] for w, n in around_a.items())
+    norms = math.sqrt(sum(n * n for n in around_a.values()) * sum(n * n for n in around_b.values()))
+    return shared / norms if norms else 0.0
+
+
+def _surroundings(thing: str, texts: list[str]) -> Counter[str]:
+    wanted, width = thing.casefold().split(), len(thing.split())
+    found: Counter[str] = Counter()
+    for text in texts:
+        words = _WORDS.findall(text.casefold())
+        for i in range(len(words) - width + 1):
+            if words[i:i + width] == wanted:
+                around = words[max(0, i - AROUND):i] + words[i + width:i + width + AROUND]
+                found.update(w for w in around if content_terms(w))
+    return found
+
+
+def named_as_sources(c: subquestions.Clauses, things: list[str],
+                     texts: list[str]) -> subquestions.Clauses:
+    """The clauses with their things, and the topic that names them, as the sources name
+    them."""
+    topic = c.topic
+    named = [as_sources_name(t, texts) for t in things]
+    for written, name in zip(things, named, strict=True):
+        topic = re.sub(rf"(?<![\w-]){re.escape(written)}\b", name, topic, count=1)
+    return replace(c, topic=topic, things=named,
+                   asks=[topic if a == c.topic else a for a in c.asks])
+
+
+def as_sources_name(thing: str, texts: list[str]) -> str:
+    """The thing as the sources name it: "carbonate" is "lithium carbonate", "Gala" is "Gala
+    apple", where at least half the texts' mentions of it write the same common word (not a
+    name, not a measure) before or after it: the bundled embedder finds little in a bare
+    "carbonate"."""
+    word = re.escape(thing)
+    written = [m.group(1) + " " + thing for t in texts
+               for m in re.finditer(rf"\b([a-z][\w-]+)\s+{word}\b", t, re.I)]
+    written += [thing + " " + m.group(1) for t in texts
+                for m in re.finditer(rf"\b{word}\s+([a-z][\w-]+)\b", t, re.I)]
+    mentions = sum(len(re.findall(rf"\b{word}\b", t, re.I)) for t in texts)
+    fuller = [w for w in written if _common_word(w, thing)]
+    name, count = Counter(fuller).most_common(1)[0] if fuller else ("", 0)
+    return name if count and 2 * count >= mentions else thing
+
+
+def _common_word(phrase: str, thing: str) -> bool:
+    """Whether the word a phrase adds to the thing is a common word: written in lower case,
+    a content word, no measure ("prices") and not one of the thing's own words."""
+    added = phrase.replace(thing, "", 1).strip()
+    return added.islower() and bool(content_terms(added)) and added not in thing.casefold() \
+        and not subquestions.measures_in(added)
+
+
+def _parallel(a: str, b: str, texts: list[str]) -> bool:
+    """Two runs that may be a pair: as many words, other last words, each named by
+    `KNOWN_BY` retrieved texts."""
+    wa, wb = a.casefold().split(), b.casefold().split()
+    return len(wa) == len(wb) and wa[-1] != wb[-1] and all(
+        sum(w in t.casefold() for t in texts) >= KNOWN_BY for w in (a.casefold(), b.casefold()))
 
 
 async def spoken_to(similarity: Similarity, clauses: list[str], texts: list[str],

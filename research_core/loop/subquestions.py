@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from research_core.models.schemas import SubQuestion
 from research_core.text.periods import names_period, without_periods
@@ -31,8 +32,8 @@ _ZH_MEASURES = ("价格", "销量", "产能", "出货量", "出口", "进口", "
 _MENTION = re.compile(r"<[@#!][^>]*>|(?<!\w)@\S+")
 _SENTENCE = re.compile(r"(?<=[?？!！。；;])\s*|\n+|(?<=[a-z0-9)]\.)\s+(?=[A-Z])")
 _HEAD = re.compile(r"[:：]\s*(?!\d)")
-_CLAUSE = re.compile(r"\s*[,，;；]\s*(?:and\s+|以及|并且?|还有)?|\s+and\s+(?=(?:how|what|why|"
-                     r"which|who|when|where|whether)\b)", re.I)
+_CLAUSE = re.compile(r"\s*(?:[,，;；]|\s[—–-]+\s|—+)\s*(?:and\s+|以及|并且?|还有)?|"
+                     r"\s+and\s+(?=(?:how|what|why|which|who|when|where|whether)\b)", re.I)
 _BRACKET = re.compile(r"[()（）]")
 _GROUP = re.compile(r"[（(]([^()（）]{3,80})[)）]")
 _LIST_SEP = re.compile(r"\s*(?:,|，|、|/)\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\.?|versus)\s+|"
@@ -198,12 +199,65 @@ def _first_words(text: str) -> str:
 
 def _for_thing(c: Clauses, thing: str) -> str:
     """The topic about one named thing: the span that names them all ("Firm A vs Firm B",
-    "X and Y") names this one only; a topic that names none is prefixed with it."""
-    at = [(c.topic.find(t), t) for t in c.things if t in c.topic]
+    "X and Y") names this one only; a topic that names none, or names them apart ("X went
+    one way and Y the other"), is prefixed with it."""
+    at = sorted((c.topic.find(t), t) for t in c.things if t in c.topic)
     if len(at) < 2:
         return f"{thing}{'：' if has_cjk(thing) else ': '}{c.topic}"
-    first, last = min(at), max(at)
-    return " ".join(f"{c.topic[:first[0]]}{thing}{c.topic[last[0] + len(last[1]):]}".split())
+    first, last = at[0], at[-1]
+    if all(_LIST_SEP.fullmatch(c.topic[a + len(t):b]) for (a, t), (b, _) in pairwise(at)):
+        return " ".join(f"{c.topic[:first[0]]}{thing}{c.topic[last[0] + len(last[1]):]}".split())
+    return _said_of(c.topic, first, last[0], thing)
+
+
+def _said_of(topic: str, first: tuple[int, str], last_at: int, thing: str) -> str:
+    """What a clause that names its things apart says of the first ("A went one way" of "A
+    went one way and B the other", whose second half leaves the verb out), said of `thing`."""
+    joins = [m for m in _CONJUNCTION.finditer(topic) if first[0] < m.start() and m.end() <= last_at]
+    if not joins:
+        return f"{thing}{'：' if has_cjk(thing) else ': '}{topic}"
+    head = topic[:joins[-1].start()]
+    return " ".join(f"{head[:first[0]]}{thing}{head[first[0] + len(first[1]):]}".split())
+
+
+_CONJUNCTION = re.compile(r"\s+(?:and|vs\.?|versus)\s+", re.I)
+_EN_TOKEN = re.compile(r"[^\s,;:!?()]+")
+
+
+def conjuncts(clause: str) -> list[tuple[list[str], list[str]]]:
+    """For each conjunction of an English clause, the word runs that may be set against each
+    other across it: the runs of content words before it (each run's endings: "carbonate",
+    "lithium carbonate") and the run that follows it (its beginnings), without measures
+    ("prices") or periods. Which pair is parallel is for the embedder to say
+    (`research_core.loop.decomposition.coordinated`)."""
+    if has_cjk(clause):
+        return []
+    found = []
+    for match in _CONJUNCTION.finditer(clause):
+        before = _runs(clause[:match.start()])
+        after = _runs(clause[match.end():], first_only=True)
+        lefts = [" ".join(run[i:]) for run in before for i in range(len(run))]
+        rights = [" ".join(after[0][:i]) for i in range(1, len(after[0]) + 1)] if after else []
+        found.append((lefts, rights))
+    return found
+
+
+def _runs(text: str, first_only: bool = False) -> list[list[str]]:
+    """Runs of consecutive content words (at most ITEM_WORDS each, measures and periods
+    ending a run); `first_only`: the first run, after any function words that open the text."""
+    runs: list[list[str]] = [[]]
+    for token in _EN_TOKEN.findall(text):
+        word = token.strip(".'\"")
+        if content_terms(word) and not names_measure(word, list(_EN_MEASURES)) \
+                and not names_period(word):
+            runs[-1] = [*runs[-1], word][-ITEM_WORDS:]
+            if first_only and len(runs[-1]) == ITEM_WORDS:
+                break
+        elif runs[-1]:
+            if first_only:
+                break
+            runs.append([])
+    return [r for r in runs if r]
 
 
 def _completed(ask: str, topic: str) -> str:
