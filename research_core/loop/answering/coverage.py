@@ -20,6 +20,7 @@ _CAUSAL = re.compile(r"\b(?:because|due to|driven by|owing to|as a result|reflec
 _WHY = re.compile(r"\b(?:why|reasons?|causes?|drivers?)\b|为什么|为何|原因", re.I)
 _NAME = re.compile(r"(?<![.?!:]\s)(?<!^)\b[A-Z][\w-]*[A-Z0-9][\w-]*\b|(?<![.?!:]\s)(?<!^)"
                    r"\b[A-Z][a-z][\w-]+\b")
+_OPENING = re.compile(r"(?:^|(?<=[.?!:]\s))([A-Z][a-z][\w-]+)\b")
 _ZH_NAME_TAGS = ("nr", "ns", "nt", "nz")  # jieba's tags of names: people, places, bodies, other
 
 
@@ -51,7 +52,18 @@ def known_names(question: str, texts: Iterable[str], enough: int) -> list[str]:
     lowered = [t.casefold() for t in texts]
     names = [n.casefold() for n in names_in(question)]
     known = [n for n in names if sum(n in t for t in lowered) >= enough]
-    return [n for n in known if _proper(n, texts)] or known
+    opening = [w for w in _openings(question) if w not in known
+               and sum(w in t for t in lowered) >= enough and _proper(w, texts)]
+    return [n for n in known if _proper(n, texts)] + opening or known
+
+
+def _openings(question: str) -> list[str]:
+    """The capitalised words that open the question's sentences (casefolded), which may be
+    names ("Calvera shipped more …") or not ("Could you …"): only the sources can tell."""
+    text = " ".join(re.sub(r"<[@#!][^>]*>|@\S+", " ", question).split())
+    found = _OPENING.findall(text)
+    return [w.casefold() for w in found if w.casefold() not in function_words()
+            and not is_period_code(w)]
 
 
 def _proper(name: str, texts: list[str]) -> bool:
