@@ -175,3 +175,19 @@ async def test_a_plan_of_one_sub_question_is_widened_from_the_evidence(
     children = [out.state.tree.nodes[c].question for c in root.children]
     assert children[0] == "How did heat pump sales move in 2026?"
     assert len(children) >= 2, children
+
+
+async def test_a_sub_question_whose_queries_were_all_asked_judges_what_they_found(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    """Every sub-question's query plan repeats the first one's (a weak planner does): the
+    repeats are not sent again, but the hits the first query found are judged for each later
+    sub-question, from the cache, so that no sub-question ends unread."""
+    script = Script(rules={"QueryPlan": lambda body: json.dumps(
+        {"queries": ["heat pump sales and prices 2026"]})})
+    out = await run_engine(serve, script, backend, store)
+    sent = {r.query for r in backend.requests}
+    assert sent == {"heat pump sales and prices 2026"}, sent
+    researched = [n for n in out.state.tree.nodes.values() if n.depth == 1 and n.rounds]
+    assert len(researched) >= 2
+    assert all(out.state.judged_sources(n.id) for n in researched)
+    assert any("asked before" in e.message for e in out.state.log.of_kind("cache-hit"))

@@ -49,6 +49,7 @@ from research_core.question import has_surrogates, is_blank
 from research_core.search.patterns import QueryLearning
 from research_core.search.tool import (
     HitCache,
+    QueryResult,
     RemembersHits,
     SearchTool,
 )
@@ -396,10 +397,11 @@ class _Research:
         window = watch.narrowed(
             planner.time_range(plan, self.state.as_of, self.config.lookback_days), self.state)
         across = across_languages.figures_query(node.question, self.state.kept())
-        queries = await self.learner.vet(await self.search.dedupe(
-            [*plan.queries, *([across] if across else [])], self.state.sent_queries()),
-            node.question)
-        results = await self.search.batch(queries, window) if queries else []
+        fresh, twins = await self.search.sift([*plan.queries, *([across] if across else [])],
+                                              self.state.sent_queries())
+        queries = await self.learner.vet(fresh, node.question)
+        results = await self.search.batch(queries, window) if queries \
+            else await self._asked_before(twins)
         hits = self.admission.new_hits(node, results)
         node.rounds += 1
         if hits:
@@ -409,6 +411,14 @@ class _Research:
             await self.admission.admit(node, hits, scores)
         await coverage.settle(self.gateway, self.similarity, self.state, node, self.config,
                               self.deep)
+
+    async def _asked_before(self, twins: list[str]) -> list[QueryResult]:
+        """When every query of a sub-question repeats one the run asked for another, the hits
+        those queries found, from the cache, to be judged for this sub-question: a query
+        asked before is not sent again, but what it found may answer this one."""
+        ranges = {q.text: q.time_range for q in self.state.queries}
+        found = [await self.search.cached(t, ranges[t]) for t in twins if t in ranges]
+        return [r for r in found if r is not None]
 
     async def _report(self) -> Report:
         """The report: written and checked once and saved before it is published, so a

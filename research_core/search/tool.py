@@ -81,7 +81,12 @@ class SearchTool:
     async def dedupe(self, queries: list[str], earlier: list[str]) -> list[str]:
         """Drop each query at `dedup_similarity` or more to an earlier one of the run that
         asks the same thing (one whose words differ both ways asks something else)."""
+        return (await self.sift(queries, earlier))[0]
+
+    async def sift(self, queries: list[str], earlier: list[str]) -> tuple[list[str], list[str]]:
+        """`dedupe`, and the earlier queries that the dropped ones repeat (each once)."""
         kept: list[str] = []
+        twins: list[str] = []
         for query in queries:
             seen = [s for s in earlier + kept if not ask_apart(query, s)]
             scores = (await self.similarity.matrix([query], seen))[0] if seen else []
@@ -89,9 +94,21 @@ class SearchTool:
             if best is not None and scores[best] >= self.config.dedup_similarity:
                 self.log.emit("dedup", f"dropped {query!r}: {scores[best]:.2f} similar to "
                               f"{seen[best]!r}", query=query, duplicate_of=seen[best])
+                twins += [seen[best]] if seen[best] in earlier and seen[best] not in twins else []
                 continue
             kept.append(query)
-        return kept
+        return kept, twins
+
+    async def cached(self, query: str, time_range: TimeRange) -> QueryResult | None:
+        """An earlier query's hits as the cache holds them (no read spent), or None."""
+        scoped = f"{self.backend.name}@{self.scope}" if self.scope else self.backend.name
+        hits = await self.cache.cache_get(cache_key(scoped, query, time_range),
+                                          self.config.cache_ttl_s)
+        if hits is None:
+            return None
+        self.log.emit("cache-hit", f"{query!r} asked before: its {len(hits)} hits judged again "
+                      "for this sub-question", query=query)
+        return QueryResult(query, hits, True, time_range)
 
     async def batch(self, queries: list[str], time_range: TimeRange) -> list[QueryResult]:
         """All variants at once, at most `search_concurrency` in flight."""
