@@ -24,6 +24,7 @@ from research_core.loop.engine import Engine
 from research_core.models.embeddings import build_similarity
 from research_core.models.tier_factory import aclose_tiers, build_tiers, describe_tier
 from research_core.protocols import ModelTier, Publisher, SearchBackend, Similarity
+from research_core.search.combined import Closes
 from research_core.search.corpus import CorpusBackend, sample_corpus_dir
 from research_core.search.web.factory import build_backend, rate_table, uses_corpus
 from research_core.search.web.rate_limit import RedisRateLimiter
@@ -93,6 +94,8 @@ class Services:
 
     async def aclose(self) -> None:
         await aclose_tiers(self.tiers)
+        if isinstance(self.backend, Closes):  # MCP servers' sessions
+            await self.backend.aclose()
         await self.store.close()
 
 
