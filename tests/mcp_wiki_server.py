@@ -88,7 +88,7 @@ def link(page: Page) -> ResourceLink:
 
 
 def build(mode: str) -> MCPServer:
-    server = MCPServer("bakery-wiki")
+    server = MCPServer("bakery-wiki", log_level="WARNING")
     pages = (*PAGES, HOSTILE) if mode == "hostile" else PAGES
 
     @server.tool()

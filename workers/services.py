@@ -85,10 +85,12 @@ class Services:
         return dataclasses.replace(self, slack=client)
 
     def engine(self, publisher: Publisher, settings: Settings | None = None,
-               caps: CapGuard | None = None) -> Engine:
+               caps: CapGuard | None = None, backend: SearchBackend | None = None) -> Engine:
         """The engine for one job: `settings` as the job sees them (Deep per channel),
-        `caps` the run's spending caps."""
-        return Engine.build(settings or self.settings, self.tiers, self.backend, self.store,
+        `caps` the run's spending caps, `backend` what it searches (the worker's backend,
+        with the workspace's own Slack when the job may search it)."""
+        return Engine.build(settings or self.settings, self.tiers, backend or self.backend,
+                            self.store,
                             similarity=self.similarity, publisher=publisher, caps=caps,
                             learning=SqlPatternBook(self.store, self.backend.name))
 

@@ -37,7 +37,12 @@ CALL_FAILURES = (MCPError, TimeoutError, ValidationError, OSError, httpx2.HTTPEr
 
 class McpFailed(Exception):
     """A call that costs its hits: the server did not start, answer in time, or answered an
-    error. The message is the one line the run log and the worker log show."""
+    error. The message is the one line the run log and the worker log show; `gone`: the
+    session's transport closed under the call (the server died)."""
+
+    def __init__(self, message: str, gone: bool = False) -> None:
+        super().__init__(message)
+        self.gone = gone
 
 
 class _Holder:
@@ -46,6 +51,7 @@ class _Holder:
     def __init__(self, make: Callable[[], Client]) -> None:
         self.client: Client | None = None
         self.error: str = ""
+        self.served = False  # the session answered a call
         self.ready = asyncio.Event()
         self.stop = asyncio.Event()
         self.task = asyncio.create_task(self._hold(make))
@@ -77,12 +83,23 @@ class McpConnection:
         self.starts = 0
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        client = await self._client()
-        return await self._within(client, client.call_tool(name, arguments), f"tool {name!r}")
+        return await self._call(lambda c: c.call_tool(name, arguments), f"tool {name!r}")
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
+        return await self._call(lambda c: c.read_resource(uri), "resources/read")
+
+    async def _call(self, send: Callable[[Client], Awaitable[T]], what: str) -> T:
+        """`send` on the session; a session found dead (the server exited since its last
+        call) is started again and the call sent once more on the new one."""
         client = await self._client()
-        return await self._within(client, client.read_resource(uri), "resources/read")
+        served = self._holder is not None and self._holder.served
+        try:
+            return await self._within(client, send(client), what)
+        except McpFailed as exc:
+            if not (exc.gone and served):
+                raise  # a session that never answered failed: no second try
+        client = await self._client()
+        return await self._within(client, send(client), what)
 
     async def ensure(self) -> dict[str, Tool]:
         """Start the session (if it is not running) and return the server's tools."""
@@ -99,15 +116,19 @@ class McpConnection:
     async def _within(self, client: Client, call: Awaitable[T], what: str) -> T:
         try:
             async with asyncio.timeout(self.limits.timeout_s):
-                return await call
+                answer = await call
         except TimeoutError as exc:
             self._retire(client)
             raise McpFailed(f"{what} gave no answer within {self.limits.timeout_s:g}s; the "
                             "server is started again for the next call") from exc
         except CALL_FAILURES as exc:
-            if not isinstance(exc, MCPError) or "closed" in str(exc).lower():
+            gone = not isinstance(exc, MCPError) or "closed" in str(exc).lower()
+            if gone:
                 self._retire(client)  # the transport is gone: start afresh next time
-            raise McpFailed(f"{what} failed: {one_line(exc)}") from exc
+            raise McpFailed(f"{what} failed: {one_line(exc)}", gone) from exc
+        if self._holder is not None and self._holder.client is client:
+            self._holder.served = True
+        return answer
 
     async def _client(self) -> Client:
         self._same_loop()
