@@ -1,8 +1,8 @@
 """`redsearch up --mcp SPEC` (and `make run MCP=…`): an MCP server from the command line.
 
 SPEC is `[NAME=]COMMAND ARGS…` (a server started as a process, spoken to over stdio) or
-`[NAME=]URL` (streamable HTTP). Without NAME the server is named after its program's last
-word (`python -m wiki_mcp` → `wiki_mcp`), or `mcp` for a URL. Each option adds a server to
+`[NAME=]URL` (streamable HTTP). Without NAME the server is named after its module, script or
+program (`python -m wiki_mcp` → `wiki_mcp`), or `mcp` for a URL. Each option adds a server to
 RED_MCP_SERVERS (those already there stay), with its tools chosen as for any server (the tool
 named "search", or the only one); RED_SEARCH_BACKENDS, when set, gets `mcp` added.
 """
@@ -61,10 +61,20 @@ def from_option(spec: str, taken: set[str]) -> dict[str, Any]:
     return {"name": name, **server}
 
 
+INTERPRETERS = ("python", "python3", "node", "npx", "uvx", "uv", "deno", "bun", "java")
+
+
 def default_name(server: dict[str, Any]) -> str:
+    """The module after `-m`, else the script an interpreter runs, else the program."""
     if "url" in server:
         return "mcp"
-    program = re.sub(r"\.(py|js|mjs|ts)$", "", str(server["command"][-1]).rsplit("/", 1)[-1])
-    last = program.rsplit(".", 1)[-1].lower()
-    cleaned = re.sub(r"[^a-z0-9_-]+", "-", last).strip("-_")[:36]
-    return cleaned if cleaned and NAME.fullmatch(cleaned) else "mcp"
+    words = [str(w) for w in server["command"]]
+    if "-m" in words[:-1]:
+        target = words[words.index("-m") + 1]
+    elif words[0].rsplit("/", 1)[-1].split(".")[0].rstrip("0123456789") in INTERPRETERS:
+        target = next((w for w in words[1:] if not w.startswith("-")), words[0])
+    else:
+        target = words[0]
+    program = re.sub(r"\.(py|js|mjs|ts)$", "", target.rsplit("/", 1)[-1])
+    cleaned = re.sub(r"[^a-z0-9_-]+", "-", program.rsplit(".", 1)[-1].lower()).strip("-_")
+    return cleaned[:36] if cleaned and NAME.fullmatch(cleaned[:36]) else "mcp"

@@ -19,7 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from contract.keys import search_token_key
 from contract.requests import job_id, run_id_for
 from playground.fake_slack import BOT_USER_ID, FakeSlack, Message
-from research_core.policy import Policy, SlackSearchRule
+from research_core.policy import ChannelType, Policy, SlackSearchRule
 from research_core.protocols import SearchRequest
 from research_core.setting_values import Secret
 from research_core.store.restore import load_state
@@ -37,7 +37,7 @@ MANAGERS_NOTE = "Managers only: the deck oven descaling visit costs 480 euros."
 QUESTION = "How often is the deck oven descaled?"
 FIELDS = {"author_user_id", "team_id", "channel_id", "message_ts", "content", "is_author_bot",
           "permalink"}
-BOTH = ("public_channel", "private_channel")
+BOTH: tuple[ChannelType, ...] = ("public_channel", "private_channel")
 
 
 def seed(fake: FakeSlack) -> tuple[Message, Message]:
