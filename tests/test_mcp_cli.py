@@ -52,9 +52,10 @@ def test_a_bad_mcp_option_is_one_line(spec: str) -> None:
 
 
 async def test_sources_says_which_source_answers(capsys: pytest.CaptureFixture[str]) -> None:
-    settings = Settings.from_env({"RED_SEARCH_BACKENDS": "corpus,mcp", "RED_MCP_SERVERS": json.dumps([
-        {"name": "wiki", "command": [sys.executable, str(WIKI)]},
-        {"name": "gone", "command": ["/nonexistent/wiki-mcp"]}])})
+    listed = json.dumps([{"name": "wiki", "command": [sys.executable, str(WIKI)]},
+                         {"name": "gone", "command": ["/nonexistent/wiki-mcp"]}])
+    settings = Settings.from_env({"RED_SEARCH_BACKENDS": "corpus,mcp",
+                                  "RED_MCP_SERVERS": listed})
     assert await run_sources(settings) == 1  # one configured source does not answer
     out = capsys.readouterr().out.splitlines()
     rows = {line.split()[0]: line.split()[2] for line in out[1:]}
