@@ -79,10 +79,12 @@ $(BROWSER_STAMP): $(STAMP)
 	@if [ -x "$(CHROMIUM)" ]; then touch $@; \
 	else echo "note: $(CHROMIUM) missing; the browser tests will skip"; fi
 
-# `make run` serves the playground at http://127.0.0.1:$(PORT) until Ctrl-C.
+# `make run` serves the playground at http://127.0.0.1:$(PORT) until Ctrl-C. MCP="COMMAND…" (or
+# a URL) adds an MCP server to search, e.g. make run MCP="$(BIN)/python -m tests.mcp_wiki_server".
 PORT ?= 8080
+MCP ?=
 run: $(STAMP)
-	RED_BUDGET_STEPS=$(SAMPLE_STEPS) $(BIN)/redsearch up --port $(PORT)
+	RED_BUDGET_STEPS=$(SAMPLE_STEPS) $(BIN)/redsearch up --port $(PORT) $(if $(MCP),--mcp "$(MCP)")
 
 demo: $(STAMP)
 	RED_BUDGET_STEPS=$(SAMPLE_STEPS) $(BIN)/redsearch sample

@@ -31,6 +31,7 @@ from bot import commands, plans, surfaces, watching
 from bot.oauth import add_oauth_routes
 from bot.slack_fields import (
     UserMessage,
+    action_token_of,
     channel_of,
     clicker_of,
     event_id_usable,
@@ -48,7 +49,15 @@ from contract.blocks import (
 )
 from contract.keys import REQUEST_KEY, request_key
 from contract.mrkdwn import NO_PARSE, from_slack
-from contract.requests import CHOOSING, ENDED, PLANNING, PREVIEW, QUEUED, ResearchRequestMsg
+from contract.requests import (
+    CHOOSING,
+    ENDED,
+    PLANNING,
+    PREVIEW,
+    QUEUED,
+    ResearchRequestMsg,
+    followup_job_id,
+)
 from contract.slack_client import SLACK_FAILURES, make_client, slack_error
 from research_core.policy import Policy
 from research_core.settings import BudgetSettings, EngineSettings
@@ -100,14 +109,15 @@ class _Handlers:
         question = from_slack(strip_mention(msg.text, context.bot_user_id))
         existing = await self.requests.for_thread(channel, thread_ts) \
             if msg.thread_ts else None
+        token = action_token_of(event)
         if existing is not None:
-            await self._followup(client, existing, msg, question)
+            await self._followup(client, existing, msg, question, token)
             return
         if await self.starter.refused(client, channel, thread_ts, question):
             return
         await self.starter.in_thread(client, user=msg.user, channel=channel, ts=ts,
                                      thread_ts=thread_ts, question=question,
-                                     team=_team(body))
+                                     team=_team(body), action_token=token)
 
     async def on_message(self, ack: AsyncAck, body: JSON, event: JSON,
                          client: AsyncWebClient, context: AsyncBoltContext) -> None:
@@ -130,7 +140,8 @@ class _Handlers:
             return
         request = await self.requests.for_thread(msg.channel, msg.thread_ts)
         if request is not None:
-            await self._followup(client, request, msg, from_slack(msg.text).strip())
+            await self._followup(client, request, msg, from_slack(msg.text).strip(),
+                                 action_token_of(event))
 
     async def _direct(self, body: JSON, event: JSON, client: AsyncWebClient) -> None:
         """A person's message to the app (its assistant container): a follow-up in a thread
@@ -141,17 +152,19 @@ class _Handlers:
         thread_ts = msg.thread_ts or msg.ts
         text = from_slack(msg.text).strip()
         request = await self.requests.for_thread(msg.channel, thread_ts)
+        token = action_token_of(event)
         if request is not None:
-            await self._followup(client, request, msg, text)
+            await self._followup(client, request, msg, text, token)
             return
         if await self.starter.refused(client, msg.channel, thread_ts, text):
             return
         await surfaces.set_title(client, msg.channel, thread_ts, text)
         await self.starter.in_thread(client, user=msg.user, channel=msg.channel, ts=msg.ts,
-                                     thread_ts=thread_ts, question=text, team=_team(body))
+                                     thread_ts=thread_ts, question=text, team=_team(body),
+                                     action_token=token)
 
     async def _followup(self, client: AsyncWebClient, request: ResearchRequestMsg,
-                        msg: UserMessage, text: str) -> None:
+                        msg: UserMessage, text: str, action_token: str | None = None) -> None:
         if request.status in (CHOOSING, PLANNING, PREVIEW):
             await client.chat_postMessage(
                 channel=request.channel, thread_ts=request.thread_ts,
@@ -163,6 +176,8 @@ class _Handlers:
         if request.status in ENDED:  # a Stop meant for a research still going stays
             await self.requests.clear_stop(request.key)
         if self.queue is not None:
+            await self.starter.keep_token(followup_job_id(request.channel, msg.ts),
+                                          request.team, action_token)
             await self.queue.followup(request, msg.ts, msg.user, text)
 
     async def on_depth(self, ack: AsyncAck, body: JSON, action: JSON,

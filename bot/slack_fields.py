@@ -18,6 +18,7 @@ from research_core.question import scrub_surrogates
 JSON = dict[str, Any]
 
 _ID = re.compile(r"[A-Za-z0-9._-]{1,80}")
+_ACTION_TOKEN = re.compile(r"[A-Za-z0-9._-]{1,400}")
 
 
 def slack_id(value: object) -> str | None:
@@ -53,6 +54,13 @@ class UserMessage:
             return None
         return cls(channel, ts, slack_id(event.get("thread_ts")),
                    slack_id(event.get("user")) or "", text_of(event.get("text")))
+
+
+def action_token_of(event: JSON) -> str | None:
+    """The `action_token` a message event carries (it lets the app search the workspace as
+    the person who wrote the message), when it looks like one."""
+    token = event.get("action_token")
+    return token if isinstance(token, str) and _ACTION_TOKEN.fullmatch(token) else None
 
 
 def event_id_usable(body: JSON) -> bool:

@@ -118,12 +118,16 @@ class Starter:
         return reply is not None
 
     async def in_thread(self, client: AsyncWebClient, *, user: str, channel: str, ts: str,
-                        thread_ts: str, question: str, team: str | None) -> ResearchRequestMsg:
-        """A request for the message `ts`, its picker posted in the thread `thread_ts`."""
+                        thread_ts: str, question: str, team: str | None,
+                        action_token: str | None = None) -> ResearchRequestMsg:
+        """A request for the message `ts`, its picker posted in the thread `thread_ts`;
+        `action_token`: the message's, kept for the research when the policy lets it search
+        the workspace's messages."""
         request = ResearchRequestMsg(key=request_key(channel, ts), user=user, channel=channel,
                                      thread_ts=thread_ts, ts=ts, question=question,
                                      status=CHOOSING, team=team)
         await self._save(request)
+        await self.keep_token(request.job_id, team, action_token)
         self.pending.wake()  # pickers a restart left pending
         try:
             await self._post_picker(client, request)
@@ -164,6 +168,12 @@ class Starter:
         if depth is not None:
             await self.choose(client, request, depth, channel)
         return request
+
+    async def keep_token(self, job_id: str, team: str | None, action_token: str | None) -> None:
+        """Keep a message's action token for the job it asks for, when the policy lets runs
+        of this workspace search its messages (docs/teams.md: slack_search)."""
+        if action_token and self.policy.slack_search.on_in(team):
+            await self.requests.keep_search_token(job_id, action_token)
 
     async def _save(self, request: ResearchRequestMsg) -> None:
         await self.requests.save(request)

@@ -128,4 +128,14 @@ def before_key(job_id: str) -> str:
     return f"red:before:{job_id}"
 
 
+# The asking person's Slack action token (the Real-time Search API): kept only for the job that
+# searches with it, until it starts (an hour: a depth not chosen by then is not searched), then
+# for the job's time limit, and deleted when the job ends.
+SEARCH_TOKEN_WAIT_S = 3600
+
+
+def search_token_key(job_id: str) -> str:
+    return f"red:searchtoken:{job_id}"
+
+
 RATE_PREFIX = "redsearch:rate:"  # + backend + window: the search rate limit all workers share

@@ -16,7 +16,16 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import WatchError
 
-from contract.keys import EVENT_DEDUP_S, KEEP_S, event_key, stop_key, thread_key
+from contract.keys import (
+    EVENT_DEDUP_S,
+    KEEP_S,
+    SEARCH_TOKEN_WAIT_S,
+    event_key,
+    search_token_key,
+    stop_key,
+    thread_key,
+)
+from research_core.setting_values import Secret
 
 UPDATE_ATTEMPTS = 10
 
@@ -154,6 +163,21 @@ class Requests:
 
     async def stop_requested(self, key: str) -> bool:
         return bool(await self.redis.exists(stop_key(key)))
+
+    async def keep_search_token(self, job_id: str, token: str) -> None:
+        """The action token of the message that asked for `job_id`: it lets the job search
+        the workspace's messages as that person. It travels beside the request record, never
+        in it (nor in the job's payload or SQL record), and is never logged."""
+        await self.redis.set(search_token_key(job_id), token, ex=SEARCH_TOKEN_WAIT_S)
+
+    async def search_token(self, job_id: str, keep_s: int) -> Secret | None:
+        """The job's action token (kept `keep_s` longer: the job's time limit), or None."""
+        raw = await self.redis.getex(search_token_key(job_id), ex=keep_s)
+        return None if raw is None else Secret(_text(raw))
+
+    async def drop_search_token(self, job_id: str) -> None:
+        """The job ended: its action token is gone with it."""
+        await self.redis.delete(search_token_key(job_id))
 
 
 def _text(value: str | bytes) -> str:

@@ -6,8 +6,9 @@ is posted to (`chat.postMessage`, `chat.startStream`) faster than once a second.
 recorded and every change is announced to listeners (the playground streams them).
 
 The methods live by concern: messages and threads (`fake_slack_chat`), text streaming
-(`fake_slack_streams`), the assistant container and the Home tab (`fake_slack_surfaces`); blocks
-are checked against Slack's limits (`fake_slack_blocks`).
+(`fake_slack_streams`), the assistant container and the Home tab (`fake_slack_surfaces`), the
+Real-time Search API (`fake_slack_search`); blocks are checked against Slack's limits
+(`fake_slack_blocks`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from playground.fake_slack_messages import (
     SlackError,
 )
 from playground.fake_slack_oauth import FakeOAuth
+from playground.fake_slack_search import FakeSearch
 from playground.fake_slack_streams import FakeStreams
 from playground.fake_slack_surfaces import FakeSurfaces
 
@@ -71,6 +73,7 @@ class FakeSlack:
         self.chat = FakeChat(self)
         self.streams = FakeStreams(self, stream_idle_s, stream_lifetime_s)
         self.surfaces = FakeSurfaces(self)
+        self.search = FakeSearch(self)  # assistant.search.context, conversations.info
 
     # -- server lifecycle ---------------------------------------------------------------
 
@@ -121,6 +124,10 @@ class FakeSlack:
         found = [m for (ch, _), m in self._messages.items() if ch == channel and (
             thread_ts is None or m.ts == thread_ts or m.thread_ts == thread_ts)]
         return sorted(found, key=lambda m: float(m.ts))
+
+    def conversations(self) -> set[str]:
+        """The channels that hold a message."""
+        return {channel for (channel, _) in self._messages}
 
     def message(self, channel: str, ts: str) -> Message | None:
         return self._messages.get((channel, ts))

@@ -19,13 +19,14 @@ class SlackError(Exception):
     """A Slack `ok: false` answer with its error code (and, like Slack's, a line saying what
     was wrong in `response_metadata.messages`)."""
 
-    def __init__(self, error: str, detail: str = "") -> None:
+    def __init__(self, error: str, detail: str = "", **fields: str) -> None:
         super().__init__(error)
         self.error = error
         self.detail = detail
+        self.fields = fields  # more of Slack's answer (missing_scope: needed, provided)
 
     def body(self) -> JSON:
-        body: JSON = {"ok": False, "error": self.error}
+        body: JSON = {"ok": False, "error": self.error, **self.fields}
         if self.detail:
             body["response_metadata"] = {"messages": [f"[ERROR] {self.detail}"]}
         return body

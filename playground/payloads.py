@@ -52,11 +52,16 @@ def rich_text_blocks(text: str) -> list[JSON]:
              "elements": [{"type": "rich_text_section", "elements": elements}]}]
 
 
-def user_event(msg: Message, event_type: str, parent_user: str | None = None) -> JSON:
-    """A person's message as a `message` or `app_mention` event (threaded when it is a reply)."""
+def user_event(msg: Message, event_type: str, parent_user: str | None = None,
+               action_token: str | None = None) -> JSON:
+    """A person's message as a `message` or `app_mention` event (threaded when it is a reply),
+    with the `action_token` that lets an app search as that person (the Real-time Search
+    API)."""
     event: JSON = {"type": event_type, "user": msg.user, "text": msg.text, "ts": msg.ts,
                    "channel": msg.channel, "event_ts": msg.ts, "team": TEAM_ID,
                    "client_msg_id": str(uuid.uuid4()), "blocks": msg.blocks}
+    if action_token:
+        event["action_token"] = action_token
     if event_type == "message":
         event["channel_type"] = "channel"
     if msg.thread_ts:

@@ -69,6 +69,8 @@ class Playground:
         self.users = dict(users or DEFAULT_USERS)
         self.heartbeat_s = heartbeat_s
         self.fake = FakeSlack(token=token, post_interval=post_interval)
+        self.fake.search.add_channel(channel, channel_name)  # the app may search it, once
+        self.fake.search.scopes |= {"search:read.public", "channels:read"}  # the policy says
         self.deliverer = Deliverer(bot_url, signing_secret, ack_timeout_s=ack_timeout_s,
                                    down_retry_s=down_retry_s, notify=self._on_delivery)
         self._seq = 0
@@ -146,7 +148,9 @@ class Playground:
         msg = self.fake.post_user_message(self.channel, user, text, thread_ts or None,
                                           blocks=rich_text_blocks(text))
         kinds = ["message", "app_mention"] if mentions_bot(text) else ["message"]
-        sent = [self.deliverer.send_event(event_envelope(user_event(msg, kind, parent_user)))
+        token = self.fake.search.issue(user)
+        sent = [self.deliverer.send_event(event_envelope(user_event(msg, kind, parent_user,
+                                                                    token)))
                 for kind in kinds]
         return msg, sent
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from redsearch.evaluate import add_arguments as add_eval_arguments
 from redsearch.evaluate import evaluate
+from redsearch.mcp_option import with_mcp
 from redsearch.processes import run_bot, run_worker_command
 from redsearch.research import (
     STRATEGIES,
@@ -25,6 +26,7 @@ from redsearch.research import (
     run_research,
     run_resume,
 )
+from redsearch.sources import run_sources
 from redsearch.terminal import report_error, report_interrupt
 from redsearch.up import run_up
 from redsearch.usage import run_usage
@@ -94,6 +96,11 @@ def build_parser() -> argparse.ArgumentParser:
     up = commands.add_parser("up", help="Redis, worker, bot and (without Slack credentials) "
                              "the browser playground, in one command")
     up.add_argument("--port", type=_port, default=8080, help="playground port (default 8080)")
+    up.add_argument("--mcp", action="append", default=[], metavar="[NAME=]COMMAND|URL",
+                    help="an MCP server to search (repeatable): a command started over stdio, "
+                         "or a streamable HTTP URL; added to RED_MCP_SERVERS (docs/search.md)")
+    commands.add_parser("sources", help="the configured search sources and whether each "
+                                        "answers now (exit 1 when one does not)")
     return parser
 
 
@@ -125,8 +132,10 @@ def _guarded(args: argparse.Namespace) -> int:
             return asyncio.run(run_worker_command())
         if args.command == "usage":
             return asyncio.run(run_usage(args.user, args.channel, args.every_period))
-        if args.command == "up":
-            return asyncio.run(run_up(args.port, dict(os.environ)))  # handed to workers
+        if args.command == "up":  # the environment is handed to the workers
+            return asyncio.run(run_up(args.port, with_mcp(os.environ, args.mcp)))
+        if args.command == "sources":
+            return asyncio.run(run_sources())
         return asyncio.run(run_research(_request(args)))
     except RunError as exc:
         return report_error("redsearch", exc)

@@ -22,7 +22,7 @@ from research_core.settings import Settings
 def configure_logging() -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for noisy in ("httpx", "openai", "aiohttp.access"):
+    for noisy in ("httpx", "httpx2", "openai", "aiohttp.access", "mcp"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

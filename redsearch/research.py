@@ -30,6 +30,7 @@ from research_core.loop.state import RunState
 from research_core.models.tier_factory import aclose_tiers, build_tiers, describe_tier
 from research_core.protocols import ModelTier, SearchBackend
 from research_core.runlog import LogEvent
+from research_core.search.combined import Closes
 from research_core.search.corpus import CorpusBackend, sample_corpus_dir
 from research_core.search.web.factory import build_backend, uses_corpus
 from research_core.settings import TIERS, Settings
@@ -90,6 +91,7 @@ async def run_research(request: ResearchRequest, settings: Settings | None = Non
         state.extra.strategy = request.strategy
         return await _execute(state, request, settings, backend, store, progress)
     finally:
+        await close_backend(backend)
         await store.close()
 
 
@@ -108,7 +110,10 @@ async def run_resume(run_id: str, settings: Settings | None = None) -> int:
         backend = open_backend(settings, folder, say)
         say(f"resuming run {run_id} at step {state.step} (corpus {folder})")
         request = ResearchRequest(state.question, str(folder), state.as_of)
-        return await _execute(state, request, settings, backend, store, say)
+        try:
+            return await _execute(state, request, settings, backend, store, say)
+        finally:
+            await close_backend(backend)
     finally:
         await store.close()
 
@@ -122,6 +127,12 @@ def open_backend(settings: Settings, folder: Path, say: Callable[[str], None]) -
     if backend is not corpus:
         say(f"search: {backend.name}")
     return backend
+
+
+async def close_backend(backend: SearchBackend) -> None:
+    """Stop what the backend holds open (the MCP servers it started)."""
+    if isinstance(backend, Closes):
+        await backend.aclose()
 
 
 async def _offer_resume(store: SqlStore, question: str) -> None:

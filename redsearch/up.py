@@ -179,8 +179,10 @@ async def run_up(port: int, environ: Mapping[str, str]) -> int:
     configure_logging()
     stack = await start_up(settings, port, environ=environ)
     if stack.playground is not None:
+        about = (f"searching {', '.join(s.name for s in settings.mcp.servers)} over MCP"
+                 if settings.mcp.servers else "the sample corpus is about European heat pumps")
         stderr_line(f"\nopen {stack.playground.url} and mention @RED with a question "
-             "(the sample corpus is about European heat pumps); Ctrl-C stops everything\n")
+                    f"({about}); Ctrl-C stops everything\n")
     else:
         stderr_line("\nserving Slack; Ctrl-C stops everything\n")
     waiter = asyncio.create_task(wait_for_signal())

@@ -5,7 +5,10 @@
 - `deep`: who may choose Deep, per channel (`default` for channels not listed); without a
   policy file (or without `deep`) it is RED_DEEP_ALLOWED, per user as before;
 - `caps`: per user and per channel, per day and per month: `tokens`, `cost_usd`, `runs`
-  (a missing value is no cap).
+  (a missing value is no cap);
+- `slack_search`: the workspaces whose own messages a run may search (Slack's
+  `assistant.search.context`, with the asking person's action token), and which kinds of
+  conversations; off unless a workspace is named.
 
 Without a file the defaults hold: no admins, every channel, Deep from RED_DEEP_ALLOWED, no
 caps. A malformed file stops start-up with one line naming the key (`SettingsError`).
@@ -26,6 +29,7 @@ MAX_POLICY_BYTES = 256 * 1024
 Scope = Literal["user", "channel"]
 Period = Literal["day", "month"]
 Measure = Literal["tokens", "cost_usd", "runs"]
+ChannelType = Literal["public_channel", "private_channel", "mpim", "im"]
 SCOPES: tuple[Scope, ...] = ("user", "channel")
 PERIODS: tuple[Period, ...] = ("day", "month")
 MEASURES: tuple[Measure, ...] = ("tokens", "cost_usd", "runs")
@@ -80,12 +84,26 @@ class DeepRule(BaseModel):
         return self.default
 
 
+class SlackSearchRule(BaseModel):
+    """Searching the workspace's own messages: on in the workspaces `teams` names ("*":
+    every one), over the conversations `channel_types` names (each needs its scope:
+    search:read.public, search:read.private, search:read.mpim, search:read.im)."""
+
+    model_config = _STRICT
+    teams: tuple[str, ...] = ()
+    channel_types: tuple[ChannelType, ...] = Field(default=("public_channel",), min_length=1)
+
+    def on_in(self, team: str | None) -> bool:
+        return "*" in self.teams or (team is not None and team in self.teams)
+
+
 class Policy(BaseModel):
     model_config = _STRICT
     admins: tuple[str, ...] = ()
     channels: tuple[str, ...] = ("*",)
     deep: DeepRule | None = None
     caps: Caps = Caps()
+    slack_search: SlackSearchRule = SlackSearchRule()
 
     def answers_in(self, channel: str) -> bool:
         """Whether the bot answers in this channel (direct messages always)."""
@@ -120,7 +138,7 @@ def load_policy(path: Path | None) -> Policy:
         return Policy()
     if not isinstance(raw, dict):
         raise SettingsError(f"{where}: the top level must be a mapping of keys "
-                            "(admins, channels, deep, caps)")
+                            "(admins, channels, deep, caps, slack_search)")
     try:
         return Policy.model_validate(raw)
     except ValidationError as exc:

@@ -90,15 +90,16 @@ class WorkerSettings:
         return self.lease_s
 
 
-WEB_BACKENDS = ("searxng", "brave", "tavily", "corpus")
+WEB_BACKENDS = ("searxng", "brave", "tavily", "corpus", "mcp")
 
 
 @dataclass(frozen=True)
 class WebSettings:
     """Search backends and the page reader. RED_SEARCH_BACKENDS is the order in which web
     backends are tried (searxng, brave, tavily); "corpus" in the list adds the local corpus to
-    every search. Keys: BRAVE_API_KEY, TAVILY_API_KEY (never logged). Rates are requests per
-    second per backend, shared by all workers through Redis when a worker passes its client."""
+    every search, "mcp" the MCP servers of RED_MCP_SERVERS (its default when they are set).
+    Keys: BRAVE_API_KEY, TAVILY_API_KEY (never logged). Rates are requests per second per
+    backend, shared by all workers through Redis when a worker passes its client."""
 
     backends: tuple[str, ...] = ("corpus",)
     searxng_url: str = ""
@@ -215,10 +216,13 @@ def worker_from_env(env: Mapping[str, str]) -> WorkerSettings:
     )
 
 
-def web_from_env(env: Mapping[str, str]) -> WebSettings:
+def web_from_env(env: Mapping[str, str],
+                 default: tuple[str, ...] = WebSettings.backends) -> WebSettings:
+    """`default`: the backends when RED_SEARCH_BACKENDS is unset (the corpus; the MCP
+    servers when RED_MCP_SERVERS names some)."""
     d = WebSettings()
     raw = env.get("RED_SEARCH_BACKENDS", "")
-    order = tuple(p.strip().lower() for p in raw.split(",") if p.strip()) or d.backends
+    order = tuple(p.strip().lower() for p in raw.split(",") if p.strip()) or default
     web = WebSettings
     return WebSettings(
         backends=order,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from research_core.errors import SettingsError
+from research_core.mcp_settings import McpSettings, mcp_from_env
 from research_core.policy import Policy, load_policy
 from research_core.service_settings import (
     WEB_BACKENDS,
@@ -189,6 +190,15 @@ class Settings:
     worker: WorkerSettings = field(default_factory=WorkerSettings)
     web: WebSettings = field(default_factory=WebSettings)
     policy: Policy = field(default_factory=Policy)  # RED_POLICY_FILE (research_core/policy.py)
+    mcp: McpSettings = field(default_factory=McpSettings)  # RED_MCP_SERVERS (mcp_settings.py)
+
+    def __post_init__(self) -> None:
+        if "mcp" in self.web.backends and not self.mcp.servers:
+            raise SettingsError("RED_SEARCH_BACKENDS names mcp: list the servers in "
+                                "RED_MCP_SERVERS")
+        if self.mcp.servers and "mcp" not in self.web.backends:
+            raise SettingsError("RED_MCP_SERVERS is set but RED_SEARCH_BACKENDS leaves out mcp; "
+                                "add it (e.g. RED_SEARCH_BACKENDS=corpus,mcp)")
 
     @property
     def db_url(self) -> str:
@@ -203,6 +213,7 @@ class Settings:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if environ is None else environ
         base = cls()
+        mcp = mcp_from_env(env)
         return replace(
             base,
             tiers={t: _tier_from_env(env, t) for t in TIERS},
@@ -216,8 +227,9 @@ class Settings:
             gguf_context=parse_field(env, "RED_GGUF_CONTEXT", cls, "gguf_context"),
             slack=slack_from_env(env),
             worker=worker_from_env(env),
-            web=web_from_env(env),
+            web=web_from_env(env, ("mcp",) if mcp.servers else WebSettings().backends),
             policy=load_policy(path_or_none(env.get("RED_POLICY_FILE"))),
+            mcp=mcp,
         )
 
 

@@ -103,7 +103,8 @@ class SlackDriver:
     async def deliver(self, msg: Message, event_id: str, secret: str = SECRET,
                       kind: str = "app_mention") -> int:
         event: dict[str, Any] = {"type": kind, "user": msg.user, "text": msg.text,
-                                 "ts": msg.ts, "channel": msg.channel, "event_ts": msg.ts}
+                                 "ts": msg.ts, "channel": msg.channel, "event_ts": msg.ts,
+                                 "action_token": self.fake.search.issue(msg.user)}
         if msg.thread_ts:
             event["thread_ts"] = msg.thread_ts
         if kind == "message":

@@ -10,6 +10,7 @@ import math
 import pytest
 
 from research_core.errors import SettingsError
+from research_core.mcp_settings import McpSettings
 from research_core.redaction import redact_url
 from research_core.service_settings import SlackSettings, WebSettings, WorkerSettings
 from research_core.setting_values import bounds_of, check_value
@@ -23,7 +24,7 @@ from research_core.settings import (
 from tests.bad_input import SECRETS, assert_clean
 
 SETTINGS_CLASSES = (TierSettings, EngineSettings, EmbeddingSettings, BudgetSettings, Settings,
-                    SlackSettings, WorkerSettings, WebSettings)
+                    SlackSettings, WorkerSettings, WebSettings, McpSettings)
 MODEL = {"RED_PLANNER_MODEL": "m"}
 
 BAD = [
@@ -68,6 +69,26 @@ BAD = [
     ({"RED_SEARXNG_URL": "http:///search", "RED_SEARCH_BACKENDS": "searxng"},
      "RED_SEARXNG_URL"),
     ({"RED_TAVILY_URL": "https://api.tavily.example:0/"}, "RED_TAVILY_URL"),
+    ({"RED_MCP_SERVERS": '[{"name": "wiki", "command": ["w"]'}, "RED_MCP_SERVERS"),
+    ({"RED_MCP_SERVERS": '{"name": "wiki"}'}, "RED_MCP_SERVERS"),
+    ({"RED_MCP_SERVERS": '[{"name": "Wiki Pages", "command": ["w"]}]'}, "RED_MCP_SERVERS"),
+    ({"RED_MCP_SERVERS": '[{"name": "wiki"}]'}, "RED_MCP_SERVERS"),
+    ({"RED_MCP_SERVERS": '[{"name": "wiki", "command": []}]'}, "RED_MCP_SERVERS"),
+    ({"RED_MCP_SERVERS": '[{"name": "wiki", "command": ["w"], "url": "http://h/mcp"}]'},
+     "RED_MCP_SERVERS"),
+    ({"RED_MCP_SERVERS": '[{"name": "wiki", "comand": ["w"]}]'}, "RED_MCP_SERVERS"),
+    ({"RED_MCP_SERVERS": '[{"name": "wiki", "url": "http://sk-bad-input-key@h:99999/mcp"}]'},
+     "RED_MCP_SERVERS"),
+    ({"RED_MCP_SERVERS": '[{"name": "wiki", "url": "ftp://h/mcp"}]'}, "RED_MCP_SERVERS"),
+    ({"RED_MCP_SERVERS": '[{"name": "a", "command": ["w"]}, {"name": "a", "url": "http://h"}]'},
+     "RED_MCP_SERVERS"),
+    ({"RED_MCP_SERVERS": '[{"name": "a", "command": ["w"], "env": {"K": 1}}]'},
+     "RED_MCP_SERVERS"),
+    ({"RED_MCP_SERVERS": '[{"name": "a", "command": ["w"]}]', "RED_SEARCH_BACKENDS": "corpus"},
+     "RED_MCP_SERVERS"),
+    ({"RED_SEARCH_BACKENDS": "corpus,mcp"}, "RED_SEARCH_BACKENDS"),
+    ({"RED_MCP_TIMEOUT_S": "0"}, "RED_MCP_TIMEOUT_S"),
+    ({"RED_MCP_MAX_BYTES": "100"}, "RED_MCP_MAX_BYTES"),
 ]
 
 
@@ -152,3 +173,20 @@ def test_budgets_built_in_code_are_held_to_the_same_ranges() -> None:
 def test_urls_are_shown_without_their_secrets(url: str, shown: str) -> None:
     assert redact_url(url) == shown
     assert not any(secret in redact_url(url) for secret in SECRETS)
+
+
+def test_mcp_servers_are_read_with_their_defaults_and_secrets_hidden() -> None:
+    settings = Settings.from_env({"RED_MCP_SERVERS": (
+        '[{"name": "wiki", "command": ["wiki-mcp", "--ro"], "env": {"WIKI_TOKEN": "hunter2"}},'
+        ' {"name": "tickets", "url": "https://mcp.example/mcp", "tool": "find",'
+        ' "headers": {"Authorization": "Bearer sk-bad-input-key"}, "source_type": "news"}]')})
+    wiki, tickets = settings.mcp.servers
+    assert settings.web.backends == ("mcp",)  # the servers, not the sample corpus
+    assert (wiki.command, wiki.transport, wiki.tool, wiki.source_type) == (
+        ("wiki-mcp", "--ro"), "stdio", "", "internal")
+    assert (tickets.url, tickets.transport, tickets.tool) == ("https://mcp.example/mcp",
+                                                              "http", "find")
+    assert_clean(repr(settings))
+    both = Settings.from_env({"RED_MCP_SERVERS": '[{"name": "w", "command": ["w"]}]',
+                              "RED_SEARCH_BACKENDS": "corpus,mcp"})
+    assert both.web.backends == ("corpus", "mcp")

@@ -201,6 +201,7 @@ class JobRunner:
 
     async def _end(self, lease: Lease) -> None:
         await self.services.queue.ended(self.payload.job_id)
+        await self.services.requests.drop_search_token(self.payload.job_id)  # none beyond it
         await lease.release()
 
     async def _guarded(self, lease: Lease, request: ResearchRequestMsg) -> str:

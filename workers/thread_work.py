@@ -17,11 +17,14 @@ from contract.slack_client import SLACK_FAILURES, slack_error
 from research_core.errors import RunNotFound
 from research_core.loop.plan_preview import seed_plan
 from research_core.loop.state import RunState
+from research_core.protocols import SearchBackend
+from research_core.search.combined import CombinedBackend
 from research_core.store.restore import load_state
 from workers import thread_messages as msgs
 from workers.run_view import follow_plan, name_sources, thread_link, update_home
 from workers.services import Services
 from workers.slack_publisher import SlackPublisher
+from workers.slack_search import SlackSearch
 from workers.team_rules import admit, job_settings, remember_cost, run_caps
 from workers.watch_work import WatchCycle
 
@@ -73,8 +76,9 @@ class ThreadWork:
         follow_plan(state, publisher)
         name_sources(state, publisher)
         caps = run_caps(self.services, state.run_id, request)
+        backend = await self.search_backend(request)
         try:
-            report = await self.services.engine(publisher, settings, caps).run(state)
+            report = await self.services.engine(publisher, settings, caps, backend).run(state)
         finally:
             await publisher.close()
         note, blocks = msgs.finished_message(state, report, request.key)
@@ -106,13 +110,31 @@ class ThreadWork:
         try:
             engine = self.services.engine(
                 publisher, job_settings(self.services.settings, request.channel),
-                run_caps(self.services, self.payload.run_id, request))
+                run_caps(self.services, self.payload.run_id, request),
+                await self.search_backend(request))
             done = await engine.follow_up(
                 state, self.payload.followup_text, f"followup-{self.payload.followup_ts}")
         finally:
             await publisher.close()
         await self.status(request, before)
         return f"follow-up answered ({done.researched_steps} research steps)"
+
+    async def search_backend(self, request: ResearchRequestMsg) -> SearchBackend:
+        """The worker's backend, and the workspace's own Slack beside it when the policy
+        lets this workspace's runs search it and the asking message's action token came
+        with the job (docs/teams.md)."""
+        rule = self.services.settings.policy.slack_search
+        if not rule.on_in(request.team or self.payload.team):
+            return self.services.backend
+        token = await self.services.requests.search_token(
+            self.payload.job_id, self.services.settings.worker.job_timeout_s)
+        if token is None:
+            log.info("job %s: no action token came with it; the workspace's messages are "
+                     "not searched", self.payload.job_id)
+            return self.services.backend
+        slack = SlackSearch(self.services.slack, token, request.channel, request.thread_ts,
+                            rule.channel_types)
+        return CombinedBackend([self.services.backend, slack])
 
     async def status_before(self, request: ResearchRequestMsg) -> str:
         """The status to restore after a follow-up; a resumed follow-up finds the first one."""

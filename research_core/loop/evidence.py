@@ -13,6 +13,7 @@ CREDIBILITY: dict[str, float] = {
     "official_statistics": 1.0,
     "exchange_data": 0.95,
     "industry_association": 0.85,
+    "internal": 0.85,  # a team's own documents (its wiki, tickets: an MCP server's default)
     "research_report": 0.8,
     "news": 0.65,
     "company_pr": 0.3,

@@ -38,6 +38,15 @@ class DatesPages(Protocol):
     def published_of(self, source_id: str) -> dt.date | None: ...
 
 
+@runtime_checkable
+class KeepsHitsPrivate(Protocol):
+    """A backend whose hits belong to one person and one run (the workspace's own Slack,
+    searched with the asker's action token): when `private`, they are never cached."""
+
+    @property
+    def private(self) -> bool: ...
+
+
 class HitCache(Protocol):
     """Stored search responses, keyed by backend + normalised query + time range."""
 
@@ -126,7 +135,8 @@ class SearchTool:
     async def _search(self, query: str, time_range: TimeRange) -> QueryResult:
         scoped = f"{self.backend.name}@{self.scope}" if self.scope else self.backend.name
         key = cache_key(scoped, query, time_range)
-        cached = await self.cache.cache_get(key, self.config.cache_ttl_s)
+        private = isinstance(self.backend, KeepsHitsPrivate) and self.backend.private
+        cached = None if private else await self.cache.cache_get(key, self.config.cache_ttl_s)
         if cached is not None:
             if isinstance(self.backend, RemembersHits):
                 self.backend.remember(cached)
@@ -140,7 +150,8 @@ class SearchTool:
                                 limit=self.config.hits_per_query)
         raw = await self.backend.search(request)
         hits = [truncate(h, self.config.snippet_chars) for h in raw]
-        await self.cache.cache_put(key, hits)
+        if not private:
+            await self.cache.cache_put(key, hits)
         self.log.emit("search", f"{self.backend.name}: {query!r} range {time_range.key()} → "
                       f"{len(hits)} hits", query=query, hits=len(hits))
         return QueryResult(query, hits, False, time_range)
