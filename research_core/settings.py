@@ -34,6 +34,7 @@ from research_core.setting_values import (
     database_url,
     parse_field,
     path_or_none,
+    url_password,
 )
 
 TIERS = ("planner", "executor", "reporter")
@@ -50,6 +51,8 @@ MIN_COMPLETION_TOKENS = 64  # one small JSON object, or a few sentences of repor
 MIN_SNIPPET_CHARS = 50  # a sentence of a hit, enough to judge it by
 MIN_QUESTION_CHARS = 100  # the longest accepted question may not be shorter than a question
 MAX_THREADS = 1024
+LOG_FORMATS = ("text", "json")
+MIN_SECRET_CHARS = 4  # a shorter "secret" would mask ordinary words in every line
 
 
 @dataclass(frozen=True)
@@ -189,6 +192,17 @@ class Settings:
     worker: WorkerSettings = field(default_factory=WorkerSettings)
     web: WebSettings = field(default_factory=WebSettings)
     policy: Policy = field(default_factory=Policy)  # RED_POLICY_FILE (research_core/policy.py)
+    log_format: str = "text"  # RED_LOG_FORMAT: text (readable lines) or json (one object a line)
+
+    def secret_values(self) -> list[str]:
+        """Every secret the settings hold (tokens, keys, passwords in URLs), longest first:
+        what must never be shown, whatever text it turns up in."""
+        found = [self.slack.bot_token, self.slack.signing_secret, self.slack.app_token,
+                 self.slack.client_secret, self.embedding.api_key, self.web.brave_api_key,
+                 self.web.tavily_api_key, *(t.api_key for t in self.tiers.values()),
+                 url_password(self.worker.redis_url), url_password(self.database_url or "")]
+        return sorted({str(s) for s in found if s and len(s) >= MIN_SECRET_CHARS},
+                      key=len, reverse=True)
 
     @property
     def db_url(self) -> str:
@@ -218,7 +232,15 @@ class Settings:
             worker=worker_from_env(env),
             web=web_from_env(env),
             policy=load_policy(path_or_none(env.get("RED_POLICY_FILE"))),
+            log_format=_log_format(env.get("RED_LOG_FORMAT", "")),
         )
+
+
+def _log_format(raw: str) -> str:
+    value = raw.strip().lower() or "text"
+    if value not in LOG_FORMATS:
+        raise SettingsError(f"RED_LOG_FORMAT={raw!r}: use {' or '.join(LOG_FORMATS)}")
+    return value
 
 
 def _tier_from_env(env: Mapping[str, str], tier: str) -> TierSettings:
