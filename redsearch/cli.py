@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from redsearch.doctor import DEFAULT_LIMIT_S, doctor
 from redsearch.evaluate import add_arguments as add_eval_arguments
 from redsearch.evaluate import evaluate
 from redsearch.processes import run_bot, run_worker_command
@@ -94,7 +95,21 @@ def build_parser() -> argparse.ArgumentParser:
     up = commands.add_parser("up", help="Redis, worker, bot and (without Slack credentials) "
                              "the browser playground, in one command")
     up.add_argument("--port", type=_port, default=8080, help="playground port (default 8080)")
+    doctor = commands.add_parser("doctor", help="check every dependency a request needs, one "
+                                 "line each (exit 1 when one fails)")
+    doctor.add_argument("--timeout", type=_seconds, default=DEFAULT_LIMIT_S, dest="limit_s",
+                        help=f"the longest one check may take (default {DEFAULT_LIMIT_S:g} s)")
     return parser
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 600:
+        raise argparse.ArgumentTypeError(f"not a number of seconds (0-600): {text!r}")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -127,6 +142,8 @@ def _guarded(args: argparse.Namespace) -> int:
             return asyncio.run(run_usage(args.user, args.channel, args.every_period))
         if args.command == "up":
             return asyncio.run(run_up(args.port, dict(os.environ)))  # handed to workers
+        if args.command == "doctor":
+            return asyncio.run(doctor(os.environ, args.limit_s))
         return asyncio.run(run_research(_request(args)))
     except RunError as exc:
         return report_error("redsearch", exc)
