@@ -93,29 +93,27 @@ def _count_wait(ctx: dict[str, Any], kind: str) -> None:
 
 
 async def _run(ctx: dict[str, Any], payload: JobPayload) -> str:
+    services: Services = ctx["services"]
+    if payload.kind not in (FEEDBACK, WATCH_SET):  # they only store what a person chose
+        try:  # the job speaks to Slack with its own workspace's token, never another's
+            services = await services.for_team(payload.team)
+        except NotInstalled as exc:
+            return await _not_installed(services, payload, exc)
     if payload.kind in (FEEDBACK, WATCH_SET, PREVIEW):
-        return await _short_job(ctx, payload)
-    try:  # the job speaks to Slack with its own workspace's token, never another's
-        services = await ctx["services"].for_team(payload.team)
-    except NotInstalled as exc:
-        return await _not_installed(ctx["services"], payload, exc)
+        return await _short_job(services, payload)
     return await JobRunner(services, payload).run()
 
 
-async def _short_job(ctx: dict[str, Any], payload: JobPayload) -> str:
+async def _short_job(services: Services, payload: JobPayload) -> str:
     """A job that holds no run's lease: a verdict or a watch choice stored, a plan preview."""
     JOBS_STARTED.labels(payload.kind).inc()
     outcome = "failed"
     try:
         if payload.kind == FEEDBACK:
-            said = await record_feedback(ctx["services"], payload)
+            said = await record_feedback(services, payload)
         elif payload.kind == WATCH_SET:
-            said = await record_watch(ctx["services"], payload)
+            said = await record_watch(services, payload)
         else:
-            try:
-                services = await ctx["services"].for_team(payload.team)
-            except NotInstalled as exc:
-                return await _not_installed(ctx["services"], payload, exc)
             said = await preview_job(services, payload)
         outcome = "finished"
         return said
@@ -125,6 +123,7 @@ async def _short_job(ctx: dict[str, Any], payload: JobPayload) -> str:
 
 async def _not_installed(services: Services, payload: JobPayload, exc: NotInstalled) -> str:
     log.error("job %s not run: %s", payload.job_id, exc)
+    JOBS_ENDED.labels(payload.kind, "failed").inc()
     await services.queue.ended(payload.job_id)
     return f"not run: {exc}"
 
