@@ -27,7 +27,6 @@ from redsearch.research import (
     run_resume,
 )
 from redsearch.terminal import report_error, report_interrupt
-from redsearch.up import run_up
 from redsearch.usage import run_usage
 from research_core.errors import RunError
 from research_core.question import has_surrogates
@@ -140,7 +139,8 @@ def _guarded(args: argparse.Namespace) -> int:
             return asyncio.run(run_worker_command())
         if args.command == "usage":
             return asyncio.run(run_usage(args.user, args.channel, args.every_period))
-        if args.command == "up":
+        if args.command == "up":  # imported here: a worker's process holds no bot
+            from redsearch.up import run_up
             return asyncio.run(run_up(args.port, dict(os.environ)))  # handed to workers
         if args.command == "doctor":
             return asyncio.run(doctor(os.environ, args.limit_s))

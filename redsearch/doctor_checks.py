@@ -31,6 +31,7 @@ from research_core.models.tier_factory import build_tier, describe_tier
 from research_core.protocols import Message, SearchRequest
 from research_core.redaction import redact_url
 from research_core.search.corpus import CorpusBackend, sample_corpus_dir
+from research_core.search.web.api_client import BackendFailed
 from research_core.search.web.factory import make_search, rate_table
 from research_core.search.web.rate_limit import LocalRateLimiter
 from research_core.service_settings import sentinel_target
@@ -201,8 +202,13 @@ async def search_check(name: str, settings: Settings, limit_s: float) -> str:
         return f"{len(corpus)} documents from {folder}"
     web = dataclasses.replace(settings.web, search_timeout_s=limit_s, search_retries=0)
     service = make_search(name, web, LocalRateLimiter(rate_table(web)))
-    hits = await service.search(request)
-    return f"answered a query ({len(hits)} hit{'s' if len(hits) != 1 else ''})"
+    where = {"searxng": web.searxng_url, "brave": web.brave_url, "tavily": web.tavily_url}
+    try:
+        hits = await service.search(request)
+    except BackendFailed as exc:
+        raise Failed(f"{redact_url(where.get(name, ''))}: {exc}") from exc
+    return f"{redact_url(where.get(name, ''))} answered a query " \
+           f"({len(hits)} hit{'s' if len(hits) != 1 else ''})"
 
 
 # -- Slack ---------------------------------------------------------------------------------------

@@ -26,7 +26,6 @@ from redsearch.terminal import say as stderr_line
 from research_core.errors import PortBusy
 from research_core.redaction import redact_url
 from research_core.settings import Secret, Settings, WorkerSettings
-from workers.worker import run_worker
 
 PLAYGROUND_TOKEN = "xoxb-playground"
 
@@ -115,6 +114,8 @@ async def start_up(settings: Settings, port: int = 8080, host: str = "127.0.0.1"
 
 def _start_inline_worker(stack: UpStack, ctx: dict[str, Any],
                          say: Callable[[str], None]) -> None:
+    from workers.worker import run_worker  # only here: `up`'s own process runs no worker
+
     stack.worker = asyncio.create_task(run_worker(stack.settings, stack.redis_url, **ctx))
     stack.stoppers.append(lambda: _cancel(stack.worker))
     say(f"worker:     1 ARQ worker in this process, {stack.settings.worker.max_jobs} jobs at "

@@ -47,7 +47,8 @@ SEARCH_FAILURES = Counter(
     "Queries a search backend failed (the next backend is tried), by reason.",
     ["backend", "reason"])
 
-PAGES_READ = Counter("redsearch_pages_read_total", "Web pages read by the safe page reader.")
+PAGES_READ = Counter("redsearch_pages_read_total",
+                     "Web pages the safe page reader read, by type (html, text, pdf).", ["type"])
 PAGES_REFUSED = Counter(
     "redsearch_pages_refused_total", "Web pages the safe page reader refused, by reason.",
     ["reason"])

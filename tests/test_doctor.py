@@ -21,6 +21,7 @@ from research_core.store.sql import SqlStore
 from tests.conftest import SLACK_TOKEN, cli_env
 from tests.engine_run import Serve
 from tests.fakes.openai_server import Reply
+from tests.fakes.web_server import Doc, Failure, FakeWeb, article
 from tests.scripted import Script
 from tests.test_store_backends import PG_URL, _postgres_answers
 
@@ -122,6 +123,29 @@ async def test_postgresql_is_reached_and_its_schema_read(healthy: dict[str, str]
     assert status == 0, "\n".join(said)
     [line] = [s for s in said if s[5:].startswith("database")]
     assert "PostgreSQL " in line and "schema current" in line
+
+
+async def test_each_search_backend_is_asked_and_a_failing_one_named(
+        healthy: dict[str, str]) -> None:
+    web = FakeWeb(docs=[Doc("sales", "Heat pump sales", "Sales rose.", "2026-10-10",
+                            article("Heat pump sales", "2026-10-10", ["Sales rose."]))],
+                  failures={"brave": [Failure(503)]})
+    await web.start()
+    try:
+        status, said = await checked({
+            **healthy, "RED_SEARCH_BACKENDS": "searxng,brave,corpus",
+            "RED_SEARXNG_URL": web.url("/searxng"), "BRAVE_API_KEY": "brave-doctor-key",
+            "RED_BRAVE_URL": web.url("/brave/res/v1/web/search")})
+    finally:
+        await web.stop()
+    assert status == 1
+    names = [name for _, name in results(said)]
+    assert names[names.index("embeddings") + 1:][:3] == ["search searxng", "search brave",
+                                                        "search corpus"]
+    assert failing(said) == ["search brave"]
+    [line] = [s for s in said if s.startswith("FAIL")]
+    assert "brave failed (503)" in line and "/brave/res/v1/web/search" in line
+    assert web.of("searxng") and "brave-doctor-key" not in "\n".join(said)
 
 
 async def test_a_bad_token_is_the_one_failing_line(healthy: dict[str, str]) -> None:

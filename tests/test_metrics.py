@@ -110,6 +110,8 @@ async def _run_and_scrape(stack: Stack, session: aiohttp.ClientSession, bot_url:
     assert idle.value("redsearch_runs_in_flight") == 0
     assert idle.value("redsearch_worker_job_slots") == 2
     assert idle.value("redsearch_jobs_started_total") == 0
+    assert not {"redsearch_active_jobs", "redsearch_slack_duplicate_deliveries_total"} \
+        & idle.names(), "a worker's process exports the bot's metrics"
 
     _, mention = await stack.driver.mention(f"<@{BOT_USER_ID}> {QUESTION}", event_id="EvM1")
     await stack.driver.mention(f"<@{BOT_USER_ID}> {QUESTION}", event_id="EvM1")  # a retry

@@ -17,6 +17,7 @@ from research_core import metrics
 from research_core.search.web.extract import (
     PDF_TYPES,
     READABLE_TYPES,
+    TEXT_TYPES,
     FetchedPage,
     PageText,
     Unreadable,
@@ -69,21 +70,25 @@ class PageReader:
     async def read(self, url: str) -> PageText:
         """The page's main text and publish date; PageRefused when it cannot be read safely."""
         try:
-            text = await self._read(url)
+            kind, text = await self._read(url)
         except PageRefused as refused:
             metrics.PAGES_REFUSED.labels(refused.reason).inc()
             raise
-        metrics.PAGES_READ.inc()
+        metrics.PAGES_READ.labels(kind).inc()
         return text
 
-    async def _read(self, url: str) -> PageText:
+    async def _read(self, url: str) -> tuple[str, PageText]:
+        """The page's type (html, text, pdf) and its text."""
         started = time.monotonic()
         page = await self.fetch(url)
         left = self.timeout_s - (time.monotonic() - started)
         try:
-            return await extract_in_process(page, left)
+            text = await extract_in_process(page, left)
         except Unreadable as exc:
             raise PageRefused(str(exc), "unreadable") from exc
+        kind = "pdf" if page.content_type in PDF_TYPES else \
+            "text" if page.content_type in TEXT_TYPES else "html"
+        return kind, text
 
     async def fetch(self, url: str) -> FetchedPage:
         try:
