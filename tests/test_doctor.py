@@ -23,6 +23,7 @@ from tests.engine_run import Serve
 from tests.fakes.openai_server import Reply
 from tests.fakes.web_server import Doc, Failure, FakeWeb, article
 from tests.scripted import Script
+from tests.sentinel_cluster import SentinelCluster
 from tests.test_store_backends import PG_URL, _postgres_answers
 
 ORDER = ["settings", "redis", "database", "model planner", "model executor",
@@ -93,6 +94,21 @@ async def test_a_dead_redis_is_the_one_failing_line(healthy: dict[str, str]) -> 
     assert "REDIS_URL=redis://***@127.0.0.1" in line
     assert "redis-pass-123" not in "\n".join(said)
     assert said[-1] == f"1 of {len(ORDER)} checks failed: redis"
+
+
+async def test_with_sentinel_the_primary_the_sentinels_name_is_shown(
+        healthy: dict[str, str], tmp_path: Path) -> None:
+    async with SentinelCluster(tmp_path / "ha") as cluster:
+        status, said = await checked({**healthy, "REDIS_URL": cluster.url})
+        assert status == 0, "\n".join(said)
+        [line] = [s for s in said if s[5:].startswith("redis")]
+        assert f"the sentinels name 127.0.0.1:{cluster.primary_port} primary of 'mymaster'" \
+            in line and ", Redis " in line
+        cluster.kill_primary()  # the sentinels promote the replica: doctor follows them
+        await cluster.wait_failover()
+        status, said = await checked({**healthy, "REDIS_URL": cluster.url})
+        [line] = [s for s in said if s[5:].startswith("redis")]
+        assert status == 0 and f"name 127.0.0.1:{cluster.replica_port} primary" in line
 
 
 async def test_a_wrong_database_url_is_the_one_failing_line(healthy: dict[str, str]) -> None:
