@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -28,6 +29,7 @@ from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import commands, plans, surfaces, watching
+from bot.metrics import metrics_route
 from bot.oauth import add_oauth_routes
 from bot.slack_fields import (
     UserMessage,
@@ -58,7 +60,7 @@ from contract.requests import (
     ResearchRequestMsg,
     followup_job_id,
 )
-from contract.slack_client import SLACK_FAILURES, make_client, slack_error
+from contract.slack_client import SLACK_FAILURES, counted, make_client, slack_error
 from research_core.policy import Policy
 from research_core.settings import BudgetSettings, EngineSettings
 
@@ -82,8 +84,7 @@ class _Handlers:
         self.queue = starter.queue
 
     async def _fresh(self, body: JSON) -> bool:
-        event_id = str(body.get("event_id") or "")
-        return not event_id or await self.requests.first_delivery(event_id)
+        return await self.starter.first_delivery(str(body.get("event_id") or ""))
 
     @staticmethod
     def _usable(body: JSON, event: JSON) -> UserMessage | None:
@@ -253,6 +254,14 @@ async def _on_error(error: Exception, body: JSON) -> None:
         log.error("a %s handler failed", kind, exc_info=error)
 
 
+async def _counted_client(context: AsyncBoltContext, next: Callable[[], Awaitable[None]]
+                          ) -> None:
+    """Bolt hands each request's listeners a Web API client of its own making: this one
+    counts its calls (`redsearch_slack_api_calls_total`) like every other client."""
+    context["client"] = counted(context.client)
+    await next()
+
+
 def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aioredis.Redis,
               queue: Queue | None = None, max_question_chars: int = 4000,
               deep_allowed: tuple[str, ...] = ("*",), max_steps: int = BudgetSettings().steps,
@@ -282,6 +291,7 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
     starter = Starter(redis, queue, max_question_chars, deep_allowed, max_steps, policy,
                       estimate)
     app.error(_on_error)
+    app.middleware(_counted_client)
     handlers = _Handlers(starter)
     app.event("app_mention")(handlers.on_mention)
     app.event("message")(handlers.on_message)
@@ -294,12 +304,15 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
     return app
 
 
-def web_app(app: AsyncApp, signing_secret: str) -> web.Application:
+def web_app(app: AsyncApp, signing_secret: str,
+            redis: aioredis.Redis | None = None) -> web.Application:
     """The aiohttp application serving POST `/slack/events` (events and interactivity): the
     signature is verified on the raw body before anything parses it (`bot.slack_http`); with
-    an OAuth flow also GET `/slack/install` and `/slack/oauth_redirect` (`bot.oauth`)."""
+    an OAuth flow also GET `/slack/install` and `/slack/oauth_redirect` (`bot.oauth`); and
+    GET `/metrics` for Prometheus (`bot.metrics`; with `redis`, the queue's figures too)."""
     application = events_app(app, signing_secret, EVENTS_PATH)
     add_oauth_routes(application, app)
+    metrics_route(application, redis)
     return application
 
 

@@ -1,19 +1,30 @@
-"""Serves the bot over aiohttp: POST /slack/events (events and interactivity), GET /healthz;
-with SLACK_APP_TOKEN set, events and clicks arrive over Socket Mode instead (no public URL)."""
+"""Serves the bot over aiohttp: POST /slack/events (events and interactivity), GET /healthz and
+GET /metrics (Prometheus); with SLACK_APP_TOKEN set, events and clicks arrive over Socket Mode
+instead (no public URL)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from aiohttp import web
 from arq.connections import ArqRedis
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.adapter.socket_mode.async_internals import (
+    run_async_bolt_app,
+    send_async_response,
+)
+from slack_sdk.socket_mode.aiohttp import SocketModeClient
+from slack_sdk.socket_mode.request import SocketModeRequest
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from bot.app import build_app, web_app
+from bot.metrics import EVENTS_RECEIVED, answered, event_type
 from bot.oauth import oauth_settings
+from bot.slack_fields import where
 from contract.estimates import estimate_line
 from contract.queue import JobQueue, connect
+from research_core import log_context
 from research_core.settings import Settings
 from research_core.store.jobs import LazyJobRecords
 from research_core.store.usage import LazyUsage
@@ -21,6 +32,23 @@ from research_core.store.usage import LazyUsage
 
 async def _health(request: web.Request) -> web.Response:
     return web.json_response({"ok": True})
+
+
+class CountedSocketModeHandler(AsyncSocketModeHandler):
+    """Socket Mode, counted like the HTTP endpoint: requests received and acked by type, and
+    how long the ack took; with their team and channel on the log lines they cause."""
+
+    async def handle(self, client: SocketModeClient,  # type: ignore[override]  # as bolt's
+                     req: SocketModeRequest) -> None:
+        started = time.monotonic()
+        payload = req.payload if isinstance(req.payload, dict) else {}
+        kind = event_type(payload)
+        EVENTS_RECEIVED.labels(kind).inc()
+        team, channel = where(payload)
+        with log_context.bound(team=team, channel=channel):
+            response = await run_async_bolt_app(self.app, req)
+        await send_async_response(client, req, response, started)
+        answered(kind, response.status, started)
 
 
 @dataclass
@@ -68,7 +96,7 @@ async def start_bot(settings: Settings, redis_url: str, host: str = "0.0.0.0",
                     policy=settings.policy, plan_limit=settings.engine.max_children,
                     estimate=lambda team: estimate_line(pool, team, settings.tiers),
                     usage=usage, oauth=oauth)
-    web_application = web_app(app, settings.slack.signing_secret)
+    web_application = web_app(app, settings.slack.signing_secret, pool)
     web_application.router.add_get("/healthz", _health)
     runner = web.AppRunner(web_application)
     await runner.setup()
@@ -77,7 +105,7 @@ async def start_bot(settings: Settings, redis_url: str, host: str = "0.0.0.0",
         await web.TCPSite(runner, host, settings.slack.bot_port if port is None else port).start()
         server.port = int(runner.addresses[0][1])
         if settings.slack.app_token:
-            server.socket = AsyncSocketModeHandler(app, settings.slack.app_token)
+            server.socket = CountedSocketModeHandler(app, settings.slack.app_token)
             await server.socket.connect_async()  # type: ignore[no-untyped-call]  # untyped
     except BaseException:
         await server.stop()

@@ -83,3 +83,14 @@ def message_ts(body: JSON) -> str | None:
     """The ts of the message whose button was clicked."""
     return (slack_id(object_of(body, "container").get("message_ts"))
             or slack_id(object_of(body, "message").get("ts")))
+
+
+def where(payload: JSON) -> tuple[str | None, str | None]:
+    """The workspace (team) and channel a request comes from, where it says: an event's, a
+    click's or a command's (a form's `team_id` and `channel_id`)."""
+    team = payload.get("team_id") or payload.get("team")
+    team = team.get("id") if isinstance(team, dict) else team
+    event = object_of(payload, "event")
+    channel = event.get("channel") or payload.get("channel_id") or payload.get("channel")
+    channel = channel.get("id") if isinstance(channel, dict) else channel
+    return slack_id(team), slack_id(channel)

@@ -28,6 +28,10 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
 
+from bot.metrics import EVENTS_RECEIVED, REFUSED, answered, event_type
+from bot.slack_fields import where
+from research_core import log_context
+
 log = logging.getLogger("bot.http")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -54,6 +58,11 @@ class Refused(Exception):
         super().__init__(reason)
         self.status = status
         self.reason = reason
+
+    @property
+    def kind(self) -> str:
+        """What was wrong, for a metric's label: signature, too_large or malformed."""
+        return {401: "signature", 413: "too_large"}.get(self.status, "malformed")
 
 
 def signature_valid(secret: str, timestamp: str | None, signature: str | None, body: bytes,
@@ -131,7 +140,9 @@ def _json_object(text: str, what: str) -> dict[str, Any]:
     return value
 
 
-async def _checked_body(request: web.Request, signing_secret: str) -> bytes:
+async def _checked_body(request: web.Request,
+                        signing_secret: str) -> tuple[bytes, dict[str, Any]]:
+    """The raw body, verified, and what it holds."""
     if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
         raise Refused(413, f"body of {request.content_length} bytes")
     body = await request.read()  # aiohttp answers 413 past client_max_size
@@ -139,8 +150,7 @@ async def _checked_body(request: web.Request, signing_secret: str) -> bytes:
     if not signature_valid(signing_secret, headers.get("X-Slack-Request-Timestamp"),
                            headers.get("X-Slack-Signature"), body):
         raise Refused(401, "missing, stale or invalid signature")
-    parse_payload(body, request.content_type)
-    return body
+    return body, parse_payload(body, request.content_type)
 
 
 def bolt_form(body: bytes, content_type: str) -> bytes | None:
@@ -171,15 +181,23 @@ def endpoint(app: AsyncApp, signing_secret: str) -> Handler:
     """The aiohttp handler: verify, parse, check, then let bolt dispatch."""
 
     async def handle(request: web.Request) -> web.StreamResponse:
+        started = time.monotonic()
         try:
-            body = await _checked_body(request, signing_secret)
+            body, payload = await _checked_body(request, signing_secret)
             bolt_request = _bolt_request(request, body, signing_secret)
         except Refused as refused:
+            REFUSED.labels(refused.kind).inc()
             log.warning("refused a request from %s: %s (HTTP %d)", request.remote,
                         refused.reason, refused.status)
             return web.json_response({"ok": False, "error": "invalid request"},
                                      status=refused.status)
-        return await to_aiohttp_response(await app.async_dispatch(bolt_request))
+        kind = event_type(payload)
+        EVENTS_RECEIVED.labels(kind).inc()
+        team, channel = where(payload)
+        with log_context.bound(team=team, channel=channel):  # its listeners' lines too
+            response = await to_aiohttp_response(await app.async_dispatch(bolt_request))
+        answered(kind, response.status, started)
+        return response
 
     return handle
 

@@ -19,6 +19,7 @@ from typing import Protocol
 import redis.asyncio as aioredis
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.metrics import DUPLICATES
 from bot.pickers import PendingPickers
 from contract.blocks import picker_blocks, picker_text, status_blocks, status_text
 from contract.home import remember
@@ -86,6 +87,13 @@ class Starter:
         self.policy = policy or Policy()
         self.estimate = estimate
         self.pending = PendingPickers(self.requests, self._post_picker)  # Slack was away
+
+    async def first_delivery(self, event_id: str | None) -> bool:
+        """True unless Slack delivered this event id already (a retry: dropped, counted)."""
+        if not event_id or await self.requests.first_delivery(event_id):
+            return True
+        DUPLICATES.inc()
+        return False
 
     def may_deep(self, user: str, channel: str | None) -> bool:
         """Deep for this person in this channel (the policy's per-channel rule, else

@@ -71,8 +71,7 @@ class _Surfaces:
         self.usage = usage
 
     async def _fresh(self, body: JSON) -> bool:
-        event_id = slack_id(body.get("event_id"))
-        return event_id is None or await self.starter.requests.first_delivery(event_id)
+        return await self.starter.first_delivery(slack_id(body.get("event_id")))
 
     async def on_thread_started(self, ack: AsyncAck, body: JSON, event: JSON,
                                 client: AsyncWebClient) -> None:

@@ -22,6 +22,11 @@ def request_key(channel: str, ts: str) -> str:
     return f"red:req:{channel}:{ts}"
 
 
+def request_channel(key: str) -> str:
+    """The channel of a request key ("" when `key` is not one)."""
+    return key.split(":")[2] if REQUEST_KEY.fullmatch(key) else ""
+
+
 def chosen_key(request: str) -> str:
     """The depth chosen for a request: set once (NX), so two racing clicks queue one job."""
     return f"{request}:chosen"

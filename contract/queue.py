@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from arq.connections import ArqRedis, create_pool
 
 from contract.keys import ACTIVE_KEY
+from contract.metrics import JOBS_QUEUED
 from contract.redis_server import awaited
 from contract.redis_target import is_sentinel, redis_settings, sentinel_pool
 from contract.requests import ResearchRequestMsg, followup_job_id, run_id_for
@@ -162,12 +163,20 @@ class JobQueue:
                 asdict(request) if request is not None else None):
             return False
         await awaited(self.pool.hset(ACTIVE_KEY, payload.job_id, json.dumps(payload.to_dict())))
-        return await self.resubmit(payload, payload.job_id)
+        return await self._new(payload)
 
     async def resubmit(self, payload: JobPayload, job_id: str) -> bool:
         """Enqueue an active job under `job_id` (its entry in `red:active` stays as it is)."""
         job = await self.pool.enqueue_job(JOB_FUNCTION, payload.to_dict(), _job_id=job_id)
         return job is not None
+
+    async def _new(self, payload: JobPayload) -> bool:
+        """Enqueue a new job under its own id, counted as queued (a resume or a recovery is
+        queued again with `resubmit`, and counted where that happens)."""
+        queued = await self.resubmit(payload, payload.job_id)
+        if queued:
+            JOBS_QUEUED.labels(payload.kind).inc()
+        return queued
 
     async def research(self, request: ResearchRequestMsg) -> bool:
         return await self.submit(JobPayload.research(request), request)
@@ -181,18 +190,18 @@ class JobQueue:
         """Queue a verdict to be stored; not tracked as active (it holds no run's lease, and
         storing it twice keeps one row per person and message)."""
         payload = JobPayload.feedback(request, message_ts, user, part_key, verdict)
-        return await self.resubmit(payload, payload.job_id)
+        return await self._new(payload)
 
     async def preview(self, request: ResearchRequestMsg) -> bool:
         """Queue the plan preview of a request: one planner call, no lease (not tracked as
         active; the requester can ask again if a worker dies under it)."""
         payload = JobPayload.preview(request)
-        return await self.resubmit(payload, payload.job_id)
+        return await self._new(payload)
 
     async def watch_set(self, request: ResearchRequestMsg, user: str, cadence: str) -> bool:
         """Queue a watch choice to be stored (not tracked as active: it holds no lease)."""
         payload = JobPayload.watch_set(request, user, cadence)
-        return await self.resubmit(payload, payload.job_id)
+        return await self._new(payload)
 
     async def active(self) -> list[JobPayload]:
         raw = await awaited(self.pool.hgetall(ACTIVE_KEY))

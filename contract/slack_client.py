@@ -29,6 +29,9 @@ from slack_sdk.http_retry.request import HttpRequest
 from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
+
+from contract.metrics import SLACK_CALLS, SLACK_RATELIMITED, SLACK_RETRIES, SLACK_RETRY_WAIT
 
 # What a failed Slack call raises: Slack's error, a connection that failed, a timeout.
 SLACK_FAILURES = (SlackApiError, aiohttp.ClientError, TimeoutError)
@@ -60,8 +63,24 @@ class _Waiting(AsyncRetryHandler):
         if wait is None:
             wait = self.interval_calculator.calculate_sleep_duration(state.current_attempt)
         state.next_attempt_requested = True
-        await asyncio.sleep(min(wait, MAX_WAIT_S) + random.random() * 0.25)
+        wait = min(wait, MAX_WAIT_S) + random.random() * 0.25
+        _count_retry(request, response, wait)
+        await asyncio.sleep(wait)
         state.increment_current_attempt()
+
+
+def _method(request: HttpRequest) -> str:
+    """The Web API method of a request (`…/api/chat.postMessage`)."""
+    return request.url.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _count_retry(request: HttpRequest, response: HttpResponse | None, wait_s: float) -> None:
+    method = _method(request)
+    limited = response is not None and response.status_code == 429
+    if limited:
+        SLACK_RATELIMITED.labels(method).inc()
+    SLACK_RETRIES.labels(method, "ratelimited" if limited else "server_error").inc()
+    SLACK_RETRY_WAIT.labels(method).inc(wait_s)
 
 
 class RateLimitRetry(_Waiting):
@@ -90,13 +109,51 @@ def retry_handlers(max_retries: int = 3) -> list[AsyncRetryHandler]:
             AsyncConnectionErrorRetryHandler(max_retry_count=1)]
 
 
+class CountedClient(AsyncWebClient):
+    """The Web API client, counting every call by method and how it ended
+    (`redsearch_slack_api_calls_total`)."""
+
+    async def api_call(
+        self, api_method: str, *, http_verb: str = "POST", files: dict[str, Any] | None = None,
+        data: Any = None, params: dict[str, Any] | None = None,
+        json: dict[str, Any] | None = None, headers: dict[str, Any] | None = None,
+        auth: dict[str, Any] | None = None,
+    ) -> AsyncSlackResponse:
+        try:
+            response = await super().api_call(api_method, http_verb=http_verb, files=files,
+                                              data=data, params=params, json=json,
+                                              headers=headers, auth=auth)
+        except Exception as exc:
+            result = call_result(exc)
+            SLACK_CALLS.labels(api_method, result).inc()
+            if result == "ratelimited":
+                SLACK_RATELIMITED.labels(api_method).inc()
+            raise
+        SLACK_CALLS.labels(api_method, "ok").inc()
+        return response
+
+
+def counted(client: AsyncWebClient) -> AsyncWebClient:
+    """`client` as a CountedClient (the same token, URL, session, headers and retries): bolt
+    hands each request's listeners a plain client of its own making."""
+    if isinstance(client, CountedClient):
+        return client
+    copy = CountedClient(token=client.token, base_url=client.base_url, timeout=client.timeout,
+                         ssl=client.ssl, proxy=client.proxy, session=client.session,
+                         trust_env_in_session=client.trust_env_in_session,
+                         headers=dict(client.headers), logger=client.logger,
+                         retry_handlers=client.retry_handlers)
+    copy.default_params = dict(client.default_params)
+    return copy
+
+
 def make_client(token: str, base_url: str | None = None, max_retries: int = 3) -> AsyncWebClient:
     """An AsyncWebClient that retries 429 and 5xx (bounded, Retry-After honoured) and
-    dropped connections."""
+    dropped connections, and counts its calls."""
     handlers = retry_handlers(max_retries)
     if base_url is None:
-        return AsyncWebClient(token=token, retry_handlers=handlers)
-    return AsyncWebClient(token=token, base_url=base_url, retry_handlers=handlers)
+        return CountedClient(token=token, retry_handlers=handlers)
+    return CountedClient(token=token, base_url=base_url, retry_handlers=handlers)
 
 
 def _status(response: Any) -> int | None:
@@ -135,3 +192,15 @@ def is_outage(exc: BaseException) -> bool:
     status = _status(exc.response)
     slack_said = isinstance(data, dict) and isinstance(data.get("error"), str)
     return status == 429 or (status or 0) >= 500 or not slack_said
+
+
+def call_result(exc: BaseException) -> str:
+    """How a failed call ended, as `contract.metrics.SLACK_RESULTS` names it."""
+    if isinstance(exc, aiohttp.ClientError | TimeoutError):
+        return "network"
+    if not isinstance(exc, SlackApiError):
+        return "error"
+    status = _status(exc.response)
+    if status == 429:
+        return "ratelimited"
+    return "server_error" if is_outage(exc) else "error"

@@ -41,6 +41,10 @@ from playground.fake_slack_surfaces import FakeSurfaces
 
 Listener = Callable[[Change], None]
 PACED = ("chat.postMessage", "chat.startStream")  # each posts a message to a channel
+# The bot scopes the app was installed with (manifest.yml's): like Slack, every answer to a
+# known token says them in its X-OAuth-Scopes header (`redsearch doctor` reads them).
+GRANTED_SCOPES = ("app_mentions:read", "chat:write", "channels:history", "groups:history",
+                  "im:history", "assistant:write", "commands")
 
 
 class FakeSlack:
@@ -52,6 +56,7 @@ class FakeSlack:
     def __init__(self, token: str = "xoxb-fake-token", post_interval: float = 1.0,
                  stream_idle_s: float = 60.0, stream_lifetime_s: float = 300.0) -> None:
         self.token = token
+        self.scopes: tuple[str, ...] = GRANTED_SCOPES  # what auth.test's header says
         self.post_interval = post_interval
         self.permalink_base = "https://fake.slack.test"
         self._messages: dict[tuple[str, str], Message] = {}
@@ -269,7 +274,8 @@ class FakeSlack:
         except SlackError as exc:
             call.error = exc.error
             body = exc.body()
-        return web.json_response(body)
+        scopes = {"X-OAuth-Scopes": ",".join(self.scopes)} if self.team_of(token) else {}
+        return web.json_response(body, headers=scopes)
 
     @staticmethod
     async def _params(request: web.Request) -> JSON:

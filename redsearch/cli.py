@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from redsearch.doctor import DEFAULT_LIMIT_S, doctor
 from redsearch.evaluate import add_arguments as add_eval_arguments
 from redsearch.evaluate import evaluate
 from redsearch.mcp_option import with_mcp
@@ -28,7 +29,6 @@ from redsearch.research import (
 )
 from redsearch.sources import run_sources
 from redsearch.terminal import report_error, report_interrupt
-from redsearch.up import run_up
 from redsearch.usage import run_usage
 from research_core.errors import RunError
 from research_core.question import has_surrogates
@@ -101,7 +101,21 @@ def build_parser() -> argparse.ArgumentParser:
                          "or a streamable HTTP URL; added to RED_MCP_SERVERS (docs/search.md)")
     commands.add_parser("sources", help="the configured search sources and whether each "
                                         "answers now (exit 1 when one does not)")
+    doctor = commands.add_parser("doctor", help="check every dependency a request needs, one "
+                                 "line each (exit 1 when one fails)")
+    doctor.add_argument("--timeout", type=_seconds, default=DEFAULT_LIMIT_S, dest="limit_s",
+                        help=f"the longest one check may take (default {DEFAULT_LIMIT_S:g} s)")
     return parser
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 600:
+        raise argparse.ArgumentTypeError(f"not a number of seconds (0-600): {text!r}")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -132,10 +146,13 @@ def _guarded(args: argparse.Namespace) -> int:
             return asyncio.run(run_worker_command())
         if args.command == "usage":
             return asyncio.run(run_usage(args.user, args.channel, args.every_period))
-        if args.command == "up":  # the environment is handed to the workers
+        if args.command == "up":  # imported here: a worker's process holds no bot
+            from redsearch.up import run_up
             return asyncio.run(run_up(args.port, with_mcp(os.environ, args.mcp)))
         if args.command == "sources":
             return asyncio.run(run_sources())
+        if args.command == "doctor":
+            return asyncio.run(doctor(os.environ, args.limit_s))
         return asyncio.run(run_research(_request(args)))
     except RunError as exc:
         return report_error("redsearch", exc)

@@ -8,22 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import signal
-import sys
 
 from contract.redis_server import redis_answers
+from redsearch.logs import configure_logging
 from redsearch.terminal import say
 from research_core.errors import RedisUnavailable, SettingsError
 from research_core.redaction import redact_url
 from research_core.settings import Settings
 
 
-def configure_logging() -> None:
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for noisy in ("httpx", "httpx2", "openai", "aiohttp.access", "mcp"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+def start_logging(role: str, settings: Settings) -> None:
+    """The process's log lines in RED_LOG_FORMAT, the settings' secrets masked."""
+    configure_logging(role, settings.log_format, settings.secret_values())
 
 
 async def wait_for_signal() -> None:
@@ -56,11 +53,11 @@ async def run_bot(port: int | None, settings: Settings | None = None) -> int:
                             "for Socket Mode; see docs/slack.md; SLACK_CLIENT_ID and "
                             "SLACK_CLIENT_SECRET for many workspaces), or try `redsearch up` "
                             "for the local playground")
-    configure_logging()
+    start_logging("bot", settings)
     server = await start_bot(settings, await _redis_url(settings), port=port)
     how = "Socket Mode" if server.socket else "HTTP events at /slack/events"
-    say(f"bot on port {server.port}: {how} (Web API {redact_url(settings.slack.api_url)}); "
-         "Ctrl-C stops it")
+    say(f"bot on port {server.port}: {how}, metrics at /metrics "
+        f"(Web API {redact_url(settings.slack.api_url)}); Ctrl-C stops it")
     try:
         await wait_for_signal()
     finally:
@@ -75,10 +72,13 @@ async def run_worker_command(settings: Settings | None = None) -> int:
     settings = settings or Settings.from_env()
     if not settings.slack.bot_token:
         raise SettingsError("set SLACK_BOT_TOKEN: the worker posts in Slack threads")
-    configure_logging()
+    start_logging("worker", settings)
     url = await _redis_url(settings)
-    say(f"worker starting on Redis {redact_url(url)} ({settings.worker.max_jobs} jobs at once); "
-         "Ctrl-C stops it")
+    config = settings.worker
+    metrics = "" if config.metrics_port is None else \
+        f", metrics at http://{config.metrics_host}:{config.metrics_port}/metrics"
+    say(f"worker starting on Redis {redact_url(url)} ({config.max_jobs} jobs at once"
+        f"{metrics}); Ctrl-C stops it")
     task = asyncio.create_task(run_worker(settings, url))
     waiter = asyncio.create_task(wait_for_signal())
     await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)

@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from prometheus_client import Counter
+
 from research_core.errors import WorkerFailed
 
 FIRST_DELAY_S = 1.0
@@ -27,6 +29,11 @@ MAX_DELAY_S = 30.0
 STABLE_AFTER_S = 60.0  # a worker up this long starts the back-off afresh when it dies
 STOP_GRACE_S = 20.0
 SETTINGS_ERROR = 2
+
+WORKER_RESTARTS = Counter(
+    "redsearch_worker_restarts_total",
+    "Worker processes `redsearch up` restarted after they died, by how they ended (a signal "
+    "such as SIGSEGV or SIGKILL, or exit_<status>); served on the bot's /metrics.", ["exit"])
 
 
 def describe_exit(returncode: int) -> str:
@@ -36,6 +43,15 @@ def describe_exit(returncode: int) -> str:
             return f"signal {signal.Signals(-returncode).name}"
         return f"signal {-returncode}"
     return f"exit status {returncode}"
+
+
+def exit_label(returncode: int) -> str:
+    """"SIGSEGV" or "exit_1": how a process ended, for a metric's label."""
+    if returncode < 0:
+        with contextlib.suppress(ValueError):
+            return signal.Signals(-returncode).name
+        return f"signal_{-returncode}"
+    return f"exit_{returncode}"
 
 
 def worker_command() -> list[str]:
@@ -74,6 +90,7 @@ class Supervisor:
                 return
             delay = FIRST_DELAY_S if up_s >= STABLE_AFTER_S else delay
             self.restarts += 1
+            WORKER_RESTARTS.labels(exit_label(returncode)).inc()
             self.notify(f"{self.name} exited ({describe_exit(returncode)}) after {up_s:.0f} s; "
                         f"restarting in {delay:g} s (restart {self.restarts}); its runs resume")
             await asyncio.sleep(delay)

@@ -20,13 +20,12 @@ from typing import Any
 from bot.server import BotServer, start_bot
 from contract.redis_server import EmbeddedRedis, free_port, redis_answers
 from playground.server import Playground
-from redsearch.processes import configure_logging, wait_for_signal
+from redsearch.processes import start_logging, wait_for_signal
 from redsearch.supervisor import Supervisor, worker_command
 from redsearch.terminal import say as stderr_line
 from research_core.errors import PortBusy
 from research_core.redaction import redact_url
-from research_core.settings import Secret, Settings
-from workers.worker import run_worker
+from research_core.settings import Secret, Settings, WorkerSettings
 
 PLAYGROUND_TOKEN = "xoxb-playground"
 
@@ -115,6 +114,8 @@ async def start_up(settings: Settings, port: int = 8080, host: str = "127.0.0.1"
 
 def _start_inline_worker(stack: UpStack, ctx: dict[str, Any],
                          say: Callable[[str], None]) -> None:
+    from workers.worker import run_worker  # only here: `up`'s own process runs no worker
+
     stack.worker = asyncio.create_task(run_worker(stack.settings, stack.redis_url, **ctx))
     stack.stoppers.append(lambda: _cancel(stack.worker))
     say(f"worker:     1 ARQ worker in this process, {stack.settings.worker.max_jobs} jobs at "
@@ -125,15 +126,38 @@ def _start_worker_processes(stack: UpStack, environ: Mapping[str, str],
                             say: Callable[[str], None]) -> None:
     slack = stack.settings.slack
     env = {**environ, "REDIS_URL": stack.redis_url, "SLACK_BOT_TOKEN": str(slack.bot_token),
-           "SLACK_API_URL": slack.api_url}
+           "SLACK_API_URL": slack.api_url,
+           "RED_WORKER_METRICS_HOST": _metrics_host(stack.settings.worker, stack.bot_host)}
     count = stack.settings.worker.up_workers
-    for number in range(1, count + 1):
-        supervisor = Supervisor(f"worker {number}", worker_command(), env, stack.notify)
+    ports = _metrics_ports(stack.settings.worker.metrics_port, count)
+    for number, port in enumerate(ports, start=1):
+        metrics = {"RED_WORKER_METRICS_PORT": str(port)}
+        supervisor = Supervisor(f"worker {number}", worker_command(), {**env, **metrics},
+                                stack.notify)
         supervisor.start()
         stack.supervisors.append(supervisor)
         stack.stoppers.append(supervisor.stop)
     say(f"workers:    {count} supervised `redsearch worker` process(es), "
         f"{stack.settings.worker.max_jobs} jobs at once each (loading models…)")
+    assert stack.bot is not None
+    where = [f"bot http://127.0.0.1:{stack.bot.port}/metrics"]
+    where += [f"worker {n} http://127.0.0.1:{p}/metrics" for n, p in enumerate(ports, start=1)]
+    say("metrics:    " + ", ".join(where))
+
+
+def _metrics_host(worker: WorkerSettings, bot_host: str) -> str:
+    """RED_WORKER_METRICS_HOST when set, else where the bot listens (the playground: only
+    this machine)."""
+    return worker.metrics_host if worker.metrics_host != WorkerSettings().metrics_host \
+        else bot_host
+
+
+def _metrics_ports(first: int | None, count: int) -> list[int]:
+    """A metrics port per worker: RED_WORKER_METRICS_PORT and the ports after it, else free
+    ones."""
+    if first:
+        return [first + n for n in range(count)]
+    return [free_port() for _ in range(count)]
 
 
 async def _start_parts(stack: UpStack, port: int, host: str,
@@ -176,7 +200,7 @@ async def run_up(port: int, environ: Mapping[str, str]) -> int:
     """`redsearch up`: `environ` is the process environment, read into settings here and
     handed on to the worker processes."""
     settings = Settings.from_env(environ)
-    configure_logging()
+    start_logging("up", settings)
     stack = await start_up(settings, port, environ=environ)
     if stack.playground is not None:
         about = (f"searching {', '.join(s.name for s in settings.mcp.servers)} over MCP"

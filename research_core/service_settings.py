@@ -62,7 +62,8 @@ class WorkerSettings:
     long a silent run waits before another worker resumes it from its checkpoint
     (RED_WORKER_LEASE_S). A job whose worker died RED_WORKER_MAX_CRASHES times is not resumed
     again: its thread is told which step failed. `redsearch up` runs RED_UP_WORKERS
-    supervised worker processes."""
+    supervised worker processes. RED_WORKER_METRICS_PORT (unset: off) serves the worker's
+    Prometheus metrics at /metrics on RED_WORKER_METRICS_HOST."""
 
     redis_url: str = "redis://127.0.0.1:6379/0"
     max_jobs: int = bounded(2, 1, 1000)
@@ -72,6 +73,8 @@ class WorkerSettings:
     job_timeout_s: int = bounded(3 * 3600, 1, 30 * DAY_S)
     max_crashes: int = bounded(3, 1, 100)
     up_workers: int = bounded(1, 1, 16)
+    metrics_port: int | None = bounded(None, 0, 65_535)
+    metrics_host: str = "0.0.0.0"
 
     def __post_init__(self) -> None:
         if self.lease_s < 2 * self.heartbeat_s:
@@ -213,6 +216,9 @@ def worker_from_env(env: Mapping[str, str]) -> WorkerSettings:
                                   "job_timeout_s"),
         max_crashes=parse_field(env, "RED_WORKER_MAX_CRASHES", WorkerSettings, "max_crashes"),
         up_workers=parse_field(env, "RED_UP_WORKERS", WorkerSettings, "up_workers"),
+        metrics_port=parse_field(env, "RED_WORKER_METRICS_PORT", WorkerSettings,
+                                 "metrics_port"),
+        metrics_host=env.get("RED_WORKER_METRICS_HOST", "") or d.metrics_host,
     )
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from research_core.errors import SettingsError
 from research_core.redaction import redact_url
@@ -155,3 +155,11 @@ def database_url(raw: str | None) -> str | None:
         raise SettingsError(f"DATABASE_URL={redact_url(raw)}: port {port} is out of range "
                             "(1-65535)")
     return raw
+
+
+def url_password(url: str) -> str:
+    """The password in a URL's user info ("" when none, or when the URL cannot be read)."""
+    try:
+        return unquote(urlsplit(url).password or "")
+    except ValueError:
+        return ""

@@ -35,6 +35,7 @@ from research_core.setting_values import (
     database_url,
     parse_field,
     path_or_none,
+    url_password,
 )
 
 TIERS = ("planner", "executor", "reporter")
@@ -51,6 +52,8 @@ MIN_COMPLETION_TOKENS = 64  # one small JSON object, or a few sentences of repor
 MIN_SNIPPET_CHARS = 50  # a sentence of a hit, enough to judge it by
 MIN_QUESTION_CHARS = 100  # the longest accepted question may not be shorter than a question
 MAX_THREADS = 1024
+LOG_FORMATS = ("text", "json")
+MIN_SECRET_CHARS = 4  # a shorter "secret" would mask ordinary words in every line
 
 
 @dataclass(frozen=True)
@@ -199,6 +202,19 @@ class Settings:
         if self.mcp.servers and "mcp" not in self.web.backends:
             raise SettingsError("RED_MCP_SERVERS is set but RED_SEARCH_BACKENDS leaves out mcp; "
                                 "add it (e.g. RED_SEARCH_BACKENDS=corpus,mcp)")
+    log_format: str = "text"  # RED_LOG_FORMAT: text (readable lines) or json (one object a line)
+
+    def secret_values(self) -> list[str]:
+        """Every secret the settings hold (tokens, keys, passwords in URLs), longest first:
+        what must never be shown, whatever text it turns up in."""
+        found = [self.slack.bot_token, self.slack.signing_secret, self.slack.app_token,
+                 self.slack.client_secret, self.embedding.api_key, self.web.brave_api_key,
+                 self.web.tavily_api_key, *(t.api_key for t in self.tiers.values()),
+                 url_password(self.worker.redis_url), url_password(self.database_url or ""),
+                 *(v for server in self.mcp.servers
+                   for v in (*server.env.values(), *server.headers.values()))]
+        return sorted({str(s) for s in found if s and len(s) >= MIN_SECRET_CHARS},
+                      key=len, reverse=True)
 
     @property
     def db_url(self) -> str:
@@ -230,7 +246,15 @@ class Settings:
             web=web_from_env(env, ("mcp",) if mcp.servers else WebSettings().backends),
             policy=load_policy(path_or_none(env.get("RED_POLICY_FILE"))),
             mcp=mcp,
+            log_format=_log_format(env.get("RED_LOG_FORMAT", "")),
         )
+
+
+def _log_format(raw: str) -> str:
+    value = raw.strip().lower() or "text"
+    if value not in LOG_FORMATS:
+        raise SettingsError(f"RED_LOG_FORMAT={raw!r}: use {' or '.join(LOG_FORMATS)}")
+    return value
 
 
 def _tier_from_env(env: Mapping[str, str], tier: str) -> TierSettings:

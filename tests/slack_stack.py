@@ -136,7 +136,7 @@ async def start_stack(serve: Serve, fake: FakeSlack, redis_url: str,
                         plan_limit=settings.engine.max_children,
                         estimate=lambda team: estimate_line(pool, team, settings.tiers),
                         usage=usage)
-        runner = web.AppRunner(web_app(app, SECRET))
+        runner = web.AppRunner(web_app(app, SECRET, pool))  # /metrics reads the queue too
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", 0).start()
         session = aiohttp.ClientSession()

@@ -11,6 +11,8 @@ import yaml
 
 from bot.app import EVENTS_PATH
 from bot.commands import COMMAND, SHORTCUT
+from playground.fake_slack import GRANTED_SCOPES
+from research_core.service_settings import OAUTH_SCOPES
 
 MANIFEST = Path(__file__).resolve().parent.parent / "manifest.yml"
 EVENTS = {"app_mention", "message.channels", "message.groups", "message.im",
@@ -43,3 +45,11 @@ def test_the_command_shortcut_home_and_assistant_are_declared() -> None:
     assert features["app_home"]["home_tab_enabled"] is True
     assert features["app_home"]["messages_tab_enabled"] is True
     assert features["assistant_view"]["assistant_description"]
+
+
+def test_the_scopes_asked_for_checked_and_granted_are_the_manifests() -> None:
+    """The OAuth flow asks for (and `redsearch doctor` checks) the manifest's bot scopes, and
+    the fake Slack grants exactly those."""
+    manifest = set(load()["oauth_config"]["scopes"]["bot"])
+    assert set(OAUTH_SCOPES.split(",")) == manifest
+    assert set(GRANTED_SCOPES) == manifest

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
+from prometheus_client import REGISTRY
 
 from bot.server import start_bot
 from contract.keys import ACTIVE_KEY
@@ -59,6 +60,9 @@ async def test_events_and_clicks_arrive_over_socket_mode(
     assert settings.slack.configured  # no signing secret needed in Socket Mode
     server = await start_bot(settings, redis_url, host="127.0.0.1", port=0)
     pool = await connect(redis_url)
+    received = {kind: counted("redsearch_slack_events_received_total", type=kind)
+                for kind in ("app_mention", "block_actions")}
+    acked = counted("redsearch_slack_events_acked_total")
     try:
         assert server.socket is not None
         mention = fake.post_user_message(CHANNEL, ALICE, f"<@{BOT_USER_ID}> copper foil?")
@@ -78,7 +82,17 @@ async def test_events_and_clicks_arrive_over_socket_mode(
             "Depth: Standard"), 10, "the choice")
         active = await awaited(pool.hgetall(ACTIVE_KEY))
         assert [json.loads(v)["kind"] for v in active.values()] == ["research"]
+        # counted as over HTTP (bot.metrics): received by type, and acked
+        for kind, before in received.items():
+            assert counted("redsearch_slack_events_received_total", type=kind) == before + 1
+        assert counted("redsearch_slack_events_acked_total") == acked + 2
         assert any(c.method == "apps.connections.open" for c in fake.calls())
     finally:
         await server.stop()
         await pool.aclose()
+
+
+def counted(name: str, **labels: str) -> float:
+    """The sum of this process's samples `name` with `labels`."""
+    return sum(s.value for family in REGISTRY.collect() for s in family.samples
+               if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()))

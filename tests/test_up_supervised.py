@@ -9,6 +9,7 @@ crashes with the step it was on, and the next follow-up is answered."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from contract.redis_server import free_port
 from tests.conftest import TEST_REDIS_URL, cli_env
 from tests.engine_run import Serve
 from tests.fakes.openai_server import Reply, last_user_text
+from tests.metrics_scrape import scrape
 from tests.scripted import Script
 from tests.up_process import UpProcess, text_of, up_process
 
@@ -93,6 +95,14 @@ async def test_a_crashing_worker_costs_one_step_never_the_service(
     plans = [m for m in replies if (m.get("blocks") or [{}])[0].get("type") == "plan"]
     assert len(plans) == 1 and plans[0]["blocks"][0]["title"].startswith("Done —")
     assert sum("Research finished" in t for t in texts) == 1
+    bot, worker = metrics_urls(process)
+    async with aiohttp.ClientSession() as session:  # the restart and the resume, counted
+        assert (await scrape(session, bot)).value("redsearch_worker_restarts_total",
+                                                  exit="SIGSEGV") == 1
+        restarted = await scrape(session, worker)  # the same port after the restart
+    assert restarted.value("redsearch_jobs_resumed_total", cause="crash") == 1
+    assert restarted.value("redsearch_jobs_ended_total", kind="research",
+                           outcome="finished") == 1
 
     # A follow-up that takes its worker down every time: given up, then the next one runs.
     await process.say(f"{CRASH_WORD}: which country grew fastest?", thread_ts=mention)
@@ -110,3 +120,15 @@ async def test_a_crashing_worker_costs_one_step_never_the_service(
     assert "The findings answer it" in answer
     texts = [text_of(m) for m in replies]
     assert len(texts) == len(set(texts)), "a message was posted twice"
+    async with aiohttp.ClientSession() as session:
+        assert (await scrape(session, bot)).value("redsearch_worker_restarts_total") == 4
+        last = await scrape(session, worker)  # the worker that gave the follow-up up
+    assert last.value("redsearch_jobs_ended_total", kind="followup", outcome="given_up") == 1
+
+
+def metrics_urls(process: UpProcess) -> tuple[str, str]:
+    """The bot's and worker 1's metrics, as `up` printed them."""
+    [line] = [ln for ln in process.output if ln.startswith("metrics:")]
+    found = re.fullmatch(r"metrics: +bot (\S+), worker 1 (\S+)", line)
+    assert found, line
+    return found.group(1), found.group(2)

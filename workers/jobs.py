@@ -37,13 +37,16 @@ from contract.keys import (
     doing_key,
     handover_key,
     outages_key,
+    request_channel,
     started_key,
 )
 from contract.queue import FEEDBACK, FOLLOWUP, PREVIEW, WATCH, WATCH_SET, JobPayload
 from contract.requests import ResearchRequestMsg
 from contract.slack_client import is_outage, slack_error
+from research_core import log_context
 from research_core.errors import RunError
 from workers.lease import Lease
+from workers.metrics import JOBS_ENDED, JOBS_STARTED, QUEUE_WAIT, RUNS_IN_FLIGHT
 from workers.services import Services
 from workers.team_rules import preview_job
 from workers.thread_work import ThreadWork
@@ -72,21 +75,57 @@ class SlackAway(Exception):
 
 
 async def run_job(ctx: dict[str, Any], data: dict[str, Any]) -> str:
-    """ARQ entry point; returns a one-line outcome that ARQ stores as the job result."""
+    """ARQ entry point; returns a one-line outcome that ARQ stores as the job result. Its
+    log lines carry the job's run id, team and channel (`research_core.log_context`)."""
     payload = JobPayload.from_dict(data)
-    if payload.kind == FEEDBACK:
-        return await record_feedback(ctx["services"], payload)
-    if payload.kind == WATCH_SET:
-        return await record_watch(ctx["services"], payload)
-    try:  # the job speaks to Slack with its own workspace's token, never another's
-        services = await ctx["services"].for_team(payload.team)
-    except NotInstalled as exc:
-        log.error("job %s not run: %s", payload.job_id, exc)
-        await ctx["services"].queue.ended(payload.job_id)
-        return f"not run: {exc}"
-    if payload.kind == PREVIEW:
-        return await preview_job(services, payload)
+    _count_wait(ctx, payload.kind)
+    with log_context.bound(run_id=payload.run_id, team=payload.team,
+                           channel=request_channel(payload.request_key)):
+        return await _run(ctx, payload)
+
+
+def _count_wait(ctx: dict[str, Any], kind: str) -> None:
+    """The time a job waited for a worker, on its first try (a retry waited on purpose)."""
+    queued = ctx.get("enqueue_time")
+    if ctx.get("job_try", 1) == 1 and isinstance(queued, dt.datetime):
+        waited = (dt.datetime.now(dt.UTC) - queued).total_seconds()
+        QUEUE_WAIT.labels(kind).observe(max(waited, 0.0))
+
+
+async def _run(ctx: dict[str, Any], payload: JobPayload) -> str:
+    services: Services = ctx["services"]
+    if payload.kind not in (FEEDBACK, WATCH_SET):  # they only store what a person chose
+        try:  # the job speaks to Slack with its own workspace's token, never another's
+            services = await services.for_team(payload.team)
+        except NotInstalled as exc:
+            return await _not_installed(services, payload, exc)
+    if payload.kind in (FEEDBACK, WATCH_SET, PREVIEW):
+        return await _short_job(services, payload)
     return await JobRunner(services, payload).run()
+
+
+async def _short_job(services: Services, payload: JobPayload) -> str:
+    """A job that holds no run's lease: a verdict or a watch choice stored, a plan preview."""
+    JOBS_STARTED.labels(payload.kind).inc()
+    outcome = "failed"
+    try:
+        if payload.kind == FEEDBACK:
+            said = await record_feedback(services, payload)
+        elif payload.kind == WATCH_SET:
+            said = await record_watch(services, payload)
+        else:
+            said = await preview_job(services, payload)
+        outcome = "finished"
+        return said
+    finally:
+        JOBS_ENDED.labels(payload.kind, outcome).inc()
+
+
+async def _not_installed(services: Services, payload: JobPayload, exc: NotInstalled) -> str:
+    log.error("job %s not run: %s", payload.job_id, exc)
+    JOBS_ENDED.labels(payload.kind, "failed").inc()
+    await services.queue.ended(payload.job_id)
+    return f"not run: {exc}"
 
 
 async def record_feedback(services: Services, payload: JobPayload) -> str:
@@ -104,6 +143,7 @@ class JobRunner:
         self.payload = payload
         self.config = services.settings.worker
         self.work = ThreadWork(services, payload)
+        self.outcome = "finished"  # how the job ended (workers.metrics.JOB_OUTCOMES)
 
     async def run(self) -> str:
         if not await self.services.queue.is_active(self.payload.job_id):
@@ -161,6 +201,7 @@ class JobRunner:
         doing = raw.decode() if isinstance(raw, bytes) else "an unknown step"
         log.error("job %s crashed its worker %d times (last at %s); not resuming it",
                   self.payload.job_id, crashes, doing)
+        JOBS_ENDED.labels(self.payload.kind, "given_up").inc()
         try:
             await self.work.failed(request, f"the worker crashed {crashes} times at {doing}; "
                                    "what was published above is kept")
@@ -169,23 +210,36 @@ class JobRunner:
         return f"gave up after {crashes} crashes at {doing}"
 
     async def _holding(self, lease: Lease, request: ResearchRequestMsg) -> str:
+        """The job at work, counted: started, in flight, and how it ended."""
+        JOBS_STARTED.labels(self.payload.kind).inc()
+        try:
+            with RUNS_IN_FLIGHT.track_inprogress():
+                return await self._held(lease, request)
+        finally:
+            JOBS_ENDED.labels(self.payload.kind, self.outcome).inc()
+
+    async def _held(self, lease: Lease, request: ResearchRequestMsg) -> str:
         """The job with its lease: ended first, lease given back last, whatever happens."""
         try:
             outcome = await self._guarded(lease, request)
         except LeaseLost:
+            self.outcome = "lease_lost"
             log.warning("job %s lost its lease (event loop stalled past %gs?); another "
                         "worker resumes the run", self.payload.job_id, self.config.lease_s)
             return "lease lost; another worker resumes the run"
         except SlackAway as away:  # still active: it runs again, resuming from its checkpoint
+            self.outcome = "deferred"
             log.warning("job %s put off for %gs: Slack is away (%s)", self.payload.job_id,
                         away.defer_s, away.error)
             await self._put_off(lease, away.defer_s)
             raise Retry(defer=away.defer_s) from away
         except asyncio.CancelledError:  # shutdown: the reconciler hands the run on at once
+            self.outcome = "handed_over"
             await self.services.redis.set(handover_key(self.payload.job_id), 1, ex=KEEP_S)
             await lease.release()
             raise
         except BaseException:
+            self.outcome = "failed"
             await self._end(lease)  # a bug: reported to the user, not resumed forever
             raise
         await self._end(lease)
@@ -218,6 +272,7 @@ class JobRunner:
             return work.result()
         if watch.result() == "lost":
             raise LeaseLost(self.payload.run_id)
+        self.outcome = "stopped"
         return await self.work.stopped(request)
 
     async def _watch(self, lease: Lease, key: str) -> str:
@@ -243,16 +298,20 @@ class JobRunner:
         try:
             outcome = await self._within_limit(request)
         except RunError as exc:
+            self.outcome = "failed"
             await self.work.failed(request, str(exc))
             return f"failed: {exc}"
         except Exception as exc:
             if is_outage(exc):
                 return await self._outage(request, exc)
+            self.outcome = "failed"
             # logged first: if telling the thread fails too, its error must not hide this one
             log.exception("job %s failed", self.payload.job_id)
             await self.work.failed(request, "an internal error; the worker log has the details")
             raise
         await self.services.redis.delete(outages_key(self.payload.job_id))
+        if self.work.refused:
+            self.outcome = "refused"
         return outcome
 
     async def _within_limit(self, request: ResearchRequestMsg) -> str:
@@ -263,6 +322,7 @@ class JobRunner:
         except TimeoutError:
             if not deadline.expired():
                 raise
+            self.outcome = "failed"
             await self.work.failed(request, f"it ran past the job time limit of {limit_s} s")
             return "failed: time limit"
 
@@ -277,5 +337,6 @@ class JobRunner:
             raise SlackAway(slack_error(exc), defer_s) from exc
         log.error("job %s: Slack failed %d times in a row (%s); giving up",
                   self.payload.job_id, outages, slack_error(exc))
+        self.outcome = "failed"
         await self.work.failed(request, f"Slack kept failing ({slack_error(exc)})")
         return f"failed: Slack kept failing ({slack_error(exc)})"

@@ -35,6 +35,7 @@ from contract.keys import (
 from contract.queue import JobPayload, JobQueue
 from contract.redis_server import awaited
 from contract.redis_target import RETRY_CAP_S
+from workers.metrics import JOBS_RESUMED
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +66,9 @@ async def reconcile(redis: aioredis.Redis, queue: JobQueue, lease_s: float) -> l
         if not await _claim(redis, payload, claim_ms):
             continue
         attempt = await _count(redis, resumes_key(payload.job_id))
-        how = await _how_it_ended(redis, payload.job_id)
+        cause, how = await _how_it_ended(redis, payload.job_id)
         await queue.resubmit(payload, f"{payload.job_id}#resume{attempt}")
+        JOBS_RESUMED.labels(cause).inc()
         log.warning("job %s %s; resuming it (attempt %d)", payload.job_id, how, attempt)
         handed.append(payload.job_id)
     return handed
@@ -78,12 +80,13 @@ async def _count(redis: aioredis.Redis, key: str) -> int:
     return count
 
 
-async def _how_it_ended(redis: aioredis.Redis, job_id: str) -> str:
-    """A job handed over on shutdown resumes for free; any other loss is a crash."""
+async def _how_it_ended(redis: aioredis.Redis, job_id: str) -> tuple[str, str]:
+    """A job handed over on shutdown resumes for free; any other loss is a crash: the cause
+    ("handover" or "crash") and what the log says."""
     if await redis.getdel(handover_key(job_id)) is not None:
-        return "was handed over by a worker shutting down"
+        return "handover", "was handed over by a worker shutting down"
     crashes = await _count_crash(redis, job_id)
-    return f"lost its worker (crash {crashes})"
+    return "crash", f"lost its worker (crash {crashes})"
 
 
 async def _count_crash(redis: aioredis.Redis, job_id: str) -> int:

@@ -48,6 +48,7 @@ from contract.redis_server import awaited
 from contract.requests import ResearchRequestMsg
 from research_core.errors import StoreUnavailable
 from research_core.store.jobs import JobRecords, UnfinishedJob
+from workers.metrics import JOBS_RECOVERED
 from workers.reconciler import CLAIM_LEASES
 
 log = logging.getLogger(__name__)
@@ -118,6 +119,7 @@ class Sweep:
         if job.request is not None:
             await self._restore_request(ResearchRequestMsg.from_json(json.dumps(job.request)))
         await self.queue.resubmit(payload, f"{payload.job_id}#recover-{uuid.uuid4().hex[:8]}")
+        JOBS_RECOVERED.inc()
         log.warning("job %s was lost by Redis (no queued job, no lease); queued again from "
                     "the SQL record of unfinished jobs", payload.job_id)
         return True

@@ -21,6 +21,7 @@ from research_core.protocols import SearchBackend
 from research_core.search.combined import CombinedBackend
 from research_core.store.restore import load_state
 from workers import thread_messages as msgs
+from workers.metrics import RUN_SECONDS, RUN_STEPS
 from workers.run_view import follow_plan, name_sources, thread_link, update_home
 from workers.services import Services
 from workers.slack_publisher import SlackPublisher
@@ -35,6 +36,7 @@ class ThreadWork:
     def __init__(self, services: Services, payload: JobPayload) -> None:
         self.services = services
         self.payload = payload
+        self.refused = False  # the policy's spending caps refused the research
 
     def record_doing(self, state: RunState) -> RunState:
         """Keep what the run is doing in Redis, so that a job that crashes its worker again
@@ -66,6 +68,7 @@ class ThreadWork:
         if state.step == 0 and not state.extra.budget:  # a new run: admitted against the caps
             refused = await admit(self.services, request, state.run_id)
             if refused is not None:
+                self.refused = True
                 return f"refused: {refused}"
             if request.plan:  # the previewed plan is the run's first expansion
                 seed_plan(state, request.plan)
@@ -86,6 +89,7 @@ class ThreadWork:
         await self.status(request, FINISHED)
         await self.home(request, state, link)
         await remember_cost(self.services, request, state)
+        _count_run(state)
         return f"finished run {state.run_id} in {state.step} steps"
 
     async def home(self, request: ResearchRequestMsg, state: RunState, link: str = "") -> None:
@@ -235,6 +239,14 @@ class ThreadWork:
     async def status(self, request: ResearchRequestMsg, status: str) -> None:
         updated = await self.services.requests.set_status(request.key, status)
         await msgs.show_status(self.services.slack, updated or request, status)
+
+
+def _count_run(state: RunState) -> None:
+    """A finished run's steps and active time (across resumes: the budget's checkpoint)."""
+    RUN_STEPS.labels(state.mode).observe(state.step)
+    active_s = state.extra.budget.get("active_time_used_s")
+    if isinstance(active_s, int | float):
+        RUN_SECONDS.labels(state.mode).observe(float(active_s))
 
 
 def _text(value: str | bytes) -> str:

@@ -21,6 +21,7 @@ from contract.redis_target import RETRY_CAP_S
 from research_core.settings import Settings
 from research_core.store.jobs import JobRecords
 from workers.jobs import run_job
+from workers.metrics import JOB_SLOTS, serve_metrics, stop_metrics
 from workers.reconciler import reconcile_forever
 from workers.services import Services
 from workers.sweep import Sweep, sweep_forever
@@ -95,14 +96,22 @@ def build_worker(settings: Settings, pool: Any, **ctx: Any) -> Worker:
 
 
 async def run_worker(settings: Settings, redis_url: str, **ctx: Any) -> None:
-    """Run until cancelled; then stop the jobs (their runs resume elsewhere) and clean up."""
-    pool = await connect(redis_url)
-    worker = build_worker(settings, pool, **ctx)
+    """Run until cancelled; then stop the jobs (their runs resume elsewhere) and clean up.
+    With RED_WORKER_METRICS_PORT set, the metrics are served meanwhile."""
+    config = settings.worker
+    endpoint = serve_metrics(config.metrics_host, config.metrics_port) \
+        if config.metrics_port is not None else None
+    JOB_SLOTS.set(config.max_jobs)
     try:
-        await worker.main()
+        pool = await connect(redis_url)
+        worker = build_worker(settings, pool, **ctx)
+        try:
+            await worker.main()
+        finally:
+            await _stop(worker)
+            await pool.aclose()
     finally:
-        await _stop(worker)
-        await pool.aclose()
+        stop_metrics(endpoint)
 
 
 async def _stop(worker: Worker) -> None:

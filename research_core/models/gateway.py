@@ -10,12 +10,14 @@ can stream; an attempt whose text is not used is discarded from the stream.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from research_core import metrics
 from research_core.models.ledger import Ledger
 from research_core.models.prompts import max_tokens as prompt_max_tokens
 from research_core.models.prompts import retry_message
@@ -98,22 +100,35 @@ class Gateway:
         conversation = list(messages)
         for attempt in (1, 2):
             if not self.permit():
+                metrics.model_refused(tier)
+                metrics.FALLBACKS.labels(purpose, "budget").inc()
                 self.log.emit("fallback", f"{tier}/{purpose}: no model call left in the "
                               "budget, using the fallback", tier=tier, purpose=purpose)
                 return None
             done = await self._call(tier, purpose, conversation, schema, schema_name, max_tokens)
             try:
-                return parse(done.text)
+                value = parse(done.text)
             except UnusableOutput as exc:
                 error = str(exc)
                 await self._discard(purpose)
+            else:
+                self._count(tier, "ok")
+                return value
             self.ledger.mark_last(f"invalid-{attempt}")
+            self._count(tier, "retried" if attempt == 1 else "fallback")
             self.log.emit("model-err", f"{tier}/{purpose} attempt {attempt}: {error[:160]}",
                           tier=tier, purpose=purpose, error=error)
             conversation += [Message("assistant", done.text[:2000]), retry_message(error)]
+        metrics.FALLBACKS.labels(purpose, "unusable").inc()
         self.log.emit("fallback", f"{tier}/{purpose}: two unusable answers, using the fallback",
                       tier=tier, purpose=purpose)
         return None
+
+    def _count(self, tier: str, outcome: str) -> None:
+        """The last call (the ledger's last entry) with what became of it."""
+        entry = self.ledger.entries[-1]
+        metrics.model_call(tier, outcome, (entry.prompt_tokens, entry.completion_tokens),
+                           entry.cost_usd)
 
     async def _call(
         self, tier: str, purpose: str, messages: list[Message],
@@ -121,17 +136,15 @@ class Gateway:
     ) -> Completion:
         # the call's number tells a crash that recurs at one call from kills at random ones
         await self.log.doing(f"{tier}/{purpose} (model call {len(self.ledger.entries) + 1})")
-        model, stream = self.tiers[tier], self.streams.get(purpose)
-        limit = max_tokens or self.json_max_tokens
-        if stream is not None and isinstance(model, StreamingTier):
-            try:
-                done = await model.stream(messages, schema=schema, schema_name=schema_name,
-                                          max_tokens=limit, on_text=stream.write)
-            finally:
-                await stream.end()
-        else:
-            done = await model.complete(messages, schema=schema, schema_name=schema_name,
-                                        max_tokens=limit)
+        started = time.monotonic()
+        try:
+            done = await self._generate(tier, purpose, messages, schema, schema_name,
+                                        max_tokens or self.json_max_tokens)
+        except Exception:
+            metrics.MODEL_CALLS.labels(tier, "error").inc()
+            raise
+        finally:
+            metrics.MODEL_SECONDS.labels(tier).observe(time.monotonic() - started)
         entry = self.ledger.record(tier, done.model, purpose, self.log.step,
                                    (done.prompt_tokens, done.completion_tokens))
         self.log.emit("model", f"{tier}/{purpose} {entry.prompt_tokens}+"
@@ -139,6 +152,20 @@ class Gateway:
                       prompt_tokens=entry.prompt_tokens,
                       completion_tokens=entry.completion_tokens)
         return done
+
+    async def _generate(self, tier: str, purpose: str, messages: list[Message],
+                        schema: dict[str, object] | None, schema_name: str,
+                        limit: int) -> Completion:
+        """The tier's completion, streamed to the purpose's stream when it has one."""
+        model, stream = self.tiers[tier], self.streams.get(purpose)
+        if stream is not None and isinstance(model, StreamingTier):
+            try:
+                return await model.stream(messages, schema=schema, schema_name=schema_name,
+                                          max_tokens=limit, on_text=stream.write)
+            finally:
+                await stream.end()
+        return await model.complete(messages, schema=schema, schema_name=schema_name,
+                                    max_tokens=limit)
 
     async def _discard(self, purpose: str) -> None:
         stream = self.streams.get(purpose)

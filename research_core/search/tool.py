@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
+from research_core import metrics
 from research_core.protocols import (
     SearchBackend,
     SearchHit,
@@ -140,6 +141,7 @@ class SearchTool:
         if cached is not None:
             if isinstance(self.backend, RemembersHits):
                 self.backend.remember(cached)
+            metrics.SEARCH_CACHE_HITS.labels(metrics.backend_label(self.backend.name)).inc()
             self.log.emit("cache-hit", f"{query!r} served from cache ({len(cached)} hits)",
                           query=query)
             return QueryResult(query, cached, True, time_range)
@@ -148,6 +150,7 @@ class SearchTool:
             return QueryResult(query, [], False, time_range)
         request = SearchRequest(query=query, time_range=time_range,
                                 limit=self.config.hits_per_query)
+        metrics.SEARCH_QUERIES.labels(metrics.backend_label(self.backend.name)).inc()
         raw = await self.backend.search(request)
         hits = [truncate(h, self.config.snippet_chars) for h in raw]
         if not private:

@@ -188,7 +188,7 @@ def _password(url: str) -> str | None:
         return None
 
 
-def _failure(url: str, origin: str, exc: BaseException) -> StoreUnavailable:
+def store_failure(url: str, origin: str, exc: BaseException) -> StoreUnavailable:
     """One line saying what is wrong with the database and what to do: named by the setting
     it came from (`origin`: DATABASE_URL, RED_DATA_DIR, or "" when built in code)."""
     folder = _sqlite_folder(url)
@@ -225,12 +225,12 @@ class SqlStore:
             engine = create_async_engine(url, pool_pre_ping=True)
         except (_FolderProblem, SQLAlchemyError, OSError, ImportError, ValueError,
                 OverflowError) as exc:
-            raise _failure(url, origin, exc) from exc
+            raise store_failure(url, origin, exc) from exc
         try:
             await _create_tables(engine)
         except (SQLAlchemyError, OSError, ValueError, OverflowError) as exc:
             await engine.dispose()
-            raise _failure(url, origin, exc) from exc
+            raise store_failure(url, origin, exc) from exc
         return cls(engine)
 
     async def close(self) -> None:

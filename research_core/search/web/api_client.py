@@ -17,13 +17,27 @@ from research_core.protocols import RateLimiter
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 
 
-class BackendFailed(Exception):
-    """A search backend did not answer usefully; `reason` is short, e.g. "429" or "timeout"."""
+# What kind of failure a BackendFailed is (a metric's label: a small fixed set).
+FAILURE_KINDS = ("timeout", "ratelimited", "server_error", "http_error", "network",
+                 "invalid_response")
 
-    def __init__(self, backend: str, reason: str) -> None:
+
+class BackendFailed(Exception):
+    """A search backend did not answer usefully; `reason` is short, e.g. "429" or "timeout";
+    `kind` one of FAILURE_KINDS."""
+
+    def __init__(self, backend: str, reason: str, kind: str = "invalid_response") -> None:
         super().__init__(f"{backend} failed ({reason})")
         self.backend = backend
         self.reason = reason
+        self.kind = kind
+
+
+def status_kind(status: int) -> str:
+    """The failure kind of an HTTP status other than 200."""
+    if status == 429:
+        return "ratelimited"
+    return "server_error" if status >= 500 else "http_error"
 
 
 def retry_after_s(value: str | None) -> float | None:
@@ -73,11 +87,12 @@ class ApiClient:
             if answer.status == 200:
                 return answer.payload
             if answer.status not in RETRY_STATUSES:
-                raise BackendFailed(self.name, f"HTTP {answer.status}")
+                raise BackendFailed(self.name, f"HTTP {answer.status}",
+                                    status_kind(answer.status))
             wait = answer.retry_after
             wait = self.backoff_s * 2 ** attempt if wait is None else wait
             if attempt == self.retries or wait > self.max_wait_s:
-                raise BackendFailed(self.name, str(answer.status))
+                raise BackendFailed(self.name, str(answer.status), status_kind(answer.status))
             await asyncio.sleep(wait)
         raise AssertionError("unreachable")
 
@@ -93,8 +108,8 @@ class ApiClient:
                     return _Answer(resp.status, later, None)
                 return _Answer(200, later, await resp.json(content_type=None))
         except TimeoutError as exc:
-            raise BackendFailed(self.name, "timeout") from exc
+            raise BackendFailed(self.name, "timeout", "timeout") from exc
         except aiohttp.ClientError as exc:
-            raise BackendFailed(self.name, type(exc).__name__) from exc
+            raise BackendFailed(self.name, type(exc).__name__, "network") from exc
         except ValueError as exc:
             raise BackendFailed(self.name, "invalid JSON") from exc

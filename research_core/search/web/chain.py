@@ -8,6 +8,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from research_core import metrics
 from research_core.errors import SearchUnavailable
 from research_core.protocols import SearchBackend, SearchHit, SearchRequest
 from research_core.runlog import note
@@ -78,6 +79,7 @@ class WebBackend:
             try:
                 return await service.search(request)
             except BackendFailed as exc:
+                metrics.SEARCH_FAILURES.labels(service.name, exc.kind).inc()
                 failures.append(str(exc))
                 after = self.searches[position + 1:]
                 then = f"using {after[0].name}" if after else "no web backend left"
