@@ -20,6 +20,7 @@ from redsearch import doctor_checks as checks
 from research_core.errors import RunError
 from research_core.models.tier_factory import describe_tier
 from research_core.redaction import MASK, redact_url
+from research_core.search.mcp.backend import McpBackend
 from research_core.settings import TIERS, Settings
 
 DEFAULT_LIMIT_S = 20.0
@@ -55,12 +56,19 @@ def plan(settings: Settings, limit_s: float) -> list[Check]:
               for name in TIERS]
     found.append(Check("embeddings", lambda: checks.embeddings_check(settings, limit_s)))
     found += [Check(f"search {name}", _bind(checks.search_check, name, settings, limit_s),
-                    name) for name in settings.web.backends]
+                    name) for name in settings.web.backends if name != "mcp"]
+    found += [Check(f"search mcp {server.name}", _bind_mcp(McpBackend(server, settings.mcp)),
+                    server.name) for server in settings.mcp.servers
+              if "mcp" in settings.web.backends]
     found.append(Check("slack token", lambda: checks.slack_token_check(settings), slack))
     if settings.slack.app_token:
         found.append(Check("slack app token", lambda: checks.app_token_check(settings), slack))
     found.append(Check("signing secret", lambda: checks.signing_secret_check(settings)))
     return found
+
+
+def _bind_mcp(backend: McpBackend) -> Callable[[], Awaitable[str]]:
+    return lambda: checks.mcp_check(backend)
 
 
 def _bind(check: Callable[[str, Settings, float], Awaitable[str]], name: str,

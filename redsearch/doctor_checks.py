@@ -31,6 +31,8 @@ from research_core.models.tier_factory import build_tier, describe_tier
 from research_core.protocols import Message, SearchRequest
 from research_core.redaction import redact_url
 from research_core.search.corpus import CorpusBackend, sample_corpus_dir
+from research_core.search.mcp.backend import McpBackend
+from research_core.search.mcp.connection import McpFailed
 from research_core.search.web.api_client import BackendFailed
 from research_core.search.web.factory import make_search, rate_table
 from research_core.search.web.rate_limit import LocalRateLimiter
@@ -209,6 +211,16 @@ async def search_check(name: str, settings: Settings, limit_s: float) -> str:
         raise Failed(f"{redact_url(where.get(name, ''))}: {exc}") from exc
     return f"{redact_url(where.get(name, ''))} answered a query " \
            f"({len(hits)} hit{'s' if len(hits) != 1 else ''})"
+
+
+async def mcp_check(backend: McpBackend) -> str:
+    """An MCP server starts and lists the tool it is searched with."""
+    try:
+        return await backend.check()
+    except McpFailed as exc:
+        raise Failed(str(exc)) from exc
+    finally:
+        await backend.aclose()
 
 
 # -- Slack ---------------------------------------------------------------------------------------

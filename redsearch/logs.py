@@ -22,7 +22,8 @@ from research_core.redaction import MASK
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 ROLES = ("bot", "worker", "up", "cli")
-QUIET = ("httpx", "httpx2", "openai", "aiohttp.access", "mcp")  # one line per request: warnings only
+# one line per request (the MCP client: per message): warnings only
+QUIET = ("httpx", "httpx2", "openai", "aiohttp.access", "mcp")
 
 
 def _masked(text: str, secrets: Sequence[str]) -> str:

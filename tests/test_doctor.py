@@ -219,3 +219,16 @@ async def test_the_command_exits_0_when_healthy_and_1_with_a_dead_redis(
         assert proc.returncode == expected, out.decode()
         lines = out.decode().splitlines()
         assert [ln.startswith("FAIL") for ln in lines].count(True) == expected
+
+
+async def test_each_mcp_server_is_started_and_a_dead_one_named(healthy: dict[str, str]) -> None:
+    """Every server of RED_MCP_SERVERS gets its own line; one whose command cannot start is
+    the failing one, and the working one lists the tool it is searched with."""
+    servers = ('[{"name": "wiki", "command": ["%s", "-m", "tests.mcp_wiki_server"]},'
+               ' {"name": "gone", "command": ["/nonexistent/mcp-server"]}]' % sys.executable)
+    status, said = await checked({**healthy, "RED_SEARCH_BACKENDS": "corpus,mcp",
+                                  "RED_MCP_SERVERS": servers}, limit_s=30)
+    assert status == 1
+    names = [name for _, name in results(said)]
+    assert "search mcp wiki" in names and "search mcp gone" in names
+    assert failing(said) == ["search mcp gone"]
