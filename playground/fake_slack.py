@@ -45,10 +45,13 @@ class FakeSlack:
     """The fake workspace and its Web API server; `start()` it, point clients at `base_url`.
 
     `stream_idle_s` / `stream_lifetime_s`: a streamed message expires when appends pause that
-    long, or that long after it started (Slack ends streams after about five minutes)."""
+    long, or that long after it started (Slack ends streams after about five minutes);
+    `status_timeout_s`: an assistant thread's loading status clears itself that long after it
+    was last set (Slack: two minutes)."""
 
     def __init__(self, token: str = "xoxb-fake-token", post_interval: float = 1.0,
-                 stream_idle_s: float = 60.0, stream_lifetime_s: float = 300.0) -> None:
+                 stream_idle_s: float = 60.0, stream_lifetime_s: float = 300.0,
+                 status_timeout_s: float = 120.0) -> None:
         self.token = token
         self.post_interval = post_interval
         self.permalink_base = "https://fake.slack.test"
@@ -70,7 +73,7 @@ class FakeSlack:
         self.oauth: FakeOAuth | None = None  # serves oauth.v2.access once installed
         self.chat = FakeChat(self)
         self.streams = FakeStreams(self, stream_idle_s, stream_lifetime_s)
-        self.surfaces = FakeSurfaces(self)
+        self.surfaces = FakeSurfaces(self, status_timeout_s)
 
     # -- server lifecycle ---------------------------------------------------------------
 

@@ -10,8 +10,10 @@ carries its publication key in its metadata, so `posted(key)` can find it after 
 Progress is one message edited in place, written at most once per `progress_interval` seconds
 (the newest state is held and flushed): the run's goal tree as a Slack plan when one is shown
 (`show_plan`, redrawn after `plan_changed`), else the latest progress notes. The notes are
-mirrored to the assistant loading status where the workspace supports it (cleared when the job
-closes the publisher). 429s are retried after their `Retry-After`.
+mirrored to the assistant loading status where the workspace supports it
+(`workers.loading_status`: a short line of what the job does, set again every
+`status_refresh_s` while it works, cleared when the job closes the publisher). 429s are retried
+after their `Retry-After`.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from workers.answer_blocks import (
     rated,
     split_text,
 )
+from workers.loading_status import LoadingStatus
 from workers.plan_blocks import plan_blocks, plan_text
 from workers.slack_outbox import find_posted
 from workers.slack_streams import SlackPartStream, Where
@@ -50,10 +53,7 @@ log = logging.getLogger(__name__)
 Block = dict[str, Any]
 OnStreamTs = Callable[[str, str], Awaitable[None]]
 
-STATUS_LIMIT = 150
 PROGRESS_LINES = 8
-_STATUS_UNSUPPORTED = {"missing_scope", "unknown_method", "not_allowed_token_type",
-                       "method_deprecated", "not_in_channel"}
 _TS = re.compile(r"^\d+\.\d+$")
 
 __all__ = ["MAX_BLOCKS", "SECTION_LIMIT", "TEXT_LIMIT", "SlackPublisher", "answer_blocks",
@@ -73,7 +73,8 @@ class SlackPublisher:
                  on_progress_ts: Callable[[str], Awaitable[None]] | None = None,
                  progress_key: str = "", recipient: tuple[str | None, str | None] = (None, None),
                  streamed: dict[str, str] | None = None,
-                 on_stream_ts: OnStreamTs | None = None) -> None:
+                 on_stream_ts: OnStreamTs | None = None,
+                 status_refresh_s: float = 60.0) -> None:
         self.client = client
         self.channel = channel
         self.thread_ts = thread_ts
@@ -93,7 +94,7 @@ class SlackPublisher:
         self._last_write = 0.0
         self._lock = asyncio.Lock()
         self._pending: asyncio.Task[None] | None = None
-        self._status_ok = True
+        self.status = LoadingStatus(client, channel, thread_ts, status_refresh_s)
 
     @classmethod
     def connect(cls, token: str, channel: str, thread_ts: str, base_url: str | None = None,
@@ -202,7 +203,12 @@ class SlackPublisher:
                 body = clip("\n".join(f"• {escape(n)}" for n in self._notes), SECTION_LIMIT)
                 await self._write_progress(body, [
                     {"type": "context", "elements": [{"type": "mrkdwn", "text": body}]}])
-            await self._set_status(self._notes[-1] if self._notes else "")
+            await self.status.show(self._notes[-1] if self._notes else "")
+
+    async def working(self, note: str) -> None:
+        """Say in the loading status what the job is doing, with no progress note (a
+        follow-up being answered): a sign of life before the first slow call."""
+        await self.status.show(note)
 
     async def close(self) -> None:
         """End any stream still open, wait for the held progress write, flush what is left,
@@ -214,7 +220,7 @@ class SlackPublisher:
             await asyncio.gather(self._pending, return_exceptions=True)
             self._pending = None
         await self._safe_flush()
-        await self._set_status("")
+        await self.status.clear()
 
     async def _flush_later(self, delay: float) -> None:
         while True:
@@ -245,15 +251,3 @@ class SlackPublisher:
         else:
             await self.client.chat_update(channel=self.channel, ts=self.progress_ts,
                                           text=text, blocks=blocks, **options)
-
-    async def _set_status(self, note: str) -> None:
-        if not self._status_ok:
-            return
-        try:
-            await self.client.assistant_threads_setStatus(
-                channel_id=self.channel, thread_ts=self.thread_ts, status=note[:STATUS_LIMIT])
-        except SLACK_FAILURES as exc:
-            error = slack_error(exc)
-            if error in _STATUS_UNSUPPORTED:
-                self._status_ok = False
-            log.info("assistant status not set: %s", error)
