@@ -5,7 +5,10 @@
 - `deep`: who may choose Deep, per channel (`default` for channels not listed); without a
   policy file (or without `deep`) it is RED_DEEP_ALLOWED, per user as before;
 - `caps`: per user and per channel, per day and per month: `tokens`, `cost_usd`, `runs`
-  (a missing value is no cap).
+  (a missing value is no cap);
+- `steer`: who may steer a running research by writing in its thread: `requester` (the
+  default: the person who asked), `*` (anyone in the thread), Slack user ids; admins may
+  always.
 
 Without a file the defaults hold: no admins, every channel, Deep from RED_DEEP_ALLOWED, no
 caps. A malformed file stops start-up with one line naming the key (`SettingsError`).
@@ -30,6 +33,7 @@ SCOPES: tuple[Scope, ...] = ("user", "channel")
 PERIODS: tuple[Period, ...] = ("day", "month")
 MEASURES: tuple[Measure, ...] = ("tokens", "cost_usd", "runs")
 _STRICT = ConfigDict(extra="forbid", frozen=True)
+REQUESTER = "requester"  # in `steer`: the person who asked
 
 
 class Limits(BaseModel):
@@ -86,6 +90,13 @@ class Policy(BaseModel):
     channels: tuple[str, ...] = ("*",)
     deep: DeepRule | None = None
     caps: Caps = Caps()
+    steer: tuple[str, ...] = (REQUESTER,)
+
+    def may_steer(self, user: str, requester: str) -> bool:
+        """Whether `user` may steer the research `requester` asked for."""
+        allowed = set(self.steer)
+        return "*" in allowed or user in allowed or self.is_admin(user) or (
+            REQUESTER in allowed and user == requester)
 
     def answers_in(self, channel: str) -> bool:
         """Whether the bot answers in this channel (direct messages always)."""
@@ -120,7 +131,7 @@ def load_policy(path: Path | None) -> Policy:
         return Policy()
     if not isinstance(raw, dict):
         raise SettingsError(f"{where}: the top level must be a mapping of keys "
-                            "(admins, channels, deep, caps)")
+                            "(admins, channels, deep, caps, steer)")
     try:
         return Policy.model_validate(raw)
     except ValidationError as exc:

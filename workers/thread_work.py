@@ -14,6 +14,7 @@ from contract.queue import FOLLOWUP, WATCH, JobPayload
 from contract.redis_server import awaited
 from contract.requests import ENDED, FAILED, FINISHED, RUNNING, STOPPED, ResearchRequestMsg
 from contract.slack_client import SLACK_FAILURES, slack_error
+from contract.steers import ThreadSteers
 from research_core.errors import RunNotFound
 from research_core.loop.plan_preview import seed_plan
 from research_core.loop.state import RunState
@@ -74,7 +75,8 @@ class ThreadWork:
         name_sources(state, publisher)
         caps = run_caps(self.services, state.run_id, request)
         try:
-            report = await self.services.engine(publisher, settings, caps).run(state)
+            steers = ThreadSteers(self.services.redis, request.key)
+            report = await self.services.engine(publisher, settings, caps, steers).run(state)
         finally:
             await publisher.close()
         note, blocks = msgs.finished_message(state, report, request.key)
@@ -104,6 +106,7 @@ class ThreadWork:
         publisher = await self.publisher(request)
         name_sources(state, publisher)
         try:
+            await publisher.working(f"Answering the follow-up: {self.payload.followup_text}")
             engine = self.services.engine(
                 publisher, job_settings(self.services.settings, request.channel),
                 run_caps(self.services, self.payload.run_id, request))
@@ -157,7 +160,8 @@ class ThreadWork:
                               on_progress_ts=remember,
                               progress_key=f"{self.payload.run_id}/progress/{self.payload.job_id}",
                               recipient=(request.team or await self.team(), asker or None),
-                              streamed=streamed, on_stream_ts=remember_stream)
+                              streamed=streamed, on_stream_ts=remember_stream,
+                              status_refresh_s=self.services.settings.slack.status_refresh_s)
 
     async def team(self) -> str | None:
         """The workspace's team id (auth.test), for requests stored without one."""
