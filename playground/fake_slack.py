@@ -6,8 +6,8 @@ is posted to (`chat.postMessage`, `chat.startStream`) faster than once a second.
 recorded and every change is announced to listeners (the playground streams them).
 
 The methods live by concern: messages and threads (`fake_slack_chat`), text streaming
-(`fake_slack_streams`), the assistant container and the Home tab (`fake_slack_surfaces`); blocks
-are checked against Slack's limits (`fake_slack_blocks`).
+(`fake_slack_streams`), the assistant container and the Home tab (`fake_slack_surfaces`), files
+(`fake_slack_files`); blocks are checked against Slack's limits (`fake_slack_blocks`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from aiohttp import web
 
 from playground.fake_slack_chat import FakeChat
 from playground.fake_slack_faults import FAULTS, STATUS, faulted
+from playground.fake_slack_files import FakeFiles
 from playground.fake_slack_messages import (
     BOT_ID,
     BOT_USER_ID,
@@ -74,6 +75,7 @@ class FakeSlack:
         self.chat = FakeChat(self)
         self.streams = FakeStreams(self, stream_idle_s, stream_lifetime_s)
         self.surfaces = FakeSurfaces(self, status_timeout_s)
+        self.files = FakeFiles(self)
 
     # -- server lifecycle ---------------------------------------------------------------
 
@@ -83,6 +85,7 @@ class FakeSlack:
         own routes to the same server)."""
         app = app if app is not None else web.Application()
         app.router.add_route("*", "/api/{method}", self._handle)
+        self.files.routes(app)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port)

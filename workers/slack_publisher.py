@@ -1,7 +1,8 @@
 """The engine's Publisher for one Slack thread, through slack_sdk's AsyncWebClient.
 
-Answer parts are thread messages (`workers.answer_blocks`: a markdown block, the sources, and
-feedback buttons under AI answers); a revision edits the same message (`chat.update`) and says
+Answer parts are thread messages (`workers.answer_blocks`: a markdown block, the chart of a
+dated series its evidence holds (`workers.slack_charts`), the sources, and feedback buttons
+under AI answers); a revision edits the same message (`chat.update`) and says
 "revised: <reason>". A part a model writes can be streamed into its message first
 (`stream_part`, `workers.slack_streams`); the part then edits that message. Every message
 carries its publication key in its metadata, so `posted(key)` can find it after a crash
@@ -45,6 +46,7 @@ from workers.answer_blocks import (
 )
 from workers.loading_status import LoadingStatus
 from workers.plan_blocks import plan_blocks, plan_text
+from workers.slack_charts import PartCharts
 from workers.slack_outbox import find_posted
 from workers.slack_streams import SlackPartStream, Where
 
@@ -87,6 +89,7 @@ class SlackPublisher:
         self.streamed = dict(streamed or {})
         self.on_stream_ts = on_stream_ts
         self.describe: Describe | None = None  # source id -> (url, title) for the links
+        self.charts: PartCharts | None = None  # a part's chart, where its evidence has one
         self._streams: dict[str, SlackPartStream] = {}
         self._plan: Callable[[], PlanView] | None = None
         self._notes: list[str] = []
@@ -109,7 +112,23 @@ class SlackPublisher:
         feedback = (run_id, part_key) if rated(part_key) else None
         blocks = answer_blocks(text, sources, reason if replaces else None, feedback,
                                self.describe)
+        image = await self.charts.block(part_key, sources) if self.charts else None
         into = replaces if replaces and _TS.match(replaces) else await self._streamed_ts(key)
+        try:
+            ts = await self._deliver(into, text, with_image(blocks, image), key)
+        except SlackApiError as exc:  # Slack could not show the image: the part without it
+            if image is None or slack_error(exc) != "invalid_blocks":
+                raise
+            log.warning("chart of %s not shown (%s); the part goes without it", part_key,
+                        slack_error(exc))
+            return await self._deliver(into, text, blocks, key)
+        if image is not None and self.charts is not None:
+            await self.charts.shown(part_key)
+        return ts
+
+    async def _deliver(self, into: str | None, text: str, blocks: list[Block],
+                       key: str) -> str:
+        """The part's message: `into` edited (a revision, a streamed part), else posted."""
         if into is not None:
             edited = await self._edit_part(into, text, blocks, key)
             if edited is not None:
@@ -251,3 +270,11 @@ class SlackPublisher:
         else:
             await self.client.chat_update(channel=self.channel, ts=self.progress_ts,
                                           text=text, blocks=blocks, **options)
+
+
+def with_image(blocks: list[Block], image: Block | None) -> list[Block]:
+    """The part's blocks with its chart after its text (before its sources line)."""
+    if image is None or len(blocks) >= MAX_BLOCKS:
+        return blocks
+    at = next((i for i, b in enumerate(blocks) if b.get("type") == "context"), len(blocks))
+    return [*blocks[:at], image, *blocks[at:]]

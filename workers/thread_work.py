@@ -20,7 +20,7 @@ from research_core.loop.plan_preview import seed_plan
 from research_core.loop.state import RunState
 from research_core.store.restore import load_state
 from workers import thread_messages as msgs
-from workers.run_view import follow_plan, name_sources, thread_link, update_home
+from workers.run_view import follow_plan, name_sources, show_charts, thread_link, update_home
 from workers.services import Services
 from workers.slack_publisher import SlackPublisher
 from workers.team_rules import admit, job_settings, remember_cost, run_caps
@@ -73,6 +73,7 @@ class ThreadWork:
         publisher = await self.publisher(request)
         follow_plan(state, publisher)
         name_sources(state, publisher)
+        await show_charts(state, publisher, self.services.redis)
         caps = run_caps(self.services, state.run_id, request)
         try:
             steers = ThreadSteers(self.services.redis, request.key)
@@ -105,6 +106,7 @@ class ThreadWork:
         await self.status(request, RUNNING)
         publisher = await self.publisher(request)
         name_sources(state, publisher)
+        await show_charts(state, publisher, self.services.redis)
         try:
             await publisher.working(f"Answering the follow-up: {self.payload.followup_text}")
             engine = self.services.engine(

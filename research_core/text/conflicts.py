@@ -21,7 +21,7 @@ from typing import Generic, Protocol, TypeVar
 
 from research_core.text import measures
 from research_core.text.figures import Figure, figures_in
-from research_core.text.periods import named
+from research_core.text.periods import MONTH, named
 from research_core.text.sentences import sentences
 from research_core.text.terms import function_words, has_cjk, nouns, overlap
 
@@ -116,8 +116,7 @@ def every(lines: Sequence[S]) -> list[Disagreement[S]]:
 def _clash(a: S, b: S) -> Disagreement[S] | None:
     """Clause by clause: a correction says the new figure and the old one in one sentence
     ("restated … to 209,000 units; the 214,000 units first published were corrected")."""
-    if max(_topic(a.text, b.text), _topic(b.text, a.text)) < SAME_TOPIC or \
-            not _same_subject(a, b):
+    if not same_measure(a, b):
         return None
     for clause_a in _clauses(a.text):
         for clause_b in _clauses(b.text):
@@ -200,6 +199,41 @@ def _stated(text: str, published: dt.date | None) -> _Stated:
     return out
 
 
+def dated_figures(text: str, published: dt.date | None) -> list[tuple[str, Figure, int]]:
+    """The figures of one sentence (no percentages, no years) whose month, quarter or half
+    the sentence names clearly, as the detector reads them (`_stated`) but without its last
+    guess: a figure with another figure between it and every period named takes none.
+    (period key, figure, where it is written), in order: what a chart of a series plots."""
+    periods = [(start, end, key) for start, end, key in named(text, published) if "-" in key]
+    if not periods:
+        return []
+    figures = [f for f in figures_in(text) if not f.percent and not _a_year(f)]
+    places = _places(text, figures)
+    inside = {at for at in places if any(start <= at < end for start, end, _ in periods)}
+    starts = [(start, key) for start, _, key in periods]
+    out = []
+    for figure, at in zip(figures, places, strict=True):
+        if at in inside or at < 0 or _a_day(text, at, figure):
+            continue
+        others = [p for p in places if p != at and p not in inside]
+        period = _aside(text, at + len(figure.text), starts) or \
+            _period_of(at, starts, others, has_cjk(text), strict=True)
+        if period is not None:
+            out.append((period, figure, at))
+    return out
+
+
+_DAY_AFTER = re.compile(rf"\s*(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH}\b", re.I)
+_DAY_BEFORE = re.compile(rf"\b{MONTH}\.?\s+$", re.I)
+
+
+def _a_day(text: str, at: int, figure: Figure) -> bool:
+    """The figure is the day of a date ("1 April 2026", "April 21", "9月1日")."""
+    end = at + len(figure.text)
+    return bool(_DAY_AFTER.match(text, end) or _DAY_BEFORE.search(text[max(0, at - 12):at])
+                or text.startswith("日", end))
+
+
 def _aside(text: str, end: int, starts: list[tuple[int, str]]) -> str | None:
     """The period a bracket right after a figure names ("低点为7.20万元/吨（2025年11月中旬）"):
     the figure's own, wherever other periods stand."""
@@ -219,8 +253,8 @@ def _places(text: str, figures: list[Figure]) -> list[int]:
     return places
 
 
-def _period_of(at: int, named: list[tuple[int, str]], others: list[int], before: bool
-               ) -> str | None:
+def _period_of(at: int, named: list[tuple[int, str]], others: list[int], before: bool,
+               strict: bool = False) -> str | None:
     """The period named nearest to a figure with no other figure between them: in "fell to
     474,000 units from 515,000 in Q1 2025" the quarter is the 515,000's, and the 474,000 takes
     the period named before it. With `before`, only a period named before the figure: in
@@ -230,11 +264,19 @@ def _period_of(at: int, named: list[tuple[int, str]], others: list[int], before:
     if before:
         earlier = [(p, key) for p, key in clear if p < at]
         return max(earlier)[1] if earlier else None
+    if strict and not clear:
+        return None
     return min(clear or named, key=lambda p: abs(p[0] - at))[1]
 
 
 def _a_year(figure: Figure) -> bool:
     return not figure.unit and len(figure.value) == 4 and figure.value.startswith(("19", "20"))
+
+
+def unit_of(figure: Figure) -> str:
+    """What a figure is compared in: its unit, else its magnitude word in brackets
+    ("(million)"), else "(none)"."""
+    return figure.unit or _magnitude(figure)
 
 
 def _magnitude(figure: Figure) -> str:
@@ -250,7 +292,14 @@ _CAPITALISED = re.compile(rf"\b{_WORD}(?: {_WORD})*")
 _POSSESSIVE = re.compile(r"['’]s$")
 
 
-def _same_subject(a: Said, b: Said) -> bool:
+def same_measure(a: Said, b: Said) -> bool:
+    """Whether two sentences of two sources speak of one thing, as the detector compares
+    them: most of the words of one in the other, and the same names (places, bodies)."""
+    return max(_topic(a.text, b.text), _topic(b.text, a.text)) >= SAME_TOPIC and \
+        same_subject(a, b)
+
+
+def same_subject(a: Said, b: Said) -> bool:
     """Two sentences about one thing. Two Chinese sentences that name things name at least
     one in common (besides a price or an average, which every line names): one product's
     average and another product's fee in one month are no disagreement, a fee and its
@@ -265,14 +314,14 @@ def _same_names(a: Said, b: Said) -> bool:
     """Two sentences that name places or bodies (not their own publishers) name one in
     common: one firm's capacity and another's, or a country's total and another country's,
     in one quarter are no disagreement (issue 25)."""
-    mine, theirs = _names(a), _names(b)
+    mine, theirs = names_in(a), names_in(b)
     if not (mine and theirs):
         return True
     return any(n in b.text.casefold() for n in mine) or any(
         n in a.text.casefold() for n in theirs)
 
 
-def _names(line: Said) -> set[str]:
+def names_in(line: Said) -> set[str]:
     """The names a sentence gives: its runs of capitalised words ("Eastwick Port", its first
     word included, leading function words and a possessive's "'s" left off), not its
     publisher's name where the sentence writes that name whole: "the Norland Wool Authority
