@@ -65,3 +65,12 @@ def test_spans_and_dates_are_no_values_of_a_period() -> None:
     ]
     found = series_of([item(f"s{i}", t) for i, t in enumerate(texts)], ABOUT)
     assert found is None  # two quarters only: the span's totals and the days are not values
+
+
+def test_a_list_of_figures_each_said_for_its_period_is_a_series() -> None:
+    listed = item("l", "Heat pump sales were 515,000 units in Q1 2025, 474,000 units in Q1 "
+                       "2026 and 571,000 units in Q2 2026.")
+    found = series_of([listed], ABOUT)
+    assert found is not None
+    assert [(p.label, p.written) for p in found.points] == [
+        ("Q1 2025", "515,000"), ("Q1 2026", "474,000"), ("Q2 2026", "571,000")]

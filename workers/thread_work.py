@@ -71,9 +71,10 @@ class ThreadWork:
         self.record_doing(state)
         link = await thread_link(self.services.slack, request)
         publisher = await self.publisher(request)
+        # awaited before the plan is followed, so that its first drawing waits for the run
+        await show_charts(state, publisher, self.services.redis)
         follow_plan(state, publisher)
         name_sources(state, publisher)
-        await show_charts(state, publisher, self.services.redis)
         caps = run_caps(self.services, state.run_id, request)
         try:
             steers = ThreadSteers(self.services.redis, request.key)

@@ -216,11 +216,24 @@ def dated_figures(text: str, published: dt.date | None) -> list[tuple[str, Figur
         if at in inside or at < 0 or _a_day(text, at, figure):
             continue
         others = [p for p in places if p != at and p not in inside]
-        period = _aside(text, at + len(figure.text), starts) or \
+        end = at + len(figure.text)
+        period = _aside(text, end, starts) or _said_for(text, end, starts) or \
             _period_of(at, starts, others, has_cjk(text), strict=True)
         if period is not None:
             out.append((period, figure, at))
     return out
+
+
+_FOR = re.compile(r"\s*(?:[^\W\d_]+\s+){0,2}?(?:in|for|during|over)\s+(?:the\s+)?", re.I)
+
+
+def _said_for(text: str, end: int, starts: list[tuple[int, str]]) -> str | None:
+    """The period an English figure is said to be for right after it ("474,000 units in
+    Q1 2026", "571,000 for the second quarter of 2026"): its own, whatever is named before."""
+    said = _FOR.match(text, end)
+    if said is None:
+        return None
+    return next((key for p, key in starts if p == said.end()), None)
 
 
 _DAY_AFTER = re.compile(rf"\s*(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH}\b", re.I)
