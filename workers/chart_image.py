@@ -11,6 +11,7 @@ import warnings
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 from research_core.loop.series import Series
 
@@ -46,6 +47,8 @@ def _render(series: Series, titles: dict[str, str]) -> bytes:
     axes.margins(y=0.2)
     axes.grid(axis="y", alpha=0.3)
     axes.tick_params(labelsize=8)
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.6g}"
+                                                 if value < 1000 else f"{value:,.0f}"))
     sources = "Sources: " + "; ".join(titles.get(s) or s for s in series.sources)
     figure.text(0.01, 0.01, _cut(sources, NOTE_CHARS), fontsize=7, color="#555555")
     figure.tight_layout(rect=(0, 0.05, 1, 1))

@@ -87,8 +87,8 @@ class Series:
         (`titles`: source id -> title)."""
         values = "; ".join(f"{p.label}: {p.written}" for p in self.points)
         sources = "; ".join(titles.get(s) or s for s in self.sources)
-        return (f"Chart of {self.about.rstrip('?.')}: {self.unit_label} by {self.grain}. "
-                f"{values}. Sources: {sources}.")
+        return (f"Chart: {self.unit_label} by {self.grain}, for “{self.about}”. {values}. "
+                f"Sources: {sources}.")
 
 
 @dataclass(frozen=True)
