@@ -198,6 +198,7 @@ async def test_a_stream_that_expires_carries_on_as_edits_of_its_message() -> Non
     assert [c.error for c in fake.calls("chat.appendStream")][-1] == \
         "message_not_in_streaming_state"
     assert "And the rest of it" in message.text and message.history  # edited instead
+    assert message.text.count("A first paragraph of the answer") == 3  # nothing lost
     assert len(fake.calls("chat.postMessage")) == 0
 
 
