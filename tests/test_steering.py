@@ -6,6 +6,7 @@ Redis (`contract.steers`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -19,11 +20,12 @@ from contract.requests import CHOOSING, ResearchRequestMsg
 from contract.steers import ThreadSteers, add_steer, is_question
 from research_core.loop.goal_tree import Node
 from research_core.loop.plan_view import plan_view
-from research_core.loop.steering import rule
+from research_core.loop.steering import planner_steers, rule
 from research_core.policy import Policy
 from research_core.protocols import Steer
+from research_core.settings import Settings, TierSettings
 from research_core.store.sql import SqlStore
-from tests.conftest import RecordingBackend
+from tests.conftest import RecordingBackend, scripted_settings
 from tests.engine_run import Serve, run_engine
 from tests.fakes.openai_server import last_user_text
 from tests.playground_stack import real_redis
@@ -152,6 +154,14 @@ async def test_a_threads_steers_are_read_once_each_in_order(redis: aioredis.Redi
     assert [s.who for s in await source.after(1)] == ["U0BOB", ""]
     assert await source.after(3) == []
     assert await redis.ttl(steer_key(request.key)) > 0
+
+
+def test_the_bundled_model_leaves_steers_to_the_rule() -> None:
+    assert not planner_steers(Settings())  # the bundled 270M planner
+    own = dataclasses.replace(Settings(), tiers={
+        **Settings().tiers, "planner": TierSettings(model="/models/qwen-7b.gguf")})
+    assert planner_steers(own)
+    assert planner_steers(scripted_settings("http://127.0.0.1:9/v1"))
 
 
 def test_who_may_steer_is_the_policys_word() -> None:

@@ -227,10 +227,9 @@ class _Research:
 
     async def _steered_next(self) -> Node | None:
         """The next node, once the steers written since the last step are applied."""
-        planner_tier = self.engine.settings.tiers.get("planner")
         await steering.read_steers(self.engine.steers, self.gateway, self.state, self.owner,
                                    self.similarity, self.config,
-                                   planner_tier is not None and planner_tier.kind != "bundled")
+                                   steering.planner_steers(self.engine.settings))
         return self.next_node()
 
     def next_node(self) -> Node | None:
