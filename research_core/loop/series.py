@@ -2,7 +2,7 @@
 each for its own month, quarter or half, in one unit, read from the part's kept evidence.
 
 Every point is a figure as a source writes it, for the period its sentence names clearly
-(`research_core.text.conflicts.dated_figures`: the one figure and period grammar), with its
+(`research_core.text.dated.dated_figures`: the one figure and period grammar), with its
 unit (a figure written without one, "to 474,000 units from 515,000", takes the unit of the
 figure before it in its sentence when the two are close enough to be one measure; one written
 before the thing the part is about, "214,000 heat pumps", counts units of it). Points
@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from research_core.loop.answering.pool import Line, lines_of
 from research_core.loop.evidence import Evidence
 from research_core.text import measures
-from research_core.text.conflicts import SAME_MEASURE_RATIO, dated_figures, names_in, unit_of
+from research_core.text.conflicts import SAME_MEASURE_RATIO, names_in, unit_of
+from research_core.text.dated import dated_figures
 from research_core.text.figures import Figure
 from research_core.text.periods import MONTH, MONTH_NAMES
 from research_core.text.terms import content_terms

@@ -20,8 +20,9 @@ from itertools import combinations
 from typing import Generic, Protocol, TypeVar
 
 from research_core.text import measures
+from research_core.text.dated import a_year, aside, period_of, places_of
 from research_core.text.figures import Figure, figures_in
-from research_core.text.periods import MONTH, named
+from research_core.text.periods import named
 from research_core.text.sentences import sentences
 from research_core.text.terms import function_words, has_cjk, nouns, overlap
 
@@ -29,7 +30,6 @@ SAME_TOPIC = 0.4
 SAME_MEASURE_RATIO = 1.6  # two versions of one figure differ by less than this factor
 MAX_SHOWN = 4
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
-_ASIDE = re.compile(r"[^，,；;。（(\d]{0,8}?[（(]")  # a unit, then a bracket opens
 
 
 class Said(Protocol):
@@ -184,106 +184,19 @@ def _stated(text: str, published: dt.date | None) -> _Stated:
     out: _Stated = {}
     if not periods:
         return out
-    figures = [f for f in figures_in(text) if not f.percent and not _a_year(f)]
-    places = _places(text, figures)
+    figures = [f for f in figures_in(text) if not f.percent and not a_year(f)]
+    places = places_of(text, figures)
     inside = {at for at in places if any(start <= at < end for start, end, _ in periods)}
     starts = [(start, key) for start, _, key in periods]
     before = has_cjk(text)
     for figure, at in zip(figures, places, strict=True):
-        period = None if at in inside else _aside(text, at + len(figure.text), starts) or \
-            _period_of(at, starts, [p for p in places if p != at and p not in inside], before)
+        period = None if at in inside else aside(text, at + len(figure.text), starts) or \
+            period_of(at, starts, [p for p in places if p != at and p not in inside], before)
         if period is None:
             continue
         for unit in {figure.unit or _magnitude(figure), _magnitude(figure)}:
             out.setdefault((period, unit), []).append(figure)
     return out
-
-
-def dated_figures(text: str, published: dt.date | None) -> list[tuple[str, Figure, int]]:
-    """The figures of one sentence (no percentages, no years) whose month, quarter or half
-    the sentence names clearly, as the detector reads them (`_stated`) but without its last
-    guess: a figure with another figure between it and every period named takes none.
-    (period key, figure, where it is written), in order: what a chart of a series plots."""
-    periods = [(start, end, key) for start, end, key in named(text, published) if "-" in key]
-    if not periods:
-        return []
-    figures = [f for f in figures_in(text) if not f.percent and not _a_year(f)]
-    places = _places(text, figures)
-    inside = {at for at in places if any(start <= at < end for start, end, _ in periods)}
-    starts = [(start, key) for start, _, key in periods]
-    out = []
-    for figure, at in zip(figures, places, strict=True):
-        if at in inside or at < 0 or _a_day(text, at, figure):
-            continue
-        others = [p for p in places if p != at and p not in inside]
-        end = at + len(figure.text)
-        period = _aside(text, end, starts) or _said_for(text, end, starts) or \
-            _period_of(at, starts, others, has_cjk(text), strict=True)
-        if period is not None:
-            out.append((period, figure, at))
-    return out
-
-
-_FOR = re.compile(r"\s*(?:[^\W\d_]+\s+){0,2}?(?:in|for|during|over)\s+(?:the\s+)?", re.I)
-
-
-def _said_for(text: str, end: int, starts: list[tuple[int, str]]) -> str | None:
-    """The period an English figure is said to be for right after it ("474,000 units in
-    Q1 2026", "571,000 for the second quarter of 2026"): its own, whatever is named before."""
-    said = _FOR.match(text, end)
-    if said is None:
-        return None
-    return next((key for p, key in starts if p == said.end()), None)
-
-
-_DAY_AFTER = re.compile(rf"\s*(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH}\b", re.I)
-_DAY_BEFORE = re.compile(rf"\b{MONTH}\.?\s+$", re.I)
-
-
-def _a_day(text: str, at: int, figure: Figure) -> bool:
-    """The figure is the day of a date ("1 April 2026", "April 21", "9月1日")."""
-    end = at + len(figure.text)
-    return bool(_DAY_AFTER.match(text, end) or _DAY_BEFORE.search(text[max(0, at - 12):at])
-                or text.startswith("日", end))
-
-
-def _aside(text: str, end: int, starts: list[tuple[int, str]]) -> str | None:
-    """The period a bracket right after a figure names ("低点为7.20万元/吨（2025年11月中旬）"):
-    the figure's own, wherever other periods stand."""
-    bracket = _ASIDE.match(text, end)
-    if bracket is None:
-        return None
-    return next((key for p, key in starts if bracket.end() <= p <= bracket.end() + 1), None)
-
-
-def _places(text: str, figures: list[Figure]) -> list[int]:
-    """Where each figure is written, in order (a number written twice is found twice)."""
-    places, start = [], 0
-    for figure in figures:
-        at = text.find(figure.text, start)
-        places.append(at)
-        start = at + len(figure.text) if at >= 0 else start
-    return places
-
-
-def _period_of(at: int, named: list[tuple[int, str]], others: list[int], before: bool,
-               strict: bool = False) -> str | None:
-    """The period named nearest to a figure with no other figure between them: in "fell to
-    474,000 units from 515,000 in Q1 2025" the quarter is the 515,000's, and the 474,000 takes
-    the period named before it. With `before`, only a period named before the figure: in
-    "细羊毛均价为5.10万元/吨，同比（2025年10月为4.80万元/吨）" the month is the 4.80's."""
-    clear = [(p, key) for p, key in named
-             if not any(min(p, at) < o < max(p, at) for o in others)]
-    if before:
-        earlier = [(p, key) for p, key in clear if p < at]
-        return max(earlier)[1] if earlier else None
-    if strict and not clear:
-        return None
-    return min(clear or named, key=lambda p: abs(p[0] - at))[1]
-
-
-def _a_year(figure: Figure) -> bool:
-    return not figure.unit and len(figure.value) == 4 and figure.value.startswith(("19", "20"))
 
 
 def unit_of(figure: Figure) -> str:
@@ -363,7 +276,7 @@ def _by_unit(text: str) -> dict[str, list[Figure]]:
     units: dict[str, list[Figure]] = {}
     for figure in figures_in(text):
         unit = figure.unit or _magnitude(figure)
-        if not figure.percent and not _a_year(figure) and unit != "(none)":
+        if not figure.percent and not a_year(figure) and unit != "(none)":
             units.setdefault(unit, []).append(figure)
     return units
 
