@@ -137,3 +137,12 @@ async def test_the_fake_keeps_slacks_upload_rules(fake: FakeSlack) -> None:
     posted = fake.messages(CH)[-1]  # shared in the channel: a message of its own
     assert posted.blocks[0]["slack_file"] == {"id": shared["file"]["id"]}
     assert "image" in json.dumps(posted.blocks)
+
+
+async def test_a_series_another_part_shows_is_not_shown_again(fake: FakeSlack) -> None:
+    pub = publisher(fake, {"N1": FIRST, "report": FIRST, "N2": REVISED})
+    first = await pub.answer_part("r1", "N1", "Sales fell, then rose [1].", ["chpa"])
+    report = await pub.answer_part("r1", "report", "The report [1].", ["chpa"])
+    other = await pub.answer_part("r1", "N2", "With Q3 [1][2].", ["chpa", "euro"])
+    assert [len(images(fake, ts or "")) for ts in (first, report, other)] == [1, 0, 1]
+    assert len(fake.files.live()) == 2

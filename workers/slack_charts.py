@@ -4,7 +4,8 @@ read through `ChartFor`), drawn (`workers.chart_image`), uploaded with slack_sdk
 private to the app, not shared as a message of its own) and shown in the part's own message by
 an `image` block (`slack_file`), whose alt text states the series and its sources.
 
-One chart per part: a revision whose series is the same keeps the file; one whose series
+One chart per part, and one part per series (a series another part of the run shows already
+is not shown again): a revision whose series is the same keeps the file; one whose series
 changed uploads the new chart, and once the message shows it the old file is deleted (the part
 never shows two images). The file of each part is kept per run (`known`, saved through
 `on_file`), so a later job of the run (a follow-up, a resumed job) replaces it too. A workspace
@@ -55,6 +56,8 @@ class PartCharts:
         if found is None or self._refused:
             return None
         series, titles = found
+        if self._elsewhere(part_key, series.digest()):
+            return None  # another part of the run shows this very series already
         alt = _cut(series.describe(titles), ALT_CHARS)
         digest, _, file_id = self.known.get(part_key, "").partition(" ")
         if digest != series.digest() or not file_id:
@@ -67,6 +70,10 @@ class PartCharts:
             await self._remember(part_key, f"{series.digest()} {file_id}")
         return {"type": "image", "slack_file": {"id": file_id}, "alt_text": alt,
                 "title": {"type": "plain_text", "text": _cut(_title(series), TITLE_CHARS)}}
+
+    def _elsewhere(self, part_key: str, digest: str) -> bool:
+        return any(key != part_key and value.split(" ", 1)[0] == digest
+                   for key, value in self.known.items())
 
     async def shown(self, part_key: str) -> None:
         """The part's message shows its new chart: the file it replaced is deleted."""

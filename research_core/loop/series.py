@@ -79,9 +79,10 @@ class Series:
         return self.unit.strip("()")
 
     def digest(self) -> str:
-        """Changes when what the chart shows changes (a revision re-draws it then only)."""
+        """Changes when the series changes (a revision re-draws its chart then only; two
+        parts with the same series show it once)."""
         shown = "|".join(f"{p.period}={p.value}@{p.source_id}" for p in self.points)
-        return hashlib.sha256(f"{self.about}|{self.unit}|{shown}".encode()).hexdigest()[:16]
+        return hashlib.sha256(f"{self.unit}|{self.grain}|{shown}".encode()).hexdigest()[:16]
 
     def describe(self, titles: dict[str, str]) -> str:
         """The chart in words (its alt text): the series, point by point, and its sources
