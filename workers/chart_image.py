@@ -36,11 +36,12 @@ def _render(series: Series, titles: dict[str, str]) -> bytes:
     figure = Figure(figsize=(WIDTH_IN, HEIGHT_IN), dpi=DPI)
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
-    labels = [p.label for p in series.points]
+    xs = [_position(p.period) for p in series.points]  # time apart as far as it is
     values = [p.value for p in series.points]
-    axes.plot(labels, values, marker="o", color=LINE_COLOUR, linewidth=2)
-    for label, point in zip(labels, series.points, strict=True):
-        axes.annotate(point.written, (label, point.value), textcoords="offset points",
+    axes.plot(xs, values, marker="o", color=LINE_COLOUR, linewidth=2)
+    axes.set_xticks(xs, [p.label for p in series.points], rotation=40, ha="right")
+    for x, point in zip(xs, series.points, strict=True):
+        axes.annotate(point.written, (x, point.value), textcoords="offset points",
                       xytext=(0, 7), ha="center", fontsize=8)
     axes.set_title(_cut(series.about, TITLE_CHARS), fontsize=10)
     axes.set_ylabel(f"{series.unit_label}, by {series.grain}", fontsize=9)
@@ -55,6 +56,15 @@ def _render(series: Series, titles: dict[str, str]) -> bytes:
     out = io.BytesIO()
     figure.savefig(out, format="png")
     return out.getvalue()
+
+
+def _position(period: str) -> float:
+    """A period's place on the time axis, in years ("2026-Q3" → 2026.5, "2026-09" → 2026.67)."""
+    year, part = period.split("-")
+    if part[0] in "QH":
+        per_year = 4 if part[0] == "Q" else 2
+        return int(year) + (int(part[1:]) - 1) / per_year
+    return int(year) + (int(part) - 1) / 12
 
 
 def _cut(text: str, limit: int) -> str:
