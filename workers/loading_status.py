@@ -26,8 +26,7 @@ _UNSUPPORTED = {"missing_scope", "unknown_method", "not_allowed_token_type",
 _DOING = (("Conflict on", "weighing sources that disagree"),
           ("Still missing", "noting what is still missing"),
           ("Deep research", "deciding on deep research"),
-          ("Spending cap", "writing the report from what was found"),
-          ("Steered", "changing the plan as asked"))
+          ("Spending cap", "writing the report from what was found"))
 
 
 def status_line(note: str) -> str:
