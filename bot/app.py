@@ -8,7 +8,10 @@ The bot only acks, validates, stores and enqueues:
   a Stop button; anyone else's click gets an ephemeral refusal, a second click changes
   nothing, and Deep for someone not on the allow-list is refused with the picker kept;
 - Stop (the requester's) asks the worker to stop; what was published stays;
-- a person's message in a request's thread (no mention needed) is a follow-up job;
+- a person's message in a request's thread (no mention needed) is a follow-up job; while the
+  research works, a message from someone the policy lets steer (the requester by default) is
+  a steer the run reads at its next step (`contract.steers`), and one that asks something is
+  answered as a follow-up after the research too;
 - `/research`, the "Research this" message shortcut, feedback buttons, the assistant thread's
   suggested prompts and the Home tab are in `bot.commands` and `bot.surfaces`.
 Retried deliveries are dropped by `event_id`; bots' messages, the bot's own included, ignored.
@@ -61,13 +64,19 @@ from contract.requests import (
     followup_job_id,
 )
 from contract.slack_client import SLACK_FAILURES, counted, make_client, slack_error
+from contract.steers import add_steer, is_question, research_working
 from research_core.policy import Policy
+from research_core.protocols import Steer
 from research_core.settings import BudgetSettings, EngineSettings
 
 JSON = dict[str, Any]
 
 EVENTS_PATH = "/slack/events"
 log = logging.getLogger("bot.app")
+STEERED = ("Noted: the research reads this at its next step and changes its plan as you "
+           "ask; the plan above shows what changed.")
+STEERED_ASKED = STEERED + " Your question is also answered once the research is done."
+FOLLOWUP_STATUS = "Reading the follow-up…"
 _IGNORED_SUBTYPES = {"bot_message", "message_changed", "message_deleted", "channel_join",
                      "channel_leave", "thread_broadcast_changed"}
 
@@ -174,12 +183,30 @@ class _Handlers:
             return
         if await self.starter.refused(client, request.channel, request.thread_ts, text):
             return
+        if await self._steered(client, request, msg, text) and not is_question(text):
+            return  # the research reads it at its next step
         if request.status in ENDED:  # a Stop meant for a research still going stays
             await self.requests.clear_stop(request.key)
-        if self.queue is not None:
-            await self.starter.keep_token(followup_job_id(request.channel, msg.ts),
-                                          request.team, action_token)
-            await self.queue.followup(request, msg.ts, msg.user, text)
+        if self.queue is None:
+            return
+        await self.starter.keep_token(followup_job_id(request.channel, msg.ts), request.team,
+                                      action_token)
+        if await self.queue.followup(request, msg.ts, msg.user, text) \
+                and request.status in ENDED:  # a sign of life until a worker takes it
+            await surfaces.set_status(client, request.channel, request.thread_ts,
+                                      FOLLOWUP_STATUS)
+
+    async def _steered(self, client: AsyncWebClient, request: ResearchRequestMsg,
+                       msg: UserMessage, text: str) -> bool:
+        """A steer, when the research works and the writer may steer it: kept for the run
+        and acknowledged to the writer only."""
+        if not self.starter.policy.may_steer(msg.user, request.user) or \
+                not await research_working(self.requests.redis, request):
+            return False
+        await add_steer(self.requests.redis, request, Steer(msg.user, text, msg.ts))
+        await _ephemeral(client, request.channel, msg.user, request,
+                         STEERED_ASKED if is_question(text) else STEERED)
+        return True
 
     async def on_depth(self, ack: AsyncAck, body: JSON, action: JSON,
                        client: AsyncWebClient) -> None:

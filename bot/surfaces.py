@@ -1,7 +1,10 @@
-"""Slack's agent surfaces around the research: the assistant container (a greeting and
-suggested prompts when a person opens a thread with the app, the thread titled with their
-question), the App Home tab (published when opened) and the feedback buttons under answers
-(each click queued for a worker to store with the run: who, which message, which verdict).
+"""Slack's agent surfaces around the research: the agent view (its Chat tab is the app's
+messages tab: `app_home_opened` with tab `messages`; the person is greeted once, and the
+manifest's suggested prompts show there), the older assistant container (a greeting and
+suggested prompts when a person opens a thread with the app, `assistant_thread_started`,
+still sent to workspaces that have it), a question's thread titled with it, the App Home
+tab (published when opened) and the feedback buttons under answers (each click queued for
+a worker to store with the run: who, which message, which verdict).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from bot.slack_fields import channel_of, clicker_of, object_of, slack_id
 from bot.start import Starter, deep_permitted
 from contract.blocks import FEEDBACK_ACTION, parse_feedback
 from contract.home import publish_home, usage_text
+from contract.keys import GREETED_S, greeted_key
 from contract.mrkdwn import one_line
 from contract.slack_client import SLACK_FAILURES, slack_error
 from research_core.settings import BudgetSettings
@@ -29,7 +33,7 @@ TITLE_CHARS = 120
 GREETING = ("Hi! Ask me a research question and I will offer Auto, Standard or Deep, then "
             "work through it step by step in this thread, with sources.")
 PROMPTS_TITLE = "Try a question on the sample sources"
-PROMPTS = [
+PROMPTS = [  # also the manifest's agent_view.suggested_prompts (tests/test_manifest.py)
     {"title": "Heat pump sales", "message": "How did European heat pump sales move in 2026, "
                                             "and why?"},
     {"title": "Heat pump prices", "message": "What happened to heat pump prices in Europe in "
@@ -63,6 +67,16 @@ async def set_title(client: AsyncWebClient, channel: str, thread_ts: str, questi
         log.info("assistant thread %s not titled: %s", thread_ts, slack_error(exc))
 
 
+async def set_status(client: AsyncWebClient, channel: str, thread_ts: str, status: str) -> None:
+    """The thread's loading status, at once (best effort): a sign of life while a job is
+    queued; the worker that takes the job keeps it set and clears it."""
+    try:
+        await client.assistant_threads_setStatus(channel_id=channel, thread_ts=thread_ts,
+                                                 status=status)
+    except _FAILURES as exc:
+        log.info("assistant status of %s not set: %s", thread_ts, slack_error(exc))
+
+
 class _Surfaces:
     def __init__(self, starter: Starter, budget: BudgetSettings,
                  usage: UsageReader | None) -> None:
@@ -92,6 +106,9 @@ class _Surfaces:
                              client: AsyncWebClient) -> None:
         await ack()
         user = slack_id(event.get("user"))
+        if user is not None and event.get("tab") == "messages":
+            await self._agent_view_opened(body, event, user, client)
+            return
         if user is None or event.get("tab") not in (None, "home"):
             return
         allowed = deep_permitted(user, self.starter.deep_allowed)
@@ -100,6 +117,23 @@ class _Surfaces:
             everyone = usage_text(await self.usage(), self.starter.policy.caps)
         await publish_home(client, self.starter.requests.redis, user, self.budget, allowed,
                            everyone)
+
+    async def _agent_view_opened(self, body: JSON, event: JSON, user: str,
+                                 client: AsyncWebClient) -> None:
+        """The agent view (the app's Chat tab) opened: the person is greeted there the first
+        time only (Slack sends this event every time the tab is opened); its suggested
+        prompts are the manifest's. A question written there arrives as `message.im`."""
+        channel = slack_id(event.get("channel"))
+        if channel is None or not channel.startswith("D"):
+            return
+        first = await self.starter.requests.redis.set(
+            greeted_key(slack_id(body.get("team_id")), user), 1, nx=True, ex=GREETED_S)
+        if not first:
+            return
+        try:
+            await client.chat_postMessage(channel=channel, text=GREETING)
+        except _FAILURES as exc:
+            log.warning("agent view greeting for %s not posted: %s", user, slack_error(exc))
 
     async def on_feedback(self, ack: AsyncAck, body: JSON, action: JSON,
                           client: AsyncWebClient) -> None:

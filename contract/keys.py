@@ -12,6 +12,7 @@ import re
 
 KEEP_S = 7 * 24 * 3600
 EVENT_DEDUP_S = 3600
+GREETED_S = 365 * 24 * 3600  # the agent view greets a person once (a year)
 
 # the requests (bot): one record per mention, and what points at it
 REQUEST_KEY = re.compile(r"red:req:[A-Za-z0-9._-]{1,80}:[0-9.]{1,40}")
@@ -45,6 +46,18 @@ def thread_key(channel: str, thread_ts: str) -> str:
 def stop_key(request: str) -> str:
     """The requester pressed Stop."""
     return f"red:stop:{request}"
+
+
+def steer_key(request: str) -> str:
+    """List (oldest first) of the steers written in the thread while its research works
+    (JSON: who, what, the message's ts); the run reads those it has not read at its next
+    step, and keeps how many it read in its checkpoint."""
+    return f"red:steer:{request}"
+
+
+def greeted_key(team: str | None, user: str) -> str:
+    """The agent view greeted this person already (its Chat tab opened before)."""
+    return f"red:greeted:{team or 'default'}:{user}"
 
 
 # the queue (bot and workers): jobs that must run until they end
@@ -110,6 +123,12 @@ def stream_key(job_id: str) -> str:
     """Hash: publication key -> ts of the message an answer was streamed into, so that the
     part (and a resumed job) edits that message instead of posting another."""
     return f"red:stream:{job_id}"
+
+
+def chart_key(run_id: str) -> str:
+    """Hash: part key -> "<series digest> <file id>" of the chart shown in that part, so that
+    a revision (in any job of the run) replaces that file instead of adding a second one."""
+    return f"red:chart:{run_id}"
 
 
 # the Home tab (bot and workers)

@@ -7,8 +7,8 @@ recorded and every change is announced to listeners (the playground streams them
 
 The methods live by concern: messages and threads (`fake_slack_chat`), text streaming
 (`fake_slack_streams`), the assistant container and the Home tab (`fake_slack_surfaces`), the
-Real-time Search API (`fake_slack_search`); blocks are checked against Slack's limits
-(`fake_slack_blocks`).
+Real-time Search API (`fake_slack_search`), files (`fake_slack_files`); blocks are checked
+against Slack's limits (`fake_slack_blocks`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from aiohttp import web
 
 from playground.fake_slack_chat import FakeChat
 from playground.fake_slack_faults import FAULTS, STATUS, faulted
+from playground.fake_slack_files import FakeFiles
 from playground.fake_slack_messages import (
     BOT_ID,
     BOT_USER_ID,
@@ -51,10 +52,13 @@ class FakeSlack:
     """The fake workspace and its Web API server; `start()` it, point clients at `base_url`.
 
     `stream_idle_s` / `stream_lifetime_s`: a streamed message expires when appends pause that
-    long, or that long after it started (Slack ends streams after about five minutes)."""
+    long, or that long after it started (Slack ends streams after about five minutes);
+    `status_timeout_s`: an assistant thread's loading status clears itself that long after it
+    was last set (Slack: two minutes)."""
 
     def __init__(self, token: str = "xoxb-fake-token", post_interval: float = 1.0,
-                 stream_idle_s: float = 60.0, stream_lifetime_s: float = 300.0) -> None:
+                 stream_idle_s: float = 60.0, stream_lifetime_s: float = 300.0,
+                 status_timeout_s: float = 120.0) -> None:
         self.token = token
         self.scopes: tuple[str, ...] = GRANTED_SCOPES  # what auth.test's header says
         self.post_interval = post_interval
@@ -77,8 +81,9 @@ class FakeSlack:
         self.oauth: FakeOAuth | None = None  # serves oauth.v2.access once installed
         self.chat = FakeChat(self)
         self.streams = FakeStreams(self, stream_idle_s, stream_lifetime_s)
-        self.surfaces = FakeSurfaces(self)
+        self.surfaces = FakeSurfaces(self, status_timeout_s)
         self.search = FakeSearch(self)  # assistant.search.context, conversations.info
+        self.files = FakeFiles(self)
 
     # -- server lifecycle ---------------------------------------------------------------
 
@@ -88,6 +93,7 @@ class FakeSlack:
         own routes to the same server)."""
         app = app if app is not None else web.Application()
         app.router.add_route("*", "/api/{method}", self._handle)
+        self.files.routes(app)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port)

@@ -7,7 +7,9 @@ text 3,000 characters and 10 fields of 2,000; header text 150; context 10 elemen
 elements; a button's value 2,000; block ids 255; `markdown` blocks 12,000 characters in all per
 payload; a `plan` holds at most 50 `task_card`s with unique `task_id`s and a status of pending,
 in_progress, complete or error, and its sources are `url` elements; `context_actions` holds 1 to 5
-`feedback_buttons` / `icon_button` elements, a feedback button's text at most 75 characters.
+`feedback_buttons` / `icon_button` elements, a feedback button's text at most 75 characters;
+an `image` shows an `image_url` or a `slack_file` (an id or a url), with an alt text and an
+optional plain-text title of at most 2,000 characters each.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ FEEDBACK_TEXT = 75
 CONTEXT_ACTIONS = 5
 TASK_STATUSES = ("pending", "in_progress", "complete", "error")
 ALERT_LEVELS = ("default", "info", "warning", "error", "success")
-PLAIN_BLOCKS = ("divider", "rich_text", "image", "input", "video", "file", "table")
+PLAIN_BLOCKS = ("divider", "rich_text", "input", "video", "file", "table")
+IMAGE_TEXT = 2_000
 
 
 class BlockProblem(Exception):
@@ -104,6 +107,19 @@ def _section(block: JSON) -> None:
         _text(field, FIELD_TEXT, "a section field")
     if "accessory" in block:
         _element(block["accessory"])
+
+
+def _image(block: JSON) -> None:
+    has_url, ref = "image_url" in block, block.get("slack_file")
+    if has_url == (ref is not None):
+        raise BlockProblem("an image needs one of image_url and slack_file")
+    if ref is not None and (not isinstance(ref, dict) or not (ref.get("id") or ref.get("url"))):
+        raise BlockProblem("slack_file needs an id or a url")
+    alt = block.get("alt_text")
+    if not isinstance(alt, str) or not alt or len(alt) > IMAGE_TEXT:
+        raise BlockProblem(f"an image's alt_text must hold 1 to {IMAGE_TEXT} characters")
+    if "title" in block:
+        _text(block["title"], IMAGE_TEXT, "an image's title", plain_only=True)
 
 
 def _header(block: JSON) -> None:
@@ -216,4 +232,4 @@ def _alert(block: JSON) -> None:
 
 _CHECKERS = {"section": _section, "header": _header, "context": _context,
              "actions": _actions, "markdown": _markdown, "plan": _plan, "task_card": _task,
-             "context_actions": _context_actions, "alert": _alert}
+             "context_actions": _context_actions, "alert": _alert, "image": _image}

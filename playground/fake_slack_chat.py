@@ -47,6 +47,7 @@ class FakeChat:
 
     def post_message(self, params: JSON) -> JSON:
         channel, text, blocks = content(params)
+        self.fake.files.check_images(blocks)
         thread_ts = str(params["thread_ts"]) if params.get("thread_ts") else None
         thread_ts = self.fake.thread_root(channel, thread_ts)
         msg = Message(channel, self.fake.next_ts(), text, blocks, thread_ts,
@@ -57,6 +58,7 @@ class FakeChat:
 
     def update(self, params: JSON) -> JSON:
         channel, text, blocks = content(params)
+        self.fake.files.check_images(blocks)
         msg = self.fake.message(channel, str(params.get("ts", "")))
         if msg is None:
             raise SlackError("message_not_found")

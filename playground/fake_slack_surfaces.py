@@ -1,12 +1,19 @@
 """The fake's agent surfaces beyond messages: the assistant container's thread status,
 suggested prompts and title (assistant.threads.*), each user's App Home tab (views.publish)
 and modals (views.open, with the trigger id of the click that opened it; a submission is
-built by `submission`), with Slack's argument checks and limits."""
+built by `submission`), with Slack's argument checks and limits.
+
+A loading status clears by itself `status_timeout_s` after it was set (Slack: about two
+minutes without a message), as the app's loading line does in Slack when the app goes quiet;
+setting it again starts the time again (`status_expired`)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -27,14 +34,18 @@ class AssistantThread:
     """What the app set on one assistant thread."""
 
     status: str = ""
+    status_set_at: float = 0.0  # when the status was last set (the fake's clock)
     title: str = ""
     prompts: list[JSON] = field(default_factory=list)
     prompts_title: str = ""
 
 
 class FakeSurfaces:
-    def __init__(self, fake: FakeSlack) -> None:
+    def __init__(self, fake: FakeSlack, status_timeout_s: float = 120.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.fake = fake
+        self.status_timeout_s = status_timeout_s
+        self.clock = clock
         self.threads: dict[tuple[str, str], AssistantThread] = {}
         self.views: dict[str, JSON] = {}
         self.triggers: dict[str, str] = {}  # trigger id of an interaction -> who made it
@@ -48,11 +59,34 @@ class FakeSurfaces:
             fake.add_method(method, handler)
 
     def statuses(self, channel: str) -> dict[str, str]:
-        return {ts: t.status for (ch, ts), t in self.threads.items() if ch == channel and t.status}
+        return {ts: t.status for (ch, ts), t in self.threads.items()
+                if ch == channel and self._shown(t)}
 
     def status(self, channel: str, thread_ts: str) -> str:
         found = self.threads.get((channel, thread_ts))
-        return found.status if found else ""
+        return found.status if found is not None and self._shown(found) else ""
+
+    def _shown(self, thread: AssistantThread) -> bool:
+        return bool(thread.status) and not self._expired(thread)
+
+    def _expired(self, thread: AssistantThread) -> bool:
+        return self.clock() - thread.status_set_at >= self.status_timeout_s
+
+    def status_expired(self, channel: str, thread_ts: str) -> None:
+        """Clear the status if its time is up (a timer calls this; so can a test that moved
+        the clock), telling the listeners as Slack's clients see it disappear."""
+        thread = self.threads.get((channel, thread_ts))
+        if thread is None or not thread.status or not self._expired(thread):
+            return
+        thread.status = ""
+        self.fake.announce(Change("status", channel, thread_ts, thread_ts, {"status": ""}))
+
+    def _expire_later(self, channel: str, thread_ts: str) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # called outside a loop: a test checks the clock itself
+            return
+        loop.call_later(self.status_timeout_s, self.status_expired, channel, thread_ts)
 
     def thread(self, channel: str, thread_ts: str) -> AssistantThread:
         return self.threads.setdefault((channel, thread_ts), AssistantThread())
@@ -63,8 +97,11 @@ class FakeSurfaces:
     def set_status(self, params: JSON) -> JSON:
         channel, thread_ts = _where(params)
         status = str(params.get("status", ""))[:STATUS_CHARS]
-        self.thread(channel, thread_ts).status = status
+        thread = self.thread(channel, thread_ts)
+        thread.status, thread.status_set_at = status, self.clock()
         self.fake.announce(Change("status", channel, thread_ts, thread_ts, {"status": status}))
+        if status:
+            self._expire_later(channel, thread_ts)
         return {}
 
     def set_prompts(self, params: JSON) -> JSON:

@@ -29,6 +29,7 @@ class PlanTask:
     details: tuple[str, ...] = ()
     sources: tuple[PlanSource, ...] = ()
     parent_id: str | None = None
+    asked_by: str = ""  # a person's channel id: the task is what they asked for (a steer)
 
 
 @dataclass(frozen=True)

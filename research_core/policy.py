@@ -9,6 +9,9 @@
 - `slack_search`: the workspaces whose own messages a run may search (Slack's
   `assistant.search.context`, with the asking person's action token), and which kinds of
   conversations; off unless a workspace is named.
+- `steer`: who may steer a running research by writing in its thread: `requester` (the
+  default: the person who asked), `*` (anyone in the thread), Slack user ids; admins may
+  always.
 
 Without a file the defaults hold: no admins, every channel, Deep from RED_DEEP_ALLOWED, no
 caps. A malformed file stops start-up with one line naming the key (`SettingsError`).
@@ -34,6 +37,7 @@ SCOPES: tuple[Scope, ...] = ("user", "channel")
 PERIODS: tuple[Period, ...] = ("day", "month")
 MEASURES: tuple[Measure, ...] = ("tokens", "cost_usd", "runs")
 _STRICT = ConfigDict(extra="forbid", frozen=True)
+REQUESTER = "requester"  # in `steer`: the person who asked
 
 
 class Limits(BaseModel):
@@ -104,6 +108,13 @@ class Policy(BaseModel):
     deep: DeepRule | None = None
     caps: Caps = Caps()
     slack_search: SlackSearchRule = SlackSearchRule()
+    steer: tuple[str, ...] = (REQUESTER,)
+
+    def may_steer(self, user: str, requester: str) -> bool:
+        """Whether `user` may steer the research `requester` asked for."""
+        allowed = set(self.steer)
+        return "*" in allowed or user in allowed or self.is_admin(user) or (
+            REQUESTER in allowed and user == requester)
 
     def answers_in(self, channel: str) -> bool:
         """Whether the bot answers in this channel (direct messages always)."""
@@ -138,7 +149,7 @@ def load_policy(path: Path | None) -> Policy:
         return Policy()
     if not isinstance(raw, dict):
         raise SettingsError(f"{where}: the top level must be a mapping of keys "
-                            "(admins, channels, deep, caps, slack_search)")
+                            "(admins, channels, deep, caps, slack_search, steer)")
     try:
         return Policy.model_validate(raw)
     except ValidationError as exc:

@@ -157,3 +157,20 @@ class Similarity(Protocol):
     async def matrix(self, rows: list[str], cols: list[str]) -> list[list[float]]:
         """similarity[i][j] of rows[i] and cols[j]."""
         ...
+
+
+@dataclass(frozen=True)
+class Steer:
+    """A person's message to a running research ("skip the UK, focus on prices"): who wrote
+    it (a channel's user id), what, and where (the message's id in the channel)."""
+
+    who: str
+    text: str
+    ts: str = ""
+
+
+class SteerSource(Protocol):
+    """The steers written to a run, oldest first, kept by the channel (Slack: Redis).
+    `after(read)`: those after the first `read` (the run keeps how many it read)."""
+
+    async def after(self, read: int) -> list[Steer]: ...

@@ -21,14 +21,15 @@ REDIS_SCHEMES = ("redis", "rediss", "unix", SENTINEL_SCHEME)
 
 
 OAUTH_SCOPES = ("app_mentions:read,chat:write,channels:history,groups:history,im:history,"
-                "assistant:write,commands")  # manifest.yml's bot scopes
+                "assistant:write,commands,files:write")  # manifest.yml's bot scopes
 
 
 @dataclass(frozen=True)
 class SlackSettings:
     """The Slack surface: SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, SLACK_API_URL (the Web API
     base URL; tests and the playground point it at a local fake), SLACK_APP_TOKEN (set: Socket
-    Mode instead of HTTP events), RED_BOT_PORT and the progress coalescing interval.
+    Mode instead of HTTP events), RED_BOT_PORT, the progress coalescing interval and how often
+    the loading status is set again while a job works (Slack clears it after two minutes).
     SLACK_CLIENT_ID and SLACK_CLIENT_SECRET (both set): many workspaces, installed through
     Slack's OAuth flow (SLACK_SCOPES: the bot scopes asked for), each with its own token kept
     in the database; without them one workspace and SLACK_BOT_TOKEN (docs/workspaces.md)."""
@@ -39,6 +40,7 @@ class SlackSettings:
     app_token: Secret = field(default_factory=lambda: Secret(""))
     bot_port: int = bounded(3000, 0, 65_535)
     progress_interval_s: float = bounded(1.0, 0, HOUR_S)
+    status_refresh_s: float = bounded(60.0, 1, HOUR_S)
     client_id: str = ""
     client_secret: Secret = field(default_factory=lambda: Secret(""))
     scopes: str = OAUTH_SCOPES
@@ -197,6 +199,8 @@ def slack_from_env(env: Mapping[str, str]) -> SlackSettings:
         bot_port=parse_field(env, "RED_BOT_PORT", SlackSettings, "bot_port"),
         progress_interval_s=parse_field(env, "RED_SLACK_PROGRESS_INTERVAL_S", SlackSettings,
                                         "progress_interval_s"),
+        status_refresh_s=parse_field(env, "RED_SLACK_STATUS_REFRESH_S", SlackSettings,
+                                     "status_refresh_s"),
         client_id=env.get("SLACK_CLIENT_ID", ""),
         client_secret=Secret(env.get("SLACK_CLIENT_SECRET", "")),
         scopes=env.get("SLACK_SCOPES", "") or d.scopes,

@@ -12,7 +12,7 @@ from research_core.loop.reporter import Report
 from research_core.loop.state import RunState
 from research_core.models.embeddings import build_similarity
 from research_core.models.tier_factory import aclose_tiers, build_tiers
-from research_core.protocols import Publisher, SearchBackend, Similarity
+from research_core.protocols import Publisher, SearchBackend, Similarity, SteerSource
 from research_core.search.patterns import QueryLearning
 from research_core.settings import EmbeddingSettings
 from research_core.store.sql import SqlStore
@@ -39,25 +39,27 @@ class Outcome:
 async def run_engine(serve: Serve, handler: Handler, backend: SearchBackend, store: SqlStore,
                      question: str = QUESTION, similarity: Similarity | None = None,
                      publisher: Publisher | None = None, mode: str = "auto",
-                     learning: QueryLearning | None = None, **engine: Any) -> Outcome:
+                     learning: QueryLearning | None = None,
+                     steers: SteerSource | None = None, **engine: Any) -> Outcome:
     server = await serve(handler)
     settings = scripted_settings(server.base_url, **engine)
     state = RunState.new(question, AS_OF, settings, mode=mode)
     report = await run_state(server, state, backend, store, similarity, publisher,
-                             learning=learning, **engine)
+                             learning=learning, steers=steers, **engine)
     return Outcome(state, report, server)
 
 
 async def run_state(server: FakeOpenAIServer, state: RunState, backend: SearchBackend,
                     store: SqlStore, similarity: Similarity | None = None,
                     publisher: Publisher | None = None, learning: QueryLearning | None = None,
-                    **engine: Any) -> Report:
+                    steers: SteerSource | None = None, **engine: Any) -> Report:
     """Run (or resume) the engine on a given state, with the tiers on `server`."""
     settings = scripted_settings(server.base_url, **engine)
     tiers = build_tiers(settings)
     try:
         return await Engine.build(settings, tiers, backend, store,
                                   similarity=similarity or default_similarity(),
-                                  publisher=publisher, learning=learning).run(state)
+                                  publisher=publisher, learning=learning,
+                                  steers=steers).run(state)
     finally:
         await aclose_tiers(tiers)

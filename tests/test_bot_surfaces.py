@@ -201,6 +201,30 @@ async def test_the_assistant_container_greets_titles_and_researches(start_bot: S
     assert request is not None and request.question == PROMPTS[0]["message"]
 
 
+async def test_the_agent_view_greets_once_and_its_questions_are_researched(
+        start_bot: StartBot) -> None:
+    """Slack's agent view: opening the app's Chat tab is `app_home_opened` with tab
+    `messages` (sent every time); the person is greeted there once, and a question written
+    there gets its own thread, titled, with the picker."""
+    bot = await start_bot()
+    opened = {"type": "app_home_opened", "user": ALICE, "channel": DM, "tab": "messages",
+              "event_ts": "1.1"}
+    assert await event(bot, opened) == 200
+    assert await event(bot, {**opened, "event_ts": "1.2"}) == 200  # opened again
+    [greeting] = bot.fake.messages(DM)
+    assert greeting.text == GREETING and greeting.thread_ts is None
+    assert bot.fake.surfaces.view(ALICE) is None  # the Home tab is not the Chat tab
+    asked = bot.fake.post_user_message(DM, ALICE, PROMPTS[1]["message"])
+    assert await event(bot, {"type": "message", "channel_type": "im", "user": ALICE,
+                             "text": asked.text, "ts": asked.ts, "channel": DM,
+                             "event_ts": asked.ts}) == 200
+    assert bot.fake.surfaces.thread(DM, asked.ts).title == PROMPTS[1]["message"]
+    [picker] = [m for m in bot.fake.messages(DM, asked.ts) if m.ts != asked.ts]
+    assert buttons(picker)[:3] == ["depth_auto", "depth_standard", "depth_deep"]
+    assert await event(bot, {**opened, "user": BOB, "channel": "D0BOB"}) == 200
+    assert [m.text for m in bot.fake.messages("D0BOB")] == [GREETING]  # each person once
+
+
 async def test_the_home_tab_lists_recent_runs_and_budgets(start_bot: StartBot) -> None:
     bot = await start_bot(max_steps=8, deep_allowed=("U0CAROL",))
     await bot.mention(f"<@{BOT_USER_ID}> what moved <!channel> copper foil prices?")

@@ -16,9 +16,9 @@ ENGINE_ORDER = ("text", "", "models", "search", "budget", "delivery", "loop", "s
                 "evaluation")
 FORBIDDEN = {
     "research_core": ("bot", "workers", "contract", "playground", "redsearch", "slack_sdk",
-                      "slack_bolt", "arq", "aiohttp.web"),
-    "contract": ("bot", "workers", "playground", "redsearch"),
-    "bot": ("workers", "playground", "redsearch"),
+                      "slack_bolt", "arq", "aiohttp.web", "matplotlib"),
+    "contract": ("bot", "workers", "playground", "redsearch", "matplotlib"),
+    "bot": ("workers", "playground", "redsearch", "matplotlib"),
     "workers": ("bot", "playground", "redsearch"),
     "playground": ("bot", "workers", "redsearch", "research_core", "contract"),
 }

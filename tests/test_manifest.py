@@ -1,24 +1,31 @@
 """The Slack app manifest matches what the bot serves and handles: exactly the scopes, events,
-command and shortcut it uses, each pointed at the bot's endpoint."""
+command and shortcut it uses, each pointed at the bot's endpoint; and it is valid against
+Slack's published manifest JSON schema (a copy in tests/slack_manifest_schema/, its source
+noted in the README there)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+import jsonschema
+import pytest
 import yaml
 
 from bot.app import EVENTS_PATH
 from bot.commands import COMMAND, SHORTCUT
+from bot.surfaces import PROMPTS
 from playground.fake_slack import GRANTED_SCOPES
 from research_core.service_settings import OAUTH_SCOPES
 
 MANIFEST = Path(__file__).resolve().parent.parent / "manifest.yml"
+SCHEMA = Path(__file__).resolve().parent / "slack_manifest_schema" / "manifest.schema.1.0.0.json"
 EVENTS = {"app_mention", "message.channels", "message.groups", "message.im",
           "assistant_thread_started", "app_home_opened"}
 SCOPES = {"app_mentions:read", "chat:write", "channels:history", "groups:history",
-          "im:history", "assistant:write", "commands"}
+          "im:history", "assistant:write", "commands", "files:write"}
 
 
 def load() -> dict[str, Any]:
@@ -44,7 +51,6 @@ def test_the_command_shortcut_home_and_assistant_are_declared() -> None:
     assert (shortcut["type"], shortcut["callback_id"]) == ("message", SHORTCUT)
     assert features["app_home"]["home_tab_enabled"] is True
     assert features["app_home"]["messages_tab_enabled"] is True
-    assert features["assistant_view"]["assistant_description"]
 
 
 def test_the_scopes_asked_for_checked_and_granted_are_the_manifests() -> None:
@@ -53,3 +59,37 @@ def test_the_scopes_asked_for_checked_and_granted_are_the_manifests() -> None:
     manifest = set(load()["oauth_config"]["scopes"]["bot"])
     assert set(OAUTH_SCOPES.split(",")) == manifest
     assert set(GRANTED_SCOPES) == manifest
+
+
+def test_the_agent_view_is_declared_with_the_bots_suggested_prompts() -> None:
+    features = load()["features"]
+    assert "assistant_view" not in features  # Slack gives new apps the agent view only
+    agent = features["agent_view"]
+    assert agent["agent_description"]
+    assert agent["suggested_prompts"] == PROMPTS  # the same the assistant container offers
+    assert 1 <= len(PROMPTS) <= 4
+
+
+def schema() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(SCHEMA.read_text("utf-8"))
+    return loaded
+
+
+def test_the_manifest_is_valid_against_slacks_published_schema() -> None:
+    jsonschema.Draft7Validator.check_schema(schema())
+    jsonschema.validate(load(), schema())
+
+
+@pytest.mark.parametrize("change", [
+    lambda m: m["features"]["agent_view"].update(agent_description="x" * 301),
+    lambda m: m["features"]["agent_view"]["suggested_prompts"].extend(
+        [{"title": "t", "message": "m"}] * 3),
+    lambda m: m["features"]["agent_view"].update(greeting="hi"),
+    lambda m: m["features"]["app_home"].update(messages_tab=True),
+])
+def test_the_schema_copy_refuses_what_slack_refuses(change: Any) -> None:
+    """The copy is the real schema, not a stand-in that takes anything."""
+    manifest = load()
+    change(manifest)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(manifest, schema())

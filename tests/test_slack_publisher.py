@@ -11,6 +11,7 @@ from typing import Any
 from contract.slack_client import make_client
 from playground.fake_slack import FakeSlack
 from tests.conftest import SLACK_TOKEN as TOKEN
+from workers.loading_status import status_line
 from workers.slack_publisher import SECTION_LIMIT, SlackPublisher, split_text
 
 CH = "C0PUB"
@@ -197,4 +198,54 @@ async def test_a_stream_that_expires_carries_on_as_edits_of_its_message() -> Non
     assert [c.error for c in fake.calls("chat.appendStream")][-1] == \
         "message_not_in_streaming_state"
     assert "And the rest of it" in message.text and message.history  # edited instead
+    assert message.text.count("A first paragraph of the answer") == 3  # nothing lost
     assert len(fake.calls("chat.postMessage")) == 0
+
+
+async def test_the_loading_status_is_kept_set_while_the_job_works_and_cleared_after() -> None:
+    """Slack clears a loading status two minutes after it was set (the fake: 0.3 s); the
+    publisher sets it again within that while the job works, and clears it at the end."""
+    async with FakeSlack(token=TOKEN, post_interval=0.0, status_timeout_s=0.3) as fake:
+        thread = fake.post_user_message(CH, "U1", "<@U0FAKEBOT> how did sales move?")
+        pub = SlackPublisher(make_client(TOKEN, fake.base_url), CH, thread.ts,
+                             progress_interval=0.0, status_refresh_s=0.1)
+        await pub.progress("r1", "Checking: How did heat pump sales move in 2026?")
+        for _ in range(8):  # 0.8 s of a slow model call: no note, the status stays
+            await asyncio.sleep(0.1)
+            assert fake.status(CH, thread.ts) == \
+                "Checking: How did heat pump sales move in 2026?"
+        await pub.close()
+        assert fake.status(CH, thread.ts) == ""
+        sets = len(fake.calls("assistant.threads.setStatus"))
+        await asyncio.sleep(0.3)
+        assert len(fake.calls("assistant.threads.setStatus")) == sets  # no refresh after
+
+
+async def test_a_status_not_set_again_clears_itself_in_the_fake() -> None:
+    async with FakeSlack(token=TOKEN, post_interval=0.0, status_timeout_s=0.2) as fake:
+        thread = fake.post_user_message(CH, "U1", "a question")
+        changes, stop = fake.subscribe()
+        await make_client(TOKEN, fake.base_url).assistant_threads_setStatus(
+            channel_id=CH, thread_ts=thread.ts, status="thinking…")
+        assert fake.status(CH, thread.ts) == "thinking…"
+        await asyncio.sleep(0.3)
+        assert fake.status(CH, thread.ts) == "" and fake.statuses(CH) == {}
+        shown: list[str] = []
+        while not changes.empty():
+            change = changes.get_nowait()
+            if change.kind == "status":
+                shown.append(change.data["status"])
+        assert shown == ["thinking…", ""]  # the page is told when it goes
+        stop()
+
+
+def test_the_status_line_says_what_the_job_does_never_a_notes_internals() -> None:
+    conflict = ("Conflict on 'What were heat pump sales in 2026?' (2026-Q1): 474,000 units "
+                "(heat-home-weekly-q1-2026-sales-fall) vs 214,000 units "
+                "(eurobuild-daily-september-2026-sales)")
+    assert status_line(conflict) == "weighing sources that disagree"
+    long = "Checking: " + "which European markets sold the most heat pumps " * 4
+    line = status_line(long)
+    assert len(line) <= 100 and line.endswith("…") and line[:-1] in long
+    assert not line[:-1].endswith((" ", ":"))  # cut after a whole word
+    assert status_line("Checking: How did prices move?") == "Checking: How did prices move?"

@@ -1,7 +1,9 @@
 """Answer parts as Slack messages: the text in a `markdown` block where Slack's limits allow
 (12,000 characters of markdown per message; beyond, mrkdwn sections of at most 3,000 cut at
 paragraphs), then a context line with the sources as links and, on a revision, "revised:
-<reason>"; under the report and follow-up answers, a row of feedback buttons.
+<reason>"; under the report and follow-up answers, a row of feedback buttons. A report's own
+numbered source list (`Report.render`) becomes that context line, numbered as the text cites
+them, so that the sources are listed once, as links.
 
 Everything the text holds comes from models and sources, so it is escaped for the block it goes
 in (`contract.markdown` for markdown, `contract.mrkdwn` for mrkdwn) and posted with
@@ -17,6 +19,7 @@ from typing import Any
 from contract import markdown
 from contract.blocks import feedback_row
 from contract.mrkdwn import NO_PARSE, clip, escape, link
+from research_core.loop.reporter import FLAGGED_HEADING, split_rendered
 from workers.slack_outbox import metadata
 
 Block = dict[str, Any]
@@ -53,8 +56,11 @@ def source_label(source: str, describe: Describe | None = None) -> str:
 
 
 def sources_context(sources: list[str], revised: str | None = None,
-                    describe: Describe | None = None) -> Block:
-    labels = [source_label(s, describe) for s in sources]
+                    describe: Describe | None = None,
+                    numbered: dict[int, str] | None = None) -> Block:
+    """The sources line; `numbered` (citation number -> source id): as the text cites them."""
+    labels = [f"[{n}] {source_label(sid, describe)}" for n, sid in sorted(numbered.items())] \
+        if numbered else [source_label(s, describe) for s in sources]
     line = "Sources: " + (" · ".join(labels) if labels else "none")
     elements = [{"type": "mrkdwn", "text": clip(line, SECTION_LIMIT)}]
     if revised is not None:
@@ -63,7 +69,8 @@ def sources_context(sources: list[str], revised: str | None = None,
 
 
 def part_blocks(text: str, sources: list[str], revised: str | None = None,
-                room: int = 1, describe: Describe | None = None) -> list[Block]:
+                room: int = 1, describe: Describe | None = None,
+                numbered: dict[int, str] | None = None) -> list[Block]:
     """Sections of the part's text (within Slack's limits, escaped: the text comes from models
     and sources), then its context line(s); `room`: blocks left for what follows them."""
     chunks = split_text(escape(text))
@@ -72,7 +79,7 @@ def part_blocks(text: str, sources: list[str], revised: str | None = None,
         chunks[-1] = clip(chunks[-1], SECTION_LIMIT - 1) + "…"
     blocks: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": c}}
                            for c in chunks]
-    return [*blocks, sources_context(sources, revised, describe)]
+    return [*blocks, sources_context(sources, revised, describe, numbered)]
 
 
 def answer_blocks(text: str, sources: list[str], revised: str | None = None,
@@ -80,14 +87,25 @@ def answer_blocks(text: str, sources: list[str], revised: str | None = None,
                   describe: Describe | None = None) -> list[Block]:
     """The part as a `markdown` block when it fits (else mrkdwn sections), its sources and,
     for an AI answer (`feedback` = run id, part key), the feedback buttons."""
+    text, numbered = without_listing(text)
     escaped = markdown.escape(text.strip())
     if escaped and len(escaped) <= MARKDOWN_LIMIT:
         blocks = [{"type": "markdown", "text": escaped},
-                  sources_context(sources, revised, describe)]
+                  sources_context(sources, revised, describe, numbered)]
     else:
         blocks = part_blocks(text, sources, revised, room=2 if feedback else 1,
-                             describe=describe)
+                             describe=describe, numbered=numbered)
     return [*blocks, feedback_row(*feedback)] if feedback else blocks
+
+
+def without_listing(text: str) -> tuple[str, dict[int, str]]:
+    """A report's text without its numbered source list (its flagged claims kept), and the
+    source id of each number; any other text as it is."""
+    body, numbered = split_rendered(text)
+    if not numbered:
+        return text, {}
+    _, found, flagged = text.partition(FLAGGED_HEADING)
+    return body + (found + flagged if found else ""), numbered
 
 
 def rated(part_key: str) -> bool:

@@ -3,17 +3,20 @@
 source elements), within Slack's limits: a large tree folds its finished branches so that the
 plan stays at PLAN_TASKS cards (a message holds at most 50 blocks), and every text is cut to
 its length. Rich text and plain-text titles are shown as written by Slack (no mention or link
-in them is live); only URLs that pass the bot's link checks become sources.
+in them is live; a steer's task names who asked with a rich-text `user` element); only URLs
+that pass the bot's link checks become sources.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from contract.mrkdwn import clip, escape, link, link_label
 from research_core.plan import PlanSource, PlanTask, PlanView
 
 Block = dict[str, Any]
+_USER_ID = re.compile(r"[UW][A-Z0-9]{2,20}")
 
 PLAN_TASKS = 40
 TITLE_CHARS = 150
@@ -34,6 +37,10 @@ def task_card(task: PlanTask) -> Block:
                    "title": _cut(task.title, TITLE_CHARS), "status": task.status}
     if task.output:
         card["output"] = rich_text([_cut(task.output, OUTPUT_CHARS)])
+        if task.asked_by and _USER_ID.fullmatch(task.asked_by):  # who asked, as a mention
+            card["output"]["elements"][0]["elements"] = [
+                {"type": "user", "user_id": task.asked_by},
+                {"type": "text", "text": " " + _cut(task.output, OUTPUT_CHARS - 1)}]
     if task.details:
         card["details"] = rich_text([_cut(d, DETAIL_CHARS) for d in task.details])
     sources = [s for s in map(url_source, task.sources) if s][:SOURCES_PER_TASK]

@@ -1,6 +1,7 @@
 """What people see of a run besides its messages: the plan in the thread, kept in step with the
-run log, and the run's line on its requester's Home tab (steps, tokens, cost, a link to the
-thread), published again when the run ends."""
+run log, the chart of a part whose evidence holds a dated series, and the run's line on its
+requester's Home tab (steps, tokens, cost, a link to the thread), published again when the run
+ends."""
 
 from __future__ import annotations
 
@@ -10,13 +11,17 @@ import redis.asyncio as aioredis
 from slack_sdk.web.async_client import AsyncWebClient
 
 from contract.home import RunStats, publish_home, record_stats
+from contract.keys import KEEP_S, chart_key
+from contract.redis_server import awaited
 from contract.requests import ResearchRequestMsg
 from contract.slack_client import SLACK_FAILURES, slack_error
 from research_core.budget.axes import is_allowed
 from research_core.loop.plan_view import PLAN_EVENTS, plan_view
+from research_core.loop.series import Series, series_of
 from research_core.loop.state import RunState
 from research_core.runlog import LogEvent
 from research_core.settings import Settings
+from workers.slack_charts import PartCharts
 from workers.slack_publisher import SlackPublisher
 
 log = logging.getLogger(__name__)
@@ -29,6 +34,32 @@ def name_sources(state: RunState, publisher: SlackPublisher) -> None:
         return (found.url, found.title or found.publisher) if found else None
 
     publisher.describe = describe
+
+
+async def show_charts(state: RunState, publisher: SlackPublisher,
+                      redis: aioredis.Redis) -> None:
+    """A part whose kept evidence holds a dated series shows it as a chart; each part's
+    chart file is kept per run in Redis, so any job of the run replaces it, not adds one."""
+    key = chart_key(state.run_id)
+    known = {_text(k): _text(v) for k, v in (await awaited(redis.hgetall(key))).items()}
+
+    def chart_for(part_key: str, sources: list[str]) -> tuple[Series, dict[str, str]] | None:
+        wanted = set(sources)
+        items = [e for e in state.kept() if e.source_id in wanted]
+        node = state.tree.nodes.get(part_key)
+        found = series_of(items, node.question if node is not None else state.question)
+        titles = {e.source_id: e.title or e.publisher or e.source_id for e in items}
+        return (found, titles) if found is not None else None
+
+    async def remember(part_key: str, value: str) -> None:
+        await awaited(redis.hset(key, part_key, value))
+        await redis.expire(key, KEEP_S)
+
+    publisher.charts = PartCharts(publisher.client, chart_for, known, remember)
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def follow_plan(state: RunState, publisher: SlackPublisher) -> None:

@@ -23,7 +23,7 @@ from research_core.budget.caps import CapGuard
 from research_core.loop.engine import Engine
 from research_core.models.embeddings import build_similarity
 from research_core.models.tier_factory import aclose_tiers, build_tiers, describe_tier
-from research_core.protocols import ModelTier, Publisher, SearchBackend, Similarity
+from research_core.protocols import ModelTier, Publisher, SearchBackend, Similarity, SteerSource
 from research_core.search.combined import Closes
 from research_core.search.corpus import CorpusBackend, sample_corpus_dir
 from research_core.search.web.factory import build_backend, rate_table, uses_corpus
@@ -85,14 +85,17 @@ class Services:
         return dataclasses.replace(self, slack=client)
 
     def engine(self, publisher: Publisher, settings: Settings | None = None,
-               caps: CapGuard | None = None, backend: SearchBackend | None = None) -> Engine:
+               caps: CapGuard | None = None, backend: SearchBackend | None = None,
+               steers: SteerSource | None = None) -> Engine:
         """The engine for one job: `settings` as the job sees them (Deep per channel),
         `caps` the run's spending caps, `backend` what it searches (the worker's backend,
-        with the workspace's own Slack when the job may search it)."""
+        with the workspace's own Slack when the job may search it), `steers` what people
+        write to the research."""
         return Engine.build(settings or self.settings, self.tiers, backend or self.backend,
                             self.store,
                             similarity=self.similarity, publisher=publisher, caps=caps,
-                            learning=SqlPatternBook(self.store, self.backend.name))
+                            learning=SqlPatternBook(self.store, self.backend.name),
+                            steers=steers)
 
     async def aclose(self) -> None:
         await aclose_tiers(self.tiers)

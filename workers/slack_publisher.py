@@ -1,7 +1,8 @@
 """The engine's Publisher for one Slack thread, through slack_sdk's AsyncWebClient.
 
-Answer parts are thread messages (`workers.answer_blocks`: a markdown block, the sources, and
-feedback buttons under AI answers); a revision edits the same message (`chat.update`) and says
+Answer parts are thread messages (`workers.answer_blocks`: a markdown block, the chart of a
+dated series its evidence holds (`workers.slack_charts`), the sources, and feedback buttons
+under AI answers); a revision edits the same message (`chat.update`) and says
 "revised: <reason>". A part a model writes can be streamed into its message first
 (`stream_part`, `workers.slack_streams`); the part then edits that message. Every message
 carries its publication key in its metadata, so `posted(key)` can find it after a crash
@@ -10,8 +11,10 @@ carries its publication key in its metadata, so `posted(key)` can find it after 
 Progress is one message edited in place, written at most once per `progress_interval` seconds
 (the newest state is held and flushed): the run's goal tree as a Slack plan when one is shown
 (`show_plan`, redrawn after `plan_changed`), else the latest progress notes. The notes are
-mirrored to the assistant loading status where the workspace supports it (cleared when the job
-closes the publisher). 429s are retried after their `Retry-After`.
+mirrored to the assistant loading status where the workspace supports it
+(`workers.loading_status`: a short line of what the job does, set again every
+`status_refresh_s` while it works, cleared when the job closes the publisher). 429s are retried
+after their `Retry-After`.
 """
 
 from __future__ import annotations
@@ -41,7 +44,9 @@ from workers.answer_blocks import (
     rated,
     split_text,
 )
+from workers.loading_status import LoadingStatus
 from workers.plan_blocks import plan_blocks, plan_text
+from workers.slack_charts import PartCharts
 from workers.slack_outbox import find_posted
 from workers.slack_streams import SlackPartStream, Where
 
@@ -50,10 +55,7 @@ log = logging.getLogger(__name__)
 Block = dict[str, Any]
 OnStreamTs = Callable[[str, str], Awaitable[None]]
 
-STATUS_LIMIT = 150
 PROGRESS_LINES = 8
-_STATUS_UNSUPPORTED = {"missing_scope", "unknown_method", "not_allowed_token_type",
-                       "method_deprecated", "not_in_channel"}
 _TS = re.compile(r"^\d+\.\d+$")
 
 __all__ = ["MAX_BLOCKS", "SECTION_LIMIT", "TEXT_LIMIT", "SlackPublisher", "answer_blocks",
@@ -73,7 +75,8 @@ class SlackPublisher:
                  on_progress_ts: Callable[[str], Awaitable[None]] | None = None,
                  progress_key: str = "", recipient: tuple[str | None, str | None] = (None, None),
                  streamed: dict[str, str] | None = None,
-                 on_stream_ts: OnStreamTs | None = None) -> None:
+                 on_stream_ts: OnStreamTs | None = None,
+                 status_refresh_s: float = 60.0) -> None:
         self.client = client
         self.channel = channel
         self.thread_ts = thread_ts
@@ -86,6 +89,7 @@ class SlackPublisher:
         self.streamed = dict(streamed or {})
         self.on_stream_ts = on_stream_ts
         self.describe: Describe | None = None  # source id -> (url, title) for the links
+        self.charts: PartCharts | None = None  # a part's chart, where its evidence has one
         self._streams: dict[str, SlackPartStream] = {}
         self._plan: Callable[[], PlanView] | None = None
         self._notes: list[str] = []
@@ -93,7 +97,7 @@ class SlackPublisher:
         self._last_write = 0.0
         self._lock = asyncio.Lock()
         self._pending: asyncio.Task[None] | None = None
-        self._status_ok = True
+        self.status = LoadingStatus(client, channel, thread_ts, status_refresh_s)
 
     @classmethod
     def connect(cls, token: str, channel: str, thread_ts: str, base_url: str | None = None,
@@ -108,7 +112,23 @@ class SlackPublisher:
         feedback = (run_id, part_key) if rated(part_key) else None
         blocks = answer_blocks(text, sources, reason if replaces else None, feedback,
                                self.describe)
+        image = await self.charts.block(part_key, sources) if self.charts else None
         into = replaces if replaces and _TS.match(replaces) else await self._streamed_ts(key)
+        try:
+            ts = await self._deliver(into, text, with_image(blocks, image), key)
+        except SlackApiError as exc:  # Slack could not show the image: the part without it
+            if image is None or slack_error(exc) != "invalid_blocks":
+                raise
+            log.warning("chart of %s not shown (%s); the part goes without it", part_key,
+                        slack_error(exc))
+            return await self._deliver(into, text, blocks, key)
+        if image is not None and self.charts is not None:
+            await self.charts.shown(part_key)
+        return ts
+
+    async def _deliver(self, into: str | None, text: str, blocks: list[Block],
+                       key: str) -> str:
+        """The part's message: `into` edited (a revision, a streamed part), else posted."""
         if into is not None:
             edited = await self._edit_part(into, text, blocks, key)
             if edited is not None:
@@ -202,7 +222,12 @@ class SlackPublisher:
                 body = clip("\n".join(f"• {escape(n)}" for n in self._notes), SECTION_LIMIT)
                 await self._write_progress(body, [
                     {"type": "context", "elements": [{"type": "mrkdwn", "text": body}]}])
-            await self._set_status(self._notes[-1] if self._notes else "")
+            await self.status.show(self._notes[-1] if self._notes else "")
+
+    async def working(self, note: str) -> None:
+        """Say in the loading status what the job is doing, with no progress note (a
+        follow-up being answered): a sign of life before the first slow call."""
+        await self.status.show(note)
 
     async def close(self) -> None:
         """End any stream still open, wait for the held progress write, flush what is left,
@@ -214,7 +239,7 @@ class SlackPublisher:
             await asyncio.gather(self._pending, return_exceptions=True)
             self._pending = None
         await self._safe_flush()
-        await self._set_status("")
+        await self.status.clear()
 
     async def _flush_later(self, delay: float) -> None:
         while True:
@@ -246,14 +271,10 @@ class SlackPublisher:
             await self.client.chat_update(channel=self.channel, ts=self.progress_ts,
                                           text=text, blocks=blocks, **options)
 
-    async def _set_status(self, note: str) -> None:
-        if not self._status_ok:
-            return
-        try:
-            await self.client.assistant_threads_setStatus(
-                channel_id=self.channel, thread_ts=self.thread_ts, status=note[:STATUS_LIMIT])
-        except SLACK_FAILURES as exc:
-            error = slack_error(exc)
-            if error in _STATUS_UNSUPPORTED:
-                self._status_ok = False
-            log.info("assistant status not set: %s", error)
+
+def with_image(blocks: list[Block], image: Block | None) -> list[Block]:
+    """The part's blocks with its chart after its text (before its sources line)."""
+    if image is None or len(blocks) >= MAX_BLOCKS:
+        return blocks
+    at = next((i for i, b in enumerate(blocks) if b.get("type") == "context"), len(blocks))
+    return [*blocks[:at], image, *blocks[at:]]

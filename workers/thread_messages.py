@@ -93,7 +93,11 @@ def finished_message(state: RunState, report: Report,
 def stopped_message(state: RunState, request: ResearchRequestMsg,
                     job_id: str) -> tuple[Publication, Blocks]:
     title = f"Research stopped by the requester after {state.step} steps"
-    body = f"{mention(request.user)} pressed Stop. The parts published above are kept."
+    parts = len({p.part_key for p in state.publications if p.kind == "part"})
+    kept = (f"The {parts} answer parts published above are kept." if parts > 1 else
+            "The answer part published above is kept." if parts else
+            "Nothing had been published yet: no answer part was ready before it stopped.")
+    body = f"{mention(request.user)} pressed Stop. {kept}"
     note = Publication(state.run_id, f"stopped-{job_id}", 1, "final", f"{title}. {body}")
     return note, final_blocks(title, [("What is kept", body), tokens_section(state)])
 

@@ -14,6 +14,7 @@ from contract.queue import FOLLOWUP, WATCH, JobPayload
 from contract.redis_server import awaited
 from contract.requests import ENDED, FAILED, FINISHED, RUNNING, STOPPED, ResearchRequestMsg
 from contract.slack_client import SLACK_FAILURES, slack_error
+from contract.steers import ThreadSteers
 from research_core.errors import RunNotFound
 from research_core.loop.plan_preview import seed_plan
 from research_core.loop.state import RunState
@@ -22,7 +23,7 @@ from research_core.search.combined import CombinedBackend
 from research_core.store.restore import load_state
 from workers import thread_messages as msgs
 from workers.metrics import RUN_SECONDS, RUN_STEPS
-from workers.run_view import follow_plan, name_sources, thread_link, update_home
+from workers.run_view import follow_plan, name_sources, show_charts, thread_link, update_home
 from workers.services import Services
 from workers.slack_publisher import SlackPublisher
 from workers.slack_search import SlackSearch
@@ -76,12 +77,16 @@ class ThreadWork:
         self.record_doing(state)
         link = await thread_link(self.services.slack, request)
         publisher = await self.publisher(request)
+        # awaited before the plan is followed, so that its first drawing waits for the run
+        await show_charts(state, publisher, self.services.redis)
         follow_plan(state, publisher)
         name_sources(state, publisher)
         caps = run_caps(self.services, state.run_id, request)
         backend = await self.search_backend(request)
         try:
-            report = await self.services.engine(publisher, settings, caps, backend).run(state)
+            steers = ThreadSteers(self.services.redis, request.key)
+            report = await self.services.engine(publisher, settings, caps, backend,
+                                                steers).run(state)
         finally:
             await publisher.close()
         note, blocks = msgs.finished_message(state, report, request.key)
@@ -111,7 +116,9 @@ class ThreadWork:
         await self.status(request, RUNNING)
         publisher = await self.publisher(request)
         name_sources(state, publisher)
+        await show_charts(state, publisher, self.services.redis)
         try:
+            await publisher.working(f"Answering the follow-up: {self.payload.followup_text}")
             engine = self.services.engine(
                 publisher, job_settings(self.services.settings, request.channel),
                 run_caps(self.services, self.payload.run_id, request),
@@ -183,7 +190,8 @@ class ThreadWork:
                               on_progress_ts=remember,
                               progress_key=f"{self.payload.run_id}/progress/{self.payload.job_id}",
                               recipient=(request.team or await self.team(), asker or None),
-                              streamed=streamed, on_stream_ts=remember_stream)
+                              streamed=streamed, on_stream_ts=remember_stream,
+                              status_refresh_s=self.services.settings.slack.status_refresh_s)
 
     async def team(self) -> str | None:
         """The workspace's team id (auth.test), for requests stored without one."""

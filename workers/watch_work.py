@@ -31,7 +31,7 @@ from research_core.store.sql import SqlStore
 from research_core.store.usage import UsageStore
 from research_core.store.watches import WatchStore
 from workers import thread_messages as msgs
-from workers.run_view import name_sources, thread_link, update_home
+from workers.run_view import name_sources, show_charts, thread_link, update_home
 from workers.services import Services
 from workers.slack_publisher import SlackPublisher
 from workers.team_rules import job_settings, run_caps
@@ -139,6 +139,7 @@ class WatchCycle:
         slack = SlackPublisher(self.services.slack, request.channel, request.thread_ts,
                                progress_interval=self.services.settings.slack.progress_interval_s)
         name_sources(state, slack)
+        await show_charts(state, slack, self.services.redis)
         totals = state.ledger.totals()
         caps = dataclasses.replace(
             run_caps(self.services, self.cycle_id, request),

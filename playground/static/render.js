@@ -280,6 +280,24 @@ function plan(block, ctx) {
   return node;
 }
 
+// An image block: a file the app uploaded to the fake (`slack_file`), served by it at
+// /files/<id>; an image_url elsewhere is not fetched (the playground is offline), its alt text
+// is shown instead. The alt text and title are plain text.
+function image(block) {
+  const id = block.slack_file && String(block.slack_file.id || "");
+  if (!/^F[0-9A-Z]{1,20}$/.test(id || "")) {
+    return el("div", "block unsupported", escapeHtml(`[image: ${block.alt_text || ""}]`));
+  }
+  const figure = el("figure", "block block-image");
+  const img = document.createElement("img");
+  img.src = `/files/${id}`;
+  img.alt = String(block.alt_text || "");
+  img.title = img.alt;
+  figure.append(img);
+  if (block.title && block.title.text) figure.append(el("figcaption", "", plainText(block.title.text)));
+  return figure;
+}
+
 export function renderBlock(block, msg, ctx) {
   switch (block.type) {
     case "header": return el("div", "block block-header", plainText(block.text && block.text.text));
@@ -315,7 +333,7 @@ export function renderBlock(block, msg, ctx) {
       return node;
     }
     case "rich_text": return el("div", "block mrkdwn", richText(block, ctx));
-    case "image": return el("div", "block unsupported", escapeHtml(`[image: ${block.alt_text || ""}]`));
+    case "image": return image(block);
     default: return el("div", "block unsupported", escapeHtml(`[${block.type} block]`));
   }
 }

@@ -27,6 +27,7 @@ from research_core.loop import (
     planner,
     relevance,
     reporter,
+    steering,
     subquestions,
     upgrade,
     watch,
@@ -44,7 +45,7 @@ from research_core.loop.state import RunState
 from research_core.models.embeddings import build_similarity
 from research_core.models.gateway import Gateway
 from research_core.models.schemas import SubQuestion
-from research_core.protocols import ModelTier, Publisher, SearchBackend, Similarity
+from research_core.protocols import ModelTier, Publisher, SearchBackend, Similarity, SteerSource
 from research_core.question import has_surrogates, is_blank
 from research_core.search.patterns import QueryLearning
 from research_core.search.tool import (
@@ -102,22 +103,25 @@ class Engine:
     exhaustive: bool = False  # every step of the budget: see `_Research.next_node`
     caps: CapGuard | None = None  # the run's spending caps (docs/teams.md); None: no caps
     learning: QueryLearning | None = None  # query patterns' records (docs/learning.md)
+    steers: SteerSource | None = None  # what people write to the running research
 
     @classmethod
     def build(cls, settings: Settings, tiers: Mapping[str, ModelTier], backend: SearchBackend,
               store: StoreAndCache, *, similarity: Similarity | None = None,
               publisher: Publisher | None = None, exhaustive: bool = False,
               caps: CapGuard | None = None,
-              learning: QueryLearning | None = None) -> Engine:
+              learning: QueryLearning | None = None,
+              steers: SteerSource | None = None) -> Engine:
         """The engine as every entry point builds it (CLI, evaluation, workers): the store is
         also the search cache; the similarity is the configured embedder unless given.
         `exhaustive` (equal-work benchmarks) uses every step instead of ending early;
         `learning`: proposed queries are vetted against the query patterns' records, and a
-        finished run adds its queries' outcomes to them."""
+        finished run adds its queries' outcomes to them; `steers`: people's steers, read
+        before each step (`research_core.loop.steering`)."""
         return cls(settings, tiers, backend, store, cache=store,
                    similarity=similarity or build_similarity(settings.embedding),
                    publisher=publisher, exhaustive=exhaustive, caps=caps,
-                   learning=learning)
+                   learning=learning, steers=steers)
 
     async def run(self, state: RunState) -> Report:
         """Research until no node is open or the step limit is reached, then report."""
@@ -213,7 +217,7 @@ class _Research:
 
     async def _research_until_covered(self) -> bool:
         """Step through the open sub-questions; True when the root check added new ones."""
-        while (node := self.next_node()) is not None and self.may_step():
+        while (node := await self._steered_next()) is not None and self.may_step():
             await self.step(node)
         if node is not None:  # stopped by the budget: unknowns by the embedder (the model
             await gaps.judge_and_record(self.gateway, self.similarity, self.state,  # calls
@@ -221,6 +225,13 @@ class _Research:
             return False
         return await gaps.refill(self.gateway, self.similarity, self.state, self.owner,
                                  self.delivery, self.config, self.deep)
+
+    async def _steered_next(self) -> Node | None:
+        """The next node, once the steers written since the last step are applied."""
+        await steering.read_steers(self.engine.steers, self.gateway, self.state, self.owner,
+                                   self.similarity, self.config,
+                                   steering.planner_steers(self.engine.settings))
+        return self.next_node()
 
     def next_node(self) -> Node | None:
         """The most valuable open sub-question. An exhaustive run (equal-work benchmarks) does

@@ -5,8 +5,11 @@ task is splitting the question; then one task per sub-question, in tree order: p
 progress while it is the node worked on, complete with its finding (its figures kept) and
 sources, or error with the reason it has too little evidence or was dropped. The decisions of
 the mechanisms on a node — reflection, backtracking, deep requested / applied / refused,
-conflicting figures, what is still missing — are its details. `PLAN_EVENTS` are the run-log
-kinds after which the plan may read differently.
+conflicting figures, what is still missing — are its details, in words a person reads (never
+the mechanisms' internal state). A steer (what a person wrote to the running research) is a
+task of its own after the first, naming who asked and what changed; the sub-questions it
+dropped or moved first say so. `PLAN_EVENTS` are the run-log kinds after which the plan may
+read differently.
 """
 
 from __future__ import annotations
@@ -25,9 +28,10 @@ from research_core.text.figures import figures_in
 
 PLAN_EVENTS = frozenset({"start", "resume", "focus", "expand", "keep", "done", "thin",
                          "read-cap", "reflect", "backtrack", "budget", "memory", "publish",
-                         "finalise", "report", "discard"})
+                         "finalise", "report", "discard", "steer"})
 DETAILS_SHOWN = 5
 SOURCES_SHOWN = 5
+STEERS_SHOWN = 5  # a plan's first tasks are never folded: a flood of steers is cut
 LINE_CHARS = 300
 ROOT_TITLE = "Split the question into sub-questions"
 _EVIDENCE_TAG = re.compile(r"^E\d+ \[[^\]]*\]\s*")  # "E3 [source; publisher; date] " of a line
@@ -35,7 +39,8 @@ _EVIDENCE_TAG = re.compile(r"^E\d+ \[[^\]]*\]\s*")  # "E3 [source; publisher; da
 
 def plan_view(state: RunState) -> PlanView:
     events = _events_by_node(state)
-    tasks = [_root_task(state, events.get(state.tree.root_id, []))]
+    tasks = [_root_task(state, events.get(state.tree.root_id, [])),
+             *steer_tasks(state)]
     hidden = followup_node_ids(state)
     for node in _tree_order(state):
         if node.depth > 0 and node.id not in hidden:
@@ -144,6 +149,8 @@ def _status_and_output(state: RunState, node: Node,
         return "error", "Insufficient evidence: " + _reason(events, ("thin", "read-cap"),
                                                             "too little reliable evidence")
     if node.status == "pruned":
+        if _steered(state, node.id, "dropped"):
+            return "error", "Dropped, as asked in the thread"
         return "error", "Dropped: " + _reason(events, ("backtrack",), "its branch drifted "
                                               "off the question")
     if node.status == "expanded":
@@ -170,7 +177,34 @@ def _finding(state: RunState, node: Node, kept: list[Evidence]) -> str:
 
 def _reason(events: list[LogEvent], kinds: tuple[str, ...], default: str) -> str:
     said = [e for e in events if e.kind in kinds]
+    if said and said[-1].kind == "backtrack":
+        return default  # its message is the log's (node ids, counts), not a person's words
     return _plain(said[-1]) if said else default
+
+
+def steer_tasks(state: RunState) -> list[PlanTask]:
+    """One task per steer read (the latest few): what the person wrote, who, and what it
+    changed."""
+    return [_steer_task(state, e) for e in state.log.of_kind("steer")[-STEERS_SHOWN:]]
+
+
+def _steer_task(state: RunState, event: LogEvent) -> PlanTask:
+    def questions(what: str) -> list[str]:
+        return [state.tree.nodes[i].question for i in event.data.get(what) or []
+                if i in state.tree.nodes]
+
+    said = " ".join(str(event.data.get("text") or "").split())
+    details = [f"{label}: {q}" for what, label in (
+        ("raised", "First"), ("dropped", "Dropped"), ("added", "Added")) for q in questions(what)]
+    output = "asked to change the plan" if details else \
+        "asked; no open sub-question matched what they named, so the plan stays"
+    return PlanTask(f"steer-{event.seq}", _clip(f"Steer: “{said}”"), "complete", output,
+                    tuple(_clip(d) for d in details[:DETAILS_SHOWN]),
+                    asked_by=str(event.data.get("who") or ""))
+
+
+def _steered(state: RunState, node_id: str, what: str) -> bool:
+    return any(node_id in (e.data.get(what) or []) for e in state.log.of_kind("steer"))
 
 
 def _plain(event: LogEvent) -> str:
@@ -186,7 +220,10 @@ def _details(state: RunState, node: Node, events: list[LogEvent]) -> tuple[str, 
         if line and line not in lines:
             lines.append(line)
     lines += [_conflict_line(c) for c in find_conflicts(state.kept_for({node.id}))][:2]
-    if node.status == "open" and (state.status != "running" or state.log.of_kind("finalise")):
+    if _steered(state, node.id, "raised"):
+        lines.append("Moved first, as asked in the thread")
+    if node.status == "open" and node.depth > 0 and (
+            state.status != "running" or state.log.of_kind("finalise")):
         lines.append("Still missing: not researched before the run ended")
     return tuple(_clip(line) for line in lines[-DETAILS_SHOWN:])
 
@@ -194,10 +231,10 @@ def _details(state: RunState, node: Node, events: list[LogEvent]) -> tuple[str, 
 def _detail(event: LogEvent, node: Node) -> str | None:
     if event.kind == "budget":
         return deep_note(event)
-    if event.kind == "reflect":
-        return f"Reflection: {event.message}"
+    # a reflection's own answers stay in the run log; the plan shows what it changed (a
+    # branch dropped, a neglected sub-question added)
     if event.kind == "backtrack":
-        return f"Backtracked: {event.message}"
+        return "Backtracked: this line of research drifted off the question"
     if event.kind == "expand" and "reflection added" in event.message and \
             event.data.get("node") == node.id:
         return "Added by reflection: a neglected sub-question"

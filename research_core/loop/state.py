@@ -59,6 +59,7 @@ class RunExtras:
     unknowns: list[str] = field(default_factory=list)  # root facets left uncovered
     upgrade_asks: int = 0  # how often the planner was asked whether to upgrade
     retrieved: dict[str, list[str]] = field(default_factory=dict)  # source id -> [title, type]
+    steers_read: int = 0  # steers of the thread read so far (research_core.loop.steering)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

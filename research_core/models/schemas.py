@@ -137,6 +137,16 @@ class FollowUpOut(BaseModel):
     sufficient: bool
 
 
+class SteerOut(BaseModel):
+    """The planner's reading of a person's steer: open sub-questions to drop, to work on
+    first, and at most two new ones to add."""
+
+    drop: list[Annotated[str, Field(max_length=8)]] = Field(default_factory=list, max_length=8)
+    first: list[Annotated[str, Field(max_length=8)]] = Field(default_factory=list,
+                                                             max_length=8)
+    add: list[SubQuestion] = Field(default_factory=list, max_length=2)
+
+
 class NextAction(BaseModel):
     """The naive baseline's decision for one turn. `query` is required and non-empty so that
     a grammar-constrained small model writes one; it is ignored when the action is "answer"."""
@@ -157,4 +167,4 @@ def is_prompt_schema(model: type[BaseModel]) -> bool:
 
 _MODELS: dict[str, type[BaseModel]] = {m.__name__: m for m in (
     Decomposition, QueryPlan, HitScores, MemorySummaryOut, ReflectionOut, VerdictsOut,
-    FollowUpOut, NextAction, CoverageOut, UpgradeOut)}
+    FollowUpOut, NextAction, CoverageOut, UpgradeOut, SteerOut)}

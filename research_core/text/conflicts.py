@@ -20,6 +20,7 @@ from itertools import combinations
 from typing import Generic, Protocol, TypeVar
 
 from research_core.text import measures
+from research_core.text.dated import a_year, aside, period_of, places_of
 from research_core.text.figures import Figure, figures_in
 from research_core.text.periods import named
 from research_core.text.sentences import sentences
@@ -29,7 +30,6 @@ SAME_TOPIC = 0.4
 SAME_MEASURE_RATIO = 1.6  # two versions of one figure differ by less than this factor
 MAX_SHOWN = 4
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
-_ASIDE = re.compile(r"[^，,；;。（(\d]{0,8}?[（(]")  # a unit, then a bracket opens
 
 
 class Said(Protocol):
@@ -116,8 +116,7 @@ def every(lines: Sequence[S]) -> list[Disagreement[S]]:
 def _clash(a: S, b: S) -> Disagreement[S] | None:
     """Clause by clause: a correction says the new figure and the old one in one sentence
     ("restated … to 209,000 units; the 214,000 units first published were corrected")."""
-    if max(_topic(a.text, b.text), _topic(b.text, a.text)) < SAME_TOPIC or \
-            not _same_subject(a, b):
+    if not same_measure(a, b):
         return None
     for clause_a in _clauses(a.text):
         for clause_b in _clauses(b.text):
@@ -185,14 +184,14 @@ def _stated(text: str, published: dt.date | None) -> _Stated:
     out: _Stated = {}
     if not periods:
         return out
-    figures = [f for f in figures_in(text) if not f.percent and not _a_year(f)]
-    places = _places(text, figures)
+    figures = [f for f in figures_in(text) if not f.percent and not a_year(f)]
+    places = places_of(text, figures)
     inside = {at for at in places if any(start <= at < end for start, end, _ in periods)}
     starts = [(start, key) for start, _, key in periods]
     before = has_cjk(text)
     for figure, at in zip(figures, places, strict=True):
-        period = None if at in inside else _aside(text, at + len(figure.text), starts) or \
-            _period_of(at, starts, [p for p in places if p != at and p not in inside], before)
+        period = None if at in inside else aside(text, at + len(figure.text), starts) or \
+            period_of(at, starts, [p for p in places if p != at and p not in inside], before)
         if period is None:
             continue
         for unit in {figure.unit or _magnitude(figure), _magnitude(figure)}:
@@ -200,41 +199,10 @@ def _stated(text: str, published: dt.date | None) -> _Stated:
     return out
 
 
-def _aside(text: str, end: int, starts: list[tuple[int, str]]) -> str | None:
-    """The period a bracket right after a figure names ("低点为7.20万元/吨（2025年11月中旬）"):
-    the figure's own, wherever other periods stand."""
-    bracket = _ASIDE.match(text, end)
-    if bracket is None:
-        return None
-    return next((key for p, key in starts if bracket.end() <= p <= bracket.end() + 1), None)
-
-
-def _places(text: str, figures: list[Figure]) -> list[int]:
-    """Where each figure is written, in order (a number written twice is found twice)."""
-    places, start = [], 0
-    for figure in figures:
-        at = text.find(figure.text, start)
-        places.append(at)
-        start = at + len(figure.text) if at >= 0 else start
-    return places
-
-
-def _period_of(at: int, named: list[tuple[int, str]], others: list[int], before: bool
-               ) -> str | None:
-    """The period named nearest to a figure with no other figure between them: in "fell to
-    474,000 units from 515,000 in Q1 2025" the quarter is the 515,000's, and the 474,000 takes
-    the period named before it. With `before`, only a period named before the figure: in
-    "细羊毛均价为5.10万元/吨，同比（2025年10月为4.80万元/吨）" the month is the 4.80's."""
-    clear = [(p, key) for p, key in named
-             if not any(min(p, at) < o < max(p, at) for o in others)]
-    if before:
-        earlier = [(p, key) for p, key in clear if p < at]
-        return max(earlier)[1] if earlier else None
-    return min(clear or named, key=lambda p: abs(p[0] - at))[1]
-
-
-def _a_year(figure: Figure) -> bool:
-    return not figure.unit and len(figure.value) == 4 and figure.value.startswith(("19", "20"))
+def unit_of(figure: Figure) -> str:
+    """What a figure is compared in: its unit, else its magnitude word in brackets
+    ("(million)"), else "(none)"."""
+    return figure.unit or _magnitude(figure)
 
 
 def _magnitude(figure: Figure) -> str:
@@ -250,7 +218,14 @@ _CAPITALISED = re.compile(rf"\b{_WORD}(?: {_WORD})*")
 _POSSESSIVE = re.compile(r"['’]s$")
 
 
-def _same_subject(a: Said, b: Said) -> bool:
+def same_measure(a: Said, b: Said) -> bool:
+    """Whether two sentences of two sources speak of one thing, as the detector compares
+    them: most of the words of one in the other, and the same names (places, bodies)."""
+    return max(_topic(a.text, b.text), _topic(b.text, a.text)) >= SAME_TOPIC and \
+        same_subject(a, b)
+
+
+def same_subject(a: Said, b: Said) -> bool:
     """Two sentences about one thing. Two Chinese sentences that name things name at least
     one in common (besides a price or an average, which every line names): one product's
     average and another product's fee in one month are no disagreement, a fee and its
@@ -265,14 +240,14 @@ def _same_names(a: Said, b: Said) -> bool:
     """Two sentences that name places or bodies (not their own publishers) name one in
     common: one firm's capacity and another's, or a country's total and another country's,
     in one quarter are no disagreement (issue 25)."""
-    mine, theirs = _names(a), _names(b)
+    mine, theirs = names_in(a), names_in(b)
     if not (mine and theirs):
         return True
     return any(n in b.text.casefold() for n in mine) or any(
         n in a.text.casefold() for n in theirs)
 
 
-def _names(line: Said) -> set[str]:
+def names_in(line: Said) -> set[str]:
     """The names a sentence gives: its runs of capitalised words ("Eastwick Port", its first
     word included, leading function words and a possessive's "'s" left off), not its
     publisher's name where the sentence writes that name whole: "the Norland Wool Authority
@@ -301,7 +276,7 @@ def _by_unit(text: str) -> dict[str, list[Figure]]:
     units: dict[str, list[Figure]] = {}
     for figure in figures_in(text):
         unit = figure.unit or _magnitude(figure)
-        if not figure.percent and not _a_year(figure) and unit != "(none)":
+        if not figure.percent and not a_year(figure) and unit != "(none)":
             units.setdefault(unit, []).append(figure)
     return units
 

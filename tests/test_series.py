@@ -1,0 +1,76 @@
+"""Which dated series an answer part can chart (issue 30): at least three values of one
+measure, each for its own period, in one unit, read from the part's kept evidence with the
+figure and period grammar; never from one value, mixed units, places or grains, spans, or a
+figure the evidence does not state. Over the sample corpus's own pages, and over small ones."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from research_core.loop.evidence import Evidence
+from research_core.loop.series import series_of
+from research_core.search.corpus import CorpusBackend, sample_corpus_dir
+
+ABOUT = "How did heat pump sales move in 2026?"
+
+
+def item(source_id: str, text: str, published: dt.date = dt.date(2026, 10, 20),
+         credibility: float = 0.65, publisher: str = "") -> Evidence:
+    return Evidence(f"E{abs(hash(source_id)) % 1000}", "N1", "q1", source_id, source_id.title(),
+                    f"https://{source_id}.example/", published, "news",
+                    publisher or source_id.title(), text, 0.9, credibility, 1.0, 0.9, "", True)
+
+
+async def test_the_sample_corpus_gives_the_quarterly_sales_series_stated_in_its_pages() -> None:
+    corpus = CorpusBackend.from_folder(sample_corpus_dir())
+    items = [item(sid, await corpus.read_body(sid) or "", credibility=c)
+             for sid, c in (("chpa-autumn-market-report-2026", 0.85),
+                            ("eurobuild-daily-september-2026-sales", 0.65))]
+    found = series_of(items, ABOUT)
+    assert found is not None
+    assert (found.unit, found.grain) == ("units", "quarter")
+    assert [(p.label, p.written) for p in found.points] == [
+        ("Q1 2025", "515,000"), ("Q1 2026", "474,000"), ("Q2 2026", "571,000"),
+        ("Q3 2026", "548,000")]
+    texts = {e.source_id: e.text for e in items}
+    assert all(p.written in texts[p.source_id] for p in found.points)  # as the page says it
+    described = found.describe({e.source_id: e.title for e in items})
+    assert "Q1 2025: 515,000; Q1 2026: 474,000" in described
+    assert "Chpa-Autumn-Market-Report-2026" in described  # the sources, by title
+
+
+def test_no_series_from_too_few_values_mixed_units_or_places() -> None:
+    one = item("a", "Sales reached 214,000 units in September 2026.")
+    assert series_of([one], ABOUT) is None
+    two = item("b", "Sales reached 190,400 units in September 2025 and 222,000 units in "
+                    "October 2026.")
+    assert series_of([one, two], ABOUT) is not None  # three months of one measure
+    euros = item("c", "Sales reached 214,000 euros in August 2026.")
+    assert series_of([one, euros], ABOUT) is None  # units and euros
+    places = [item("d", "Vestmark heat pump sales were 18,400 units in Q1 2026."),
+              item("e", "Lunesse heat pump sales were 20,100 units in Q2 2026."),
+              item("f", "Kordavia heat pump sales were 22,800 units in Q3 2026.")]
+    assert series_of(places, ABOUT) is None  # three places, one value each
+    grains = [one, item("g", "Heat pump sales were 571,000 units in Q2 2026."),
+              item("h", "Heat pump sales were 1.2 million units in H1 2026.")]
+    assert series_of(grains, ABOUT) is None  # a month, a quarter and a half
+
+
+def test_spans_and_dates_are_no_values_of_a_period() -> None:
+    texts = [
+        "Sales were 2.245 million units for the twelve months from November 2025 to October "
+        "2026, up from 2.134 million.",
+        "Figures released on 21 April show 474,000 units sold in Q1 2026.",
+        "The grant has been in force since 1 April 2026; sales were 571,000 units in Q2 2026.",
+    ]
+    found = series_of([item(f"s{i}", t) for i, t in enumerate(texts)], ABOUT)
+    assert found is None  # two quarters only: the span's totals and the days are not values
+
+
+def test_a_list_of_figures_each_said_for_its_period_is_a_series() -> None:
+    listed = item("l", "Heat pump sales were 515,000 units in Q1 2025, 474,000 units in Q1 "
+                       "2026 and 571,000 units in Q2 2026.")
+    found = series_of([listed], ABOUT)
+    assert found is not None
+    assert [(p.label, p.written) for p in found.points] == [
+        ("Q1 2025", "515,000"), ("Q1 2026", "474,000"), ("Q2 2026", "571,000")]
