@@ -7,6 +7,7 @@ line shows a secret; a dependency that hangs costs its time limit, not the comma
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import sys
 import time
@@ -224,8 +225,9 @@ async def test_the_command_exits_0_when_healthy_and_1_with_a_dead_redis(
 async def test_each_mcp_server_is_started_and_a_dead_one_named(healthy: dict[str, str]) -> None:
     """Every server of RED_MCP_SERVERS gets its own line; one whose command cannot start is
     the failing one, and the working one lists the tool it is searched with."""
-    servers = ('[{"name": "wiki", "command": ["%s", "-m", "tests.mcp_wiki_server"]},'
-               ' {"name": "gone", "command": ["/nonexistent/mcp-server"]}]' % sys.executable)
+    servers = json.dumps([{"name": "wiki", "command": [sys.executable, "-m",
+                                                       "tests.mcp_wiki_server"]},
+                          {"name": "gone", "command": ["/nonexistent/mcp-server"]}])
     status, said = await checked({**healthy, "RED_SEARCH_BACKENDS": "corpus,mcp",
                                   "RED_MCP_SERVERS": servers}, limit_s=30)
     assert status == 1
