@@ -45,7 +45,7 @@ PACED = ("chat.postMessage", "chat.startStream")  # each posts a message to a ch
 # The bot scopes the app was installed with (manifest.yml's): like Slack, every answer to a
 # known token says them in its X-OAuth-Scopes header (`redsearch doctor` reads them).
 GRANTED_SCOPES = ("app_mentions:read", "chat:write", "channels:history", "groups:history",
-                  "im:history", "assistant:write", "commands")
+                  "im:history", "assistant:write", "commands", "files:write")
 
 
 class FakeSlack:

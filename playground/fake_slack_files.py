@@ -11,13 +11,12 @@ playground serves an image's bytes at `/files/<file id>`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from playground.fake_slack_messages import JSON, SlackError
+from playground.fake_slack_messages import JSON, SlackError, json_argument
 
 if TYPE_CHECKING:
     from playground.fake_slack import FakeSlack
@@ -119,7 +118,7 @@ class FakeFiles:
         return web.Response(body=found.content, content_type=kind)
 
     def complete(self, params: JSON) -> JSON:
-        listed = _json(params.get("files"))
+        listed = json_argument(params.get("files"), "files")
         if not isinstance(listed, list) or not 1 <= len(listed) <= FILES_PER_CALL:
             raise SlackError("invalid_arguments", f"files: 1 to {FILES_PER_CALL} objects")
         done = [self._completed(entry) for entry in listed]
@@ -172,11 +171,3 @@ class FakeFiles:
             if found is None or found.deleted or not found.completed or not found.is_image:
                 raise SlackError("invalid_blocks", "downloading image failed")
 
-
-def _json(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise SlackError("invalid_arguments", "files is not valid JSON") from exc
-    return value

@@ -32,6 +32,17 @@ class SlackError(Exception):
         return body
 
 
+def json_argument(value: Any, name: str) -> Any:
+    """An argument Slack takes as JSON text (or already decoded), as Slack refuses one that is
+    not valid JSON."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise SlackError("invalid_arguments", f"{name} is not valid JSON") from exc
+    return value
+
+
 @dataclass
 class Stream:
     """A message being streamed (chat.startStream): it takes appends until it is stopped, or

@@ -15,10 +15,10 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from playground.fake_slack_blocks import check_view_blocks
-from playground.fake_slack_messages import JSON, TEAM_ID, Change, SlackError
+from playground.fake_slack_messages import JSON, TEAM_ID, Change, SlackError, json_argument
 
 if TYPE_CHECKING:
     from playground.fake_slack import FakeSlack
@@ -106,7 +106,7 @@ class FakeSurfaces:
 
     def set_prompts(self, params: JSON) -> JSON:
         channel, thread_ts = _where(params)
-        prompts = _json(params.get("prompts"))
+        prompts = json_argument(params.get("prompts"), "prompts")
         if not isinstance(prompts, list) or not 1 <= len(prompts) <= PROMPTS_MAX or not all(
                 isinstance(p, dict) and isinstance(p.get("title"), str) and p["title"]
                 and isinstance(p.get("message"), str) and p["message"] for p in prompts):
@@ -134,7 +134,7 @@ class FakeSurfaces:
         user = str(params.get("user_id") or "")
         if not user:
             raise SlackError("invalid_arguments", "user_id is required")
-        view = _json(params.get("view"))
+        view = json_argument(params.get("view"), "view")
         if not isinstance(view, dict) or view.get("type") != "home":
             raise SlackError("invalid_arguments", "view must be an object of type home")
         blocks = view.get("blocks")
@@ -162,7 +162,7 @@ class FakeSurfaces:
         user = self.triggers.pop(str(params.get("trigger_id") or ""), None)
         if user is None:
             raise SlackError("invalid_trigger_id")
-        view = _json(params.get("view"))
+        view = json_argument(params.get("view"), "view")
         if not isinstance(view, dict) or view.get("type") != "modal":
             raise SlackError("invalid_arguments", "view must be an object of type modal")
         title = view.get("title")
@@ -236,14 +236,6 @@ def _where(params: JSON) -> tuple[str, str]:
         raise SlackError("invalid_arguments", "channel_id and thread_ts are required")
     return channel, thread_ts
 
-
-def _json(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise SlackError("invalid_arguments", "not valid JSON") from exc
-    return value
 
 
 def _view_id(user: str) -> str:
