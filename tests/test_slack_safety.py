@@ -26,7 +26,7 @@ from tests.engine_run import Serve, run_engine
 from tests.fakes.web_server import Doc, FakeWeb, article
 from tests.scripted import Script
 from tests.test_web_engine import SALES, web_backend
-from workers.answer_blocks import answer_blocks
+from workers.answer_blocks import answer_blocks, sources_context
 from workers.plan_blocks import url_source
 from workers.slack_publisher import SlackPublisher, part_blocks
 
@@ -226,3 +226,15 @@ def test_a_look_alike_host_is_shown_in_its_ascii_form() -> None:
     lookalike = "https://xn--lack-f9d.com/signin"  # ѕlack.com with a Cyrillic ѕ
     assert link(lookalike, "slack.com") == f"<{lookalike}|xn--lack-f9d.com>"
     assert link(EVIL, EVIL) == f"<{EVIL}|{EVIL}>"  # the link's own URL is an honest label
+
+
+def test_a_source_whose_address_is_no_web_link_shows_its_name_and_address() -> None:
+    """An MCP server's resource (`wiki://…`) cannot be a Slack link: the sources line names it
+    by its title, its server and its URI, as text, never by the bare id the run gave it."""
+    described = {"mcp-wiki-1": ("wiki://bakery/ovens", "Oven care, wiki"),
+                 "web-1": ("https://news.example/ovens", "Oven news")}
+    line = sources_context(["mcp-wiki-1", "web-1"],
+                           describe=described.get)["elements"][0]["text"]
+    assert "Oven care, wiki (wiki://bakery/ovens)" in line and "mcp-wiki-1" not in line
+    assert "<https://news.example/ovens|Oven news>" in line
+    assert "<wiki://" not in line

@@ -48,10 +48,12 @@ def split_text(text: str, limit: int = SECTION_LIMIT) -> list[str]:
 
 def source_label(source: str, describe: Describe | None = None) -> str:
     """A source as the context line shows it: a link the bot built when it is (or, through
-    `describe`, names) a URL it validated, else escaped text."""
+    `describe`, names) a URL it validated, else escaped text; a described source whose
+    address is no web link (an MCP server's `wiki://…` resource) shows its name and address."""
     known = describe(source) if describe else None
     if known is not None:
-        return link(known[0], known[1] or source) or escape(source)
+        url, label = known
+        return link(url, label or source) or escape(f"{label or source} ({url})")
     return link(source) or escape(source)
 
 

@@ -28,10 +28,15 @@ log = logging.getLogger(__name__)
 
 
 def name_sources(state: RunState, publisher: SlackPublisher) -> None:
-    """Answer parts name their sources by id; the context line links each to its page."""
+    """Answer parts name their sources by id; the context line links each to its page (an
+    MCP server's resource, which is no web page: its title, server and URI)."""
     def describe(source_id: str) -> tuple[str, str] | None:
         found = next((e for e in state.evidence if e.source_id == source_id and e.url), None)
-        return (found.url, found.title or found.publisher) if found else None
+        if found is None:
+            return None
+        web = found.url.startswith(("http://", "https://"))
+        label = found.title if web or not found.publisher else f"{found.title}, {found.publisher}"
+        return found.url, label or found.publisher
 
     publisher.describe = describe
 
