@@ -222,3 +222,13 @@ def test_a_name_that_opens_the_question_is_known_when_the_sources_write_it_as_a_
                   "Nelson exports")]
     question = "Otago sold more cherries in Q1 but earned less. Break it down."
     assert {ln.source_id for ln in on_names(question, pool)} == {"otago-1", "otago-2"}
+
+
+async def test_a_facet_the_plan_would_refuse_takes_no_clauses_place() -> None:
+    """The split keeps room for what the sources are about only where the plan would take it
+    (the vetting that every sub-question passes): a facet it would refuse as unrelated cost a
+    comparison its "what's the gap now" clause."""
+    question = "How did Otago apple and pear prices move this year?"
+    facets = ["Otago apple prices, October 2026", "Ten tips for a tidy garden shed"]
+    kept = await decomposition.related(similarity(), question, facets, EngineSettings())
+    assert kept == ["Otago apple prices, October 2026"]

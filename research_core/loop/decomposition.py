@@ -48,8 +48,20 @@ async def split(similarity: Similarity, question: str, hits: list[SearchHit], li
     if len(own) < 2 and subquestions.is_part(c.topic, question) and c.topic not in own:
         own.insert(0, subquestions.as_question(c.topic))
     room = max(limit - len(own), 1 if hits else 0, 2 - len(own))
-    about = await facets_of(similarity, question, hits, own, room, cfg, as_of)
+    about = await related(similarity, question,
+                          await facets_of(similarity, question, hits, own, room, cfg, as_of), cfg)
     return subquestions.as_subquestions([*own[: limit - min(room, len(about))], *about], limit)
+
+
+async def related(similarity: Similarity, question: str, facets: list[str],
+                  cfg: EngineSettings) -> list[str]:
+    """The facets the plan would take (`judgement.vet_subquestions` holds every sub-question
+    to the same test): one it would refuse takes no clause's place in the split."""
+    if not facets:
+        return []
+    row = (await similarity.matrix([question], facets))[0]
+    return [f for f, sim in zip(facets, row, strict=True)
+            if sim >= scaled(cfg.related_similarity, question, f)]
 
 
 async def coordinated(similarity: Similarity, clause: str, texts: list[str]) -> list[str]:
