@@ -16,6 +16,7 @@ class Block:
     header: str
     lines: list[str] = field(default_factory=list)
     whole: bool = False
+    per_round: int = 1  # lines given out each round (the item list: what was asked item by item)
 
 
 def fit(blocks: list[Block], budget: int) -> str:
@@ -25,15 +26,17 @@ def fit(blocks: list[Block], budget: int) -> str:
     used = 0
     for rank in range(max((len(b.lines) for b in blocks), default=0)):
         for i, block in enumerate(blocks):
-            if rank >= len(block.lines) or taken[i] < rank or (block.whole and rank):
-                continue
-            more = block.lines if block.whole else [block.lines[rank]]
-            cost = sum(len(line) + 1 for line in more)
-            cost += len(block.header) + 2 if taken[i] == 0 and block.header else 0
-            if used + cost > budget:
-                continue
-            used += cost
-            taken[i] = len(more) if block.whole else taken[i] + 1
+            for turn in range(1 if block.whole else block.per_round):
+                at = rank * block.per_round + turn
+                if at >= len(block.lines) or taken[i] < at or (block.whole and rank):
+                    break
+                more = block.lines if block.whole else [block.lines[at]]
+                cost = sum(len(line) + 1 for line in more)
+                cost += len(block.header) + 2 if taken[i] == 0 and block.header else 0
+                if used + cost > budget:
+                    break
+                used += cost
+                taken[i] = len(more) if block.whole else taken[i] + 1
     return render(blocks, taken)
 
 

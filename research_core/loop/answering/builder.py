@@ -40,6 +40,7 @@ COMMON_SHARE = 0.6  # a thing more of a section's lines name than this tells non
 THINGS_MOST = 3
 MEASURED_ENOUGH = 2
 UNLISTED_MOST = 4  # lines from sources on things no list names
+ITEMS_PER_ROUND = 2  # the item list's rows answer what was asked item by item: two a round
 UNBOUNDED = 1_000_000  # no budget: every line the builder chose
 MIN_CREDIBILITY = 0.35  # company releases, SEO blogs and forums do not carry the answer
 
@@ -78,7 +79,8 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
         swings = items.asks_swings(question)
         each = await items.each(pool, listed, picker.take, swings)
         each += await _unlisted(picker, question, items.unlisted(pool, listed), swings)
-        blocks.append(Block(f"*{words['each']}*", [f"• {_cited(ln, cite)}" for ln in each]))
+        blocks.append(Block(f"*{words['each']}*", [f"• {_cited(ln, cite)}" for ln in each],
+                            per_round=ITEMS_PER_ROUND))
     unanswered, reasons_given = [], False
     on_topic = _on_point(question, pool, len(pool))
     told = set(said)
