@@ -103,9 +103,28 @@ class SentinelCluster:
         self.processes["primary"].wait()
 
     async def wait_failover(self) -> None:
+        """Until every sentinel names the replica and the replica says it is the primary: one
+        sentinel naming it is not enough, a client may ask another that has not heard yet."""
         async def promoted() -> bool:
-            return await self.primary_port_now() == self.replica_port
+            named = [await self._named_by(port) for port in self.sentinel_ports]
+            return named == [self.replica_port] * len(named) and await self._replica_leads()
         await self._until(promoted, "the replica's promotion")
+
+    async def _named_by(self, port: int) -> int | None:
+        sentinel = aioredis.Redis(port=port)
+        try:
+            _, found = await sentinel.execute_command(  # type: ignore[no-untyped-call]
+                "SENTINEL", "GET-MASTER-ADDR-BY-NAME", SERVICE)
+            return int(found)
+        finally:
+            await sentinel.aclose()
+
+    async def _replica_leads(self) -> bool:
+        replica = aioredis.Redis(port=self.replica_port)
+        try:
+            return (await replica.info("replication")).get("role") == "master"
+        finally:
+            await replica.aclose()
 
     @staticmethod
     async def _until(check: Callable[[], Awaitable[bool]], what: str) -> None:

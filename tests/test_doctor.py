@@ -109,7 +109,8 @@ async def test_with_sentinel_the_primary_the_sentinels_name_is_shown(
         await cluster.wait_failover()
         status, said = await checked({**healthy, "REDIS_URL": cluster.url})
         [line] = [s for s in said if s[5:].startswith("redis")]
-        assert status == 0 and f"name 127.0.0.1:{cluster.replica_port} primary" in line
+        assert status == 0, "\n".join(said)
+        assert f"name 127.0.0.1:{cluster.replica_port} primary" in line
 
 
 async def test_a_wrong_database_url_is_the_one_failing_line(healthy: dict[str, str]) -> None:
