@@ -122,7 +122,8 @@ class SentinelCluster:
     async def _replica_leads(self) -> bool:
         replica = aioredis.Redis(port=self.replica_port)
         try:
-            return (await replica.info("replication")).get("role") == "master"
+            role: str = (await replica.info("replication")).get("role", "")
+            return role == "master"
         finally:
             await replica.aclose()
 
