@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from dataclasses import replace
 
-from research_core.loop import subquestions
+from research_core.loop import judgement, subquestions
 from research_core.loop.answering.coverage import known_names, names_any
 from research_core.loop.evidence import combined_score, credibility, recency
 from research_core.loop.judgement import scaled
@@ -59,7 +59,7 @@ async def related(similarity: Similarity, question: str, facets: list[str],
     to the same test): one it would refuse takes no clause's place in the split."""
     if not facets:
         return []
-    row = (await similarity.matrix([question], facets))[0]
+    row = await judgement.relatedness(similarity, question, facets)
     return [f for f, sim in zip(facets, row, strict=True)
             if sim >= scaled(cfg.related_similarity, question, f)]
 

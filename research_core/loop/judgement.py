@@ -14,7 +14,9 @@ word alone. Each override is logged with both values.
 - New sub-questions (decomposition and reflection alike): real text, not a duplicate of a
   question already in the tree, and related to the root question: similarity at least
   `related_similarity` (0.3; genuine English sub-questions score 0.5–0.75, unrelated ones
-  0.1–0.28).
+  0.1–0.28). Related to the question means to the whole of it or to its main clause: a long
+  request ("Please report A and describe B, including C, with sources") dilutes the whole
+  below the threshold for the very source that answers A (0.27 against 0.41 for the clause).
 Both thresholds are for English pairs. The similarity of a Chinese pair is half bigram overlap
 (`research_core.models.embeddings.blend`), which scores a long, chatty Chinese question's genuine
 sub-questions at only 0.15–0.3, so a threshold shrinks by the same weight for such a pair.
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from research_core.loop import subquestions
 from research_core.loop.evidence import Evidence
 from research_core.models.embeddings import CJK_LEXICAL_WEIGHT, cjk_share
 from research_core.models.schemas import HitScore, SubQuestion
@@ -102,8 +105,7 @@ async def vet_subquestions(similarity: Similarity, root: str, candidates: list[S
                            taken: set[str], cfg: EngineSettings) -> Vetted:
     """Candidates that are real, new and related to the root question, in order."""
     seen = {_norm(t) for t in taken}
-    related = (await similarity.matrix([root], [c.question for c in candidates]))[0] \
-        if candidates else []
+    related = await relatedness(similarity, root, [c.question for c in candidates])
     accepted: list[SubQuestion] = []
     rejected: list[tuple[str, str]] = []
     for candidate, sim in zip(candidates, related, strict=True):
@@ -114,6 +116,17 @@ async def vet_subquestions(similarity: Similarity, root: str, candidates: list[S
             accepted.append(candidate)
             seen.add(_norm(candidate.question))
     return Vetted(accepted, rejected)
+
+
+async def relatedness(similarity: Similarity, root: str, texts: list[str]) -> list[float]:
+    """Each text's similarity to the root question: to the whole or to its main clause (the
+    one that names the most, `subquestions.clauses`), whichever is closer."""
+    if not texts:
+        return []
+    topic = subquestions.clauses(root).topic
+    roots = [root, topic] if subquestions.is_part(topic, root) else [root]
+    rows = await similarity.matrix(roots, texts)
+    return [max(column) for column in zip(*rows, strict=True)]
 
 
 def real_subquestion(question: str, value: float) -> SubQuestion | str:
