@@ -9,7 +9,7 @@ import datetime as dt
 from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery
 from research_core.delivery.publishers import MemoryPublisher
-from research_core.loop import decomposition, gaps, subquestions
+from research_core.loop import decomposition, gaps, judgement, subquestions
 from research_core.loop.answering.coverage import names_in, not_found
 from research_core.loop.answering.pool import Line
 from research_core.loop.answering.subject import on_names, on_subject
@@ -232,3 +232,46 @@ async def test_a_facet_the_plan_would_refuse_takes_no_clauses_place() -> None:
     facets = ["Otago apple prices, October 2026", "Ten tips for a tidy garden shed"]
     kept = await decomposition.related(similarity(), question, facets, EngineSettings())
     assert kept == ["Otago apple prices, October 2026"]
+
+
+async def test_a_source_that_answers_the_main_clause_is_related_to_a_long_request() -> None:
+    """A long request dilutes the whole question: its filler ("please report … and describe …,
+    with sources") leaves the census that answers its main clause below the plan's threshold
+    against the whole. Related is to the whole or to its main clause."""
+    question = ("Please report Vestland's most recent quarterly registered beehive count and "
+                "describe its development over the past year, including year-on-year and "
+                "quarter-on-quarter changes, with sources and a short note on method.")
+    facet = "Vestland beehive census, third quarter 2026"
+    whole = (await similarity().matrix([question], [facet]))[0][0]
+    [related] = await judgement.relatedness(similarity(), question, [facet])
+    assert related > whole
+    kept = await decomposition.related(similarity(), question,
+                                       [facet, "Ten tips for a tidy garden shed"],
+                                       EngineSettings())
+    assert kept == [facet]
+
+
+def test_names_set_off_by_a_dash_are_the_things_and_a_measure_list_is_not() -> None:
+    question = ("Can someone give me the county-by-county picture for Vestland's apiaries in Q3 "
+                "— Norby, Eastmark, Kilde: hives, y/y and how many colonies were lost? "
+                "numbers + sources pls")
+    c = subquestions.clauses(question)
+    assert c.things == ["Norby", "Eastmark", "Kilde"]
+    assert "hives" in c.asks and "Norby" not in c.asks
+    texts = subquestions.compose(c, question)
+    assert [t.split(":")[0] for t in texts[:3]] == ["Norby", "Eastmark", "Kilde"]
+    assert subquestions.clauses("Vestland honey — prices, yields: how did 2026 go?").things == []
+
+
+def test_a_clause_that_asks_is_the_topic_before_a_greeting() -> None:
+    c = subquestions.clauses("hey — quick one: how did honey sell in 2026?")
+    assert c.topic == "how did honey sell in 2026"
+
+
+def test_and_before_a_verb_and_its_object_opens_a_clause_and_a_gapped_side_does_not() -> None:
+    c = subquestions.clauses("Please report Vestland's latest hive count and describe its "
+                             "development over the past year, with sources.")
+    assert c.asks[:2] == ["Please report Vestland's latest hive count",
+                          "describe its development over the past year"]
+    c = subquestions.clauses("over the year Gala went one way and Packham the other — why?")
+    assert c.topic == "over the year Gala went one way and Packham the other"

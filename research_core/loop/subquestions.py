@@ -33,11 +33,20 @@ _MENTION = re.compile(r"<[@#!][^>]*>|(?<!\w)@\S+")
 _SENTENCE = re.compile(r"(?<=[?？!！。；;])\s*|\n+|(?<=[a-z0-9)]\.)\s+(?=[A-Z])")
 _HEAD = re.compile(r"[:：]\s*(?!\d)")
 _CLAUSE = re.compile(r"\s*(?:[,，;；]|\s[—–-]+\s|—+)\s*(?:and\s+|以及|并且?|还有)?|"
-                     r"\s+and\s+(?=(?:how|what|why|which|who|when|where|whether)\b)", re.I)
+                     r"\s+and\s+(?=(?:how|what|why|which|who|when|where|whether)\b)|"
+                     # "… and describe its development …": a verb, a determiner and two words
+                     # more open a clause of their own ("and B the other" does not; English
+                     # grammar words, no field's vocabulary)
+                     r"\s+and\s+(?=(?-i:[a-z]+)\s+(?:its|their|the|a|an|this|these|those|his|her|"
+                     r"our|your|how|why|what|which|whether)(?:\s+[\w'-]+){2})", re.I)
 _BRACKET = re.compile(r"[()（）]")
 _GROUP = re.compile(r"[（(]([^()（）]{3,80})[)）]")
 _LIST_SEP = re.compile(r"\s*(?:,|，|、|/)\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\.?|versus)\s+|"
                        r"\s*(?:和|与|及|对比|以及)\s*", re.I)
+# A list set off by a dash or a colon ("… ports in Q3 — North, Central, South: throughput"):
+# the group, and what ends it (kept, so the clauses around it stay apart).
+_SET_OFF = re.compile(r"(?:\s[—–-]+\s|—+|[:：])\s*(?P<group>[^—–:：?？()（）]{3,80}?)"
+                      r"(?P<end>\s*(?:\s[—–-]+\s|—+|[:：?？]|$))")
 _VERSUS = re.compile(r"\s+(?:vs\.?|versus)\s+", re.I)
 _PAIR = re.compile(r"^(?P<a>[^,，:：]{2,40}?)\s*(?:\band\b|和|与|及)\s*(?P<b>[^,，:：]{2,40}?)"
                    r"(?=\s+(?:went|have|has|had|are|were|did|do|rose|fell|moved|diverged)\b|"
@@ -86,7 +95,8 @@ def compose(c: Clauses, question: str) -> list[str]:
 def clauses(question: str) -> Clauses:
     """The question cut into the clauses that say something (a listed group of things is
     taken out first, so that its commas cut nothing). Its topic is the clause that names the
-    most, a clause of a sentence that asks ("…?") first; a clause that names nothing is kept
+    most, a clause of a sentence that asks ("…?") first, then one that names the listed
+    things, then one that asks ("how …", not "hey"); a clause that names nothing is kept
     only where it asks ("Why, and how big is it now?")."""
     text = without_mentions(question)
     things, text = _listed(text)
@@ -102,6 +112,7 @@ def clauses(question: str) -> Clauses:
         return Clauses(text, [], things)
     named = [p for p, _ in said]
     topic = max(said, key=lambda pa: (pa[1] and _naming(pa[0]) >= 2, _naming(pa[0]),
+                                      _names_all(pa[0], things), asks(pa[0]),
                                       -named.index(pa[0])))[0]
     return Clauses(topic, list(dict.fromkeys(named)), things or _pair(topic))
 
@@ -132,11 +143,27 @@ def _listed(text: str) -> tuple[list[str], str]:
         items = _items(group)
         if len(items) >= 2 and not names_period(group):
             return items, " ".join((text[:match.start()] + text[match.end():]).split())
+    for match in _SET_OFF.finditer(text):
+        items = _items(match.group("group"))
+        if len(items) >= 2 and all(_named(i) for i in items) and \
+                not _VERSUS.search(match.group("group")):  # sides, named where they stand
+            return items, " ".join((text[:match.start()] + match.group("end") +
+                                    text[match.end():]).split())
     sides = _VERSUS.split(_HEAD.split(_SENTENCE.split(text)[0])[0])
     if len(sides) == 2:
         left, right = _last_words(sides[0]), _first_words(sides[1])
         return ([left, right] if left and right else []), text
     return [], text
+def _names_all(clause: str, things: list[str]) -> bool:
+    return bool(things) and all(t in clause for t in things)
+
+
+def _named(item: str) -> bool:
+    """An English list item that is a name: each of its words capitalised ("North", "Firm
+    A"); a list of measures ("throughput, y/y") is asked of the things, not about them."""
+    return not has_cjk(item) and all(w[:1].isupper() for w in item.split())
+
+
 def _pair(topic: str) -> list[str]:
     """"X and Y went …" / "X和Y的…": the things a topic clause begins with."""
     if has_cjk(topic):
@@ -188,8 +215,8 @@ def _short(item: str) -> bool:
 
 
 def _last_words(text: str) -> str:
-    words = text.split()
-    return " ".join(words[-2:]) if len(words) > 2 else text.strip()
+    words = re.split(r"[—–:：,，;；]|\s-\s", text)[-1].split()  # after a clause's end
+    return " ".join(words[-2:])
 
 
 def _first_words(text: str) -> str:
