@@ -331,6 +331,14 @@ def test_two_products_moving_apart_in_one_sentence_are_no_disagreement() -> None
         "million from the culture office and 3.18 million from the libraries council.")])
     assert len(conflicts.documented(announced)) == 1
     assert len(conflicts.documented(two_sources)) == 1
+    attributed = lines_of([_evidence(
+        4, "N1", "wool", "official_statistics", "2026-10-20",
+        "受寒潮影响，羊毛平均收购价由上年同期的每公斤31元升至38元（统计局口径）。")])
+    assert conflicts.documented(attributed) == []  # "口径" says whose measure, not a dispute
+    disputed = lines_of([_evidence(
+        5, "N1", "wool", "research_report", "2026-10-21",
+        "两组数据口径不一致：协会统计羊毛产量为3.1万吨，海关统计为2.8万吨。")])
+    assert len(conflicts.documented(disputed)) == 1
 
 
 def test_figures_far_apart_measure_different_things_not_a_disagreement() -> None:

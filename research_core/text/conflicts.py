@@ -306,7 +306,7 @@ def _explained(d: Disagreement[S], lines: Sequence[S]) -> Disagreement[S]:
 
 _SAYS = r"(?:reported|reports|estimated|estimates|gives|gave|puts|put|counts|counted)"
 CUE = re.compile(r"differ|different figures|two (?:figures|numbers)|disagree|discrepan|reconcil|"
-                 r"revis|correct|两个数|两组数|whereas|不一致|分歧|差异|口径|更正|修正|下修|上修|"
+                 r"revis|correct|两个数|两组数|whereas|不一致|分歧|差异|更正|修正|下修|上修|"
                  rf"\b{_SAYS}\b[^;]*\bwhile\b[^;]*\b{_SAYS}\b", re.I)
 
 
