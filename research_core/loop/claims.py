@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from research_core.loop.evidence import Evidence
+from research_core.loop.report_evidence import facts_of
 from research_core.loop.reporter import CITATION, ClaimCheck, Report, cited_numbers
 from research_core.models.gateway import Gateway
 from research_core.models.prompts import max_tokens, render
@@ -91,7 +92,10 @@ def evidence_keys(report: Report, evidence: list[Evidence]) -> Keys:
 
 
 def quoted(report: Report, evidence: list[Evidence]) -> dict[int, list[str]]:
-    return {s.number: [e.text for e in evidence if e.source_id == s.source_id]
+    """Per source number, what the light tier is shown of its evidence: the sentences that
+    state figures (`report_evidence.facts_of`), as the reporter was shown them."""
+    return {s.number: list(dict.fromkeys(f for e in evidence if e.source_id == s.source_id
+                                         for f in facts_of(e.text)))
             for s in report.sources}
 
 

@@ -453,7 +453,7 @@ class _Research:
         report = await reporter.write_report(
             self.gateway, self.state.question, self.state.as_of,
             list(self.state.summaries.values()), kept,
-            (self.config.report_max_sources, self.config.report_max_tokens), self.similarity,
+            (self.config.report_evidence_chars, self.config.report_max_tokens), self.similarity,
             {n.id: n.question for n in self.state.tree.nodes.values()}, self.parts.read,
             reporter.Framing(self.deep, self.state.extra.unknowns), *self._parts_said())
         asked = [n.question for n in self.state.tree.nodes.values()]
