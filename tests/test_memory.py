@@ -90,8 +90,10 @@ async def test_drift_at_reflection_backtracks_and_drops_the_branch_evidence(
 
     # The embedder must agree that the branch is far from the goal: with the threshold at
     # 0.99 it agrees about anything (tests/test_model_checks.py has the default refusing).
+    # A split researches its first sub-question in the same step, so N2 ("prices") is
+    # researched at step 2: the reflection comes every 2 steps to see it.
     out = await run_engine(serve, Script(rules={"ReflectionOut": reflect}), backend, store,
-                           off_goal_similarity=0.99)
+                           off_goal_similarity=0.99, reflect_every_steps=2)
     assert out.state.log.of_kind("backtrack")
     assert out.state.tree.nodes["N2"].status == "pruned"
     branch = [e for e in out.state.evidence if e.node_id == "N2"]
