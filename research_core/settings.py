@@ -91,6 +91,9 @@ class EngineSettings:
     weight_recency: float = bounded(0.2, 0, 1)
     evidence_threshold: float = bounded(0.65, 0, 1)
     working_memory_cap: int = bounded(30, 1, 10_000)
+    # Standard: notes shorter than this are kept as the sub-question's summary, in code (a
+    # summary's answer, 320 tokens, holds about as much: nothing to compress); 0: always ask
+    summary_model_min_chars: int = bounded(1280, 0, 1_000_000)
     reflect_every_steps: int = bounded(3, 1, 10_000)
     max_children: int = bounded(4, 1, 20)
     max_depth: int = bounded(2, 0, 10)

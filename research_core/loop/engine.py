@@ -304,7 +304,7 @@ class _Research:
         node = self.state.tree.nodes[wm.node_id]
         previous = self.state.summaries.get(node.id)
         summary = await executor.summarise(self.gateway, node.id, node.question, wm.items, previous,
-                                           self.deep)
+                                           self.deep, self.config.summary_model_min_chars)
         self.state.summaries[node.id] = summary
         how = "lossless fallback" if summary.lossless_fallback else "model summary"
         self.state.log.emit("memory", f"{node.id}: {len(wm.items)} items → summary v"

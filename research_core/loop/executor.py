@@ -43,10 +43,19 @@ async def score_hits(gw: Gateway, question: str, hits: list[SearchHit],
 
 
 async def summarise(gw: Gateway, node_id: str, question: str, items: list[Evidence],
-                    previous: Summary | None, deep: bool = False) -> Summary:
+                    previous: Summary | None, deep: bool = False,
+                    model_min_chars: int = 0) -> Summary:
     """Long-term memory for a sub-question; a summary that drops a fact is redone or replaced.
-    Conflicts between its sources are recorded as such in its open doubts."""
-    summary = await _summary(gw, node_id, question, items, previous, deep)
+    Conflicts between its sources are recorded as such in its open doubts. In standard, notes
+    shorter than `model_min_chars` are kept as they are, in code: a summary of them could only
+    lose facts (deep always asks the model, which also aligns versions)."""
+    size = sum(len(e.line()) + 1 for e in items) + (len(previous.text()) if previous else 0)
+    if not deep and size < model_min_chars:
+        gw.log.emit("memory", f"{node_id}: {size} characters of notes kept as the summary, "
+                    f"no model call (under {model_min_chars})", node=node_id)
+        summary = lossless_summary(node_id, question, items, previous)
+    else:
+        summary = await _summary(gw, node_id, question, items, previous, deep)
     return with_conflicts(summary, items)
 
 
