@@ -18,11 +18,14 @@ from research_core.models.gateway import Gateway
 from research_core.models.prompts import max_tokens, render
 from research_core.models.schemas import HitScore, HitScores, MemorySummaryOut
 from research_core.protocols import SearchHit
+from research_core.text.titles import restated
 
 
 def hit_block(index: int, hit: SearchHit) -> str:
+    """A hit as the scorer sees it; its title only where the snippet does not say it."""
     date = hit.published.isoformat() if hit.published else "undated"
-    return f"#{index} {hit.title} ({hit.source_type}, {date}) {hit.snippet}"
+    title = "" if restated(hit.title, [hit.snippet]) else f"{hit.title} "
+    return f"#{index} {title}({hit.source_type}, {date}) {hit.snippet}"
 
 
 async def score_hits(gw: Gateway, question: str, hits: list[SearchHit],

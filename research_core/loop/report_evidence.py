@@ -7,7 +7,9 @@ states none gives its first sentence), each cut to `FACT_CHARS`. The facts go ro
 sources, one fact per source a round, best sources first, until `limit_chars` is spent: a
 longer run brings more sources and fewer facts each, never a longer prompt. A source none of
 whose facts fits is not numbered. The findings per sub-question (their conclusions, one line
-each) take at most `FINDINGS_SHARE` of the same budget.
+each; a summary kept as its notes has no conclusion beyond its facts, listed below) take at
+most `FINDINGS_SHARE` of the same budget. A source's title is left out where its facts
+already say what the title says.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from research_core.loop.evidence import Evidence
 from research_core.loop.memory import Summary
 from research_core.text.figures import figures_in
 from research_core.text.sentences import sentences
+from research_core.text.titles import restated
 
 FACT_CHARS = 240
 CONCLUSION_CHARS = 200
@@ -61,7 +64,7 @@ def _take(sid: str, fact: str, shown: dict[str, list[str]], left: int,
           best: Evidence) -> int:
     """Show `fact` of source `sid` if it fits in `left`; the characters left after it."""
     cost = len(INDENT) + len(fact) + 1 + (0 if sid in shown else
-                                          len(head(len(shown) + 1, best)) + 1)
+                                          len(head(len(shown) + 1, best, [fact])) + 1)
     if cost > left:
         return left
     shown.setdefault(sid, []).append(fact)
@@ -73,19 +76,23 @@ def _facts(ranked: Sequence[Evidence], source_id: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def head(number: int, e: Evidence) -> str:
-    return (f"[{number}] {e.title} ({e.publisher}, {e.source_type}, "
-            f"{e.published or 'undated'})")
+def head(number: int, e: Evidence, facts: Sequence[str] = ()) -> str:
+    """A source's line: its number, its title where its facts do not already say what the
+    title says, its publisher and date."""
+    title = "" if restated(e.title, facts) else f"{e.title} — "
+    return f"[{number}] {title}{e.publisher}, {e.published or 'undated'}"
 
 
 def block(number: int, listed: Listed) -> str:
-    return "\n".join([head(number, listed.best), *(INDENT + f for f in listed.facts)])
+    return "\n".join([head(number, listed.best, listed.facts),
+                      *(INDENT + f for f in listed.facts)])
 
 
 def findings(summaries: Sequence[Summary], unknowns: Sequence[str], limit_chars: int) -> str:
     """Per sub-question its conclusion with its open doubts, then what the findings do not
     cover, within `limit_chars` (the sub-questions that do not fit are counted)."""
-    lines = [f"- {s.question}: {_cut(s.conclusion, CONCLUSION_CHARS)}"
+    lines = [f"- {s.question}" + ("" if s.lossless_fallback else
+                                     f": {_cut(s.conclusion, CONCLUSION_CHARS)}")
              + (f" (open: {'; '.join(d[:DOUBT_CHARS] for d in s.open_doubts[:DOUBTS])})"
                 if s.open_doubts else "")
              for s in summaries]
