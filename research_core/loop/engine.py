@@ -412,7 +412,7 @@ class _Research:
         queries = await self.learner.vet(fresh, node.question)
         results = await self.search.batch(queries, window) if queries \
             else await self._asked_before(twins)
-        hits = self.admission.new_hits(node, results)
+        hits = self.admission.new_hits(node, across_languages.stating(results, across))
         node.rounds += 1
         if hits:
             found = [h for _, h in hits]
