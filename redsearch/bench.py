@@ -5,9 +5,14 @@ For every N of the sweep (default 4, 8, 16, 32) both strategies run exactly N st
 same generated corpus (`bench_corpus`, at least 5·N documents on one topic) with the same
 deterministic tier (`bench_tier`): the goal tree in standard mode, with the step limit as the
 only budget that binds and no early stop (an exhausted tree is expanded again), the baseline
-with no context limit and no answer before turn N. Then one smoke row runs the bundled GGUF
-model for every tier at one N. Every run gets a fresh SQLite database. Progress goes to
-stderr; the tables go to stdout, ending with `token ratio at N=32: X (hierarchical/monolithic)`.
+with no context limit and no final answer before turn N. Both final answers are scored on the
+corpus's facts (`bench_facets`: a country's measure in a quarter, stated right and cited to
+its document); the baseline also answers at every turn (measurement: those calls count only
+in its answer curve), so the equal-answer ratio is the goal tree's tokens over the baseline's
+to its first answer stating as many facts. Then one smoke row runs the bundled GGUF model for
+every tier at one N. Every run gets a fresh SQLite database. Progress goes to stderr; the
+tables go to stdout, ending with `token ratio at N=32: X (hierarchical/monolithic)` and
+`equal-answer ratio at N=32: Y`.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from research_core.runlog import LogEvent
 
 FINAL_PURPOSES = frozenset({"report", "mono_answer", "mono_draft"})
 DRAFT = "mono_draft"  # the baseline's answer at every turn: measured, not part of its run
+FINAL_ANSWER = "mono_answer"
 HEARTBEAT_S = 30.0
 
 
@@ -112,9 +113,9 @@ def _split_ledger(state: RunState) -> tuple[Ledger, list[LedgerEntry]]:
 
 def answer_curve(run: Sequence[LedgerEntry], drafts: Sequence[LedgerEntry],
                  answers: Answers) -> dict[int, tuple[int, int]]:
-    """Per turn with a draft: the run's tokens through that turn plus that turn's answer,
-    and the facts that answer states."""
-    through = tokens_by_step(run)
+    """Per turn with a draft: the run's tokens through that turn (its final answer left out)
+    plus that turn's answer, and the facts that answer states."""
+    through = tokens_by_step([e for e in run if e.purpose != FINAL_ANSWER])
     curve: dict[int, tuple[int, int]] = {}
     for entry, draft in zip(drafts, answers.drafts, strict=True):
         spent = sum(v for s, v in through.items() if s <= entry.step)
