@@ -113,7 +113,7 @@ class Sweep:
                                       similarity=self.similarity, exhaustive=True)
                 return Answers(await engine.run(state), self.facts)
             context = NO_CONTEXT_LIMIT if self.policy is not None else None
-            drafts: list[Report] = []
+            drafts: dict[int, Report] = {}
             agent = MonolithicAgent(settings, self.tiers, self.backend, store,
                                     context_chars=context, min_turns=n, drafts=drafts)
             return Answers(await agent.run(state), self.facts, drafts)

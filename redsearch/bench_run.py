@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,7 +85,7 @@ class Answers:
 
     report: Report
     facts: Sequence[Fact] = ()
-    drafts: Sequence[Report] = ()
+    drafts: Mapping[int, Report] = field(default_factory=dict)  # by turn
 
 
 def metrics(state: RunState, answers: Answers, strategy: str, n: int, wall_s: float,
@@ -116,11 +116,11 @@ def answer_curve(run: Sequence[LedgerEntry], drafts: Sequence[LedgerEntry],
     """Per turn with a draft: the run's tokens through that turn (its final answer left out)
     plus that turn's answer, and the facts that answer states."""
     through = tokens_by_step([e for e in run if e.purpose != FINAL_ANSWER])
+    drafted = tokens_by_step(drafts)  # a turn's answer may take a retry
     curve: dict[int, tuple[int, int]] = {}
-    for entry, draft in zip(drafts, answers.drafts, strict=True):
-        spent = sum(v for s, v in through.items() if s <= entry.step)
-        cost = spent + entry.prompt_tokens + entry.completion_tokens
-        curve[entry.step] = (cost, len(report_facets(draft, answers.facts)))
+    for turn, draft in sorted(answers.drafts.items()):
+        spent = sum(v for s, v in through.items() if s <= turn) + drafted.get(turn, 0)
+        curve[turn] = (spent, len(report_facets(draft, answers.facts)))
     return curve
 
 

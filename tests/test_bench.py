@@ -92,3 +92,20 @@ def test_an_answer_scores_the_facts_it_states_right_and_cites_to_their_document(
     assert answered(right.replace(" [1]", ""), sources, [first, second]) == set()
     unseparated = right.replace(level, level.replace(",", ""))
     assert answered(unseparated, sources, [first, second]) == {first.source_id}
+
+
+def test_a_turns_answer_that_took_a_retry_costs_both_calls() -> None:
+    from redsearch.bench_run import Answers, answer_curve
+    from research_core.loop.reporter import Report
+    from research_core.models.ledger import Ledger
+
+    ledger = Ledger({})
+    ledger.record("reporter", "m", "mono_decide", 1, (100, 10))
+    ledger.record("reporter", "m", "mono_draft", 1, (200, 20))  # unusable, retried
+    ledger.record("reporter", "m", "mono_draft", 1, (220, 30))
+    ledger.record("reporter", "m", "mono_decide", 2, (300, 10))
+    run = [e for e in ledger.entries if e.purpose != "mono_draft"]
+    drafts = [e for e in ledger.entries if e.purpose == "mono_draft"]
+    empty = Report("nothing", [], [], True)
+    curve = answer_curve(run, drafts, Answers(empty, (), {1: empty, 2: empty}))
+    assert curve == {1: (110 + 220 + 250, 0), 2: (110 + 310, 0)}  # turn 2: no call made

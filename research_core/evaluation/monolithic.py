@@ -90,9 +90,9 @@ class MonolithicAgent:
     store: Checkpointer
     context_chars: int | None = None
     min_turns: int = 0  # equal-work benchmarks: an "answer" before this turn is not taken
-    # equal-answer benchmarks: given a list, every turn ends with the answer the agent could
-    # give then (one more answer call, purpose "mono_draft"), appended here
-    drafts: list[Report] | None = None
+    # equal-answer benchmarks: given a dict, every turn ends with the answer the agent could
+    # give then (one more answer call, purpose "mono_draft"), kept here by turn
+    drafts: dict[int, Report] | None = None
 
     async def run(self, state: RunState) -> Report:
         with runlog.bound(state.log):
@@ -137,7 +137,7 @@ class _NaiveRun:
             if not await self._search(turn, action):
                 return
             if self.agent.drafts is not None:
-                self.agent.drafts.append(await self._written("mono_draft"))
+                self.agent.drafts[turn] = await self._written("mono_draft")
             await self.agent.store.save_checkpoint(self.state)
         self.state.log.emit("limit", f"step limit {self.max_turns} reached; answering")
 
