@@ -38,7 +38,7 @@ help:
 	@echo "make demo       research the sample question in the terminal (bundled corpus and model)"
 	@echo "make test       all tests (PYTEST_ARGS=... passes options to pytest)"
 	@echo "make test-fast  tests without the bundled GGUF model (-m 'not gguf')"
-	@echo "make bench      goal tree vs monolithic agent, equal N steps swept (ends: token ratio at N=32)"
+	@echo "make bench      goal tree vs monolithic agent, equal steps and equal answers, N swept (ends: both ratios at N=32)"
 	@echo "make chaos      workers on PostgreSQL under kills, a Redis restart, a DB cut, a 429 storm"
 	@echo "make soak       an hour of steady runs under kills, a Redis restart, a DB cut (SOAK_S=3600)"
 	@echo "make load       ack latency, click-to-progress and runs in flight per worker"
@@ -96,8 +96,9 @@ test-fast: $(STAMP) $(BROWSER_STAMP)
 	$(PYTEST) -m "not gguf" $(PYTEST_ARGS)
 
 # The benchmark: the goal tree against the naive monolithic agent doing equal work (exactly N
-# steps each, N = 4, 8, 16, 32) on a generated corpus with a deterministic tier, then a smoke
-# row on the bundled model; ends with "token ratio at N=32: …". BENCH_ARGS passes options,
+# steps each, N = 4, 8, 16, 32) on a generated corpus with a deterministic tier, and at equal
+# answers (facts of the corpus each answer states, cited), then a smoke row on the bundled
+# model; ends with "token ratio at N=32: …" and "equal-answer ratio at N=32: …". BENCH_ARGS passes options,
 # e.g. make bench BENCH_ARGS="--quick" (N = 2, 4, no smoke row).
 bench: $(STAMP)
 	@mkdir -p "$(RED_DATA_DIR)"

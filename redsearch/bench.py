@@ -5,9 +5,14 @@ For every N of the sweep (default 4, 8, 16, 32) both strategies run exactly N st
 same generated corpus (`bench_corpus`, at least 5·N documents on one topic) with the same
 deterministic tier (`bench_tier`): the goal tree in standard mode, with the step limit as the
 only budget that binds and no early stop (an exhausted tree is expanded again), the baseline
-with no context limit and no answer before turn N. Then one smoke row runs the bundled GGUF
-model for every tier at one N. Every run gets a fresh SQLite database. Progress goes to
-stderr; the tables go to stdout, ending with `token ratio at N=32: X (hierarchical/monolithic)`.
+with no context limit and no final answer before turn N. Both final answers are scored on the
+corpus's facts (`bench_facets`: a country's measure in a quarter, stated right and cited to
+its document); the baseline also answers at every turn (measurement: those calls count only
+in its answer curve), so the equal-answer ratio is the goal tree's tokens over the baseline's
+to its first answer stating as many facts. Then one smoke row runs the bundled GGUF model for
+every tier at one N. Every run gets a fresh SQLite database. Progress goes to stderr; the
+tables go to stdout, ending with `token ratio at N=32: X (hierarchical/monolithic)` and
+`equal-answer ratio at N=32: Y`.
 """
 
 from __future__ import annotations
@@ -23,9 +28,9 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from redsearch.bench_corpus import QUESTION, write_corpus
-from redsearch.bench_report import HIER, MONO, final_line, n_table, sweep_table
-from redsearch.bench_run import Progress, RunMetrics, db_url, metrics, scratch_db
+from redsearch.bench_corpus import QUESTION, Fact, corpus_facts, write_corpus
+from redsearch.bench_report import HIER, MONO, final_lines, n_table, sweep_table
+from redsearch.bench_run import Answers, Progress, RunMetrics, db_url, metrics, scratch_db
 from redsearch.bench_tier import BenchPolicy, PolicyServer
 from redsearch.json_output import check_writable
 from redsearch.json_output import write_json as write_json_file
@@ -72,6 +77,7 @@ class Sweep:
     tiers: Mapping[str, ModelTier]
     backend: CorpusBackend
     similarity: Similarity
+    facts: Sequence[Fact]
     policy: BenchPolicy | None = None
 
     async def pair(self, settings: Settings, n: int, label: str) -> tuple[RunMetrics,
@@ -90,39 +96,40 @@ class Sweep:
         started = time.monotonic()
         try:
             with scratch_db() as folder:
-                report = await self._run(strategy, settings, n, state, folder)
+                answers = await self._run(strategy, settings, n, state, folder)
         finally:
             beat.cancel()
-        found = metrics(state, report, strategy, n, time.monotonic() - started, label)
+        found = metrics(state, answers, strategy, n, time.monotonic() - started, label)
         say(f"[{label}N={n}/{strategy}] {found.steps} steps ({found.stop}), "
-            f"{found.total_tokens:,} tokens")
+            f"{found.total_tokens:,} tokens, {found.facets} facts answered")
         return found
 
     async def _run(self, strategy: str, settings: Settings, n: int, state: RunState,
-                   folder: str) -> Report:
+                   folder: str) -> Answers:
         store = await SqlStore.open(db_url(folder))
         try:
             if strategy == HIER:
                 engine = Engine.build(settings, self.tiers, self.backend, store,
                                       similarity=self.similarity, exhaustive=True)
-                return await engine.run(state)
+                return Answers(await engine.run(state), self.facts)
             context = NO_CONTEXT_LIMIT if self.policy is not None else None
+            drafts: dict[int, Report] = {}
             agent = MonolithicAgent(settings, self.tiers, self.backend, store,
-                                    context_chars=context, min_turns=n)
-            return await agent.run(state)
+                                    context_chars=context, min_turns=n, drafts=drafts)
+            return Answers(await agent.run(state), self.facts, drafts)
         finally:
             await store.close()
 
 
-async def run_sweep(ns: Sequence[int], backend: CorpusBackend,
-                    similarity: Similarity) -> list[tuple[RunMetrics, RunMetrics]]:
+async def run_sweep(ns: Sequence[int], backend: CorpusBackend, similarity: Similarity,
+                    facts: Sequence[Fact]) -> list[tuple[RunMetrics, RunMetrics]]:
     """Every N on the deterministic tier."""
     policy = BenchPolicy()
     server = PolicyServer(policy)
     base_url = await server.start()
     tiers = build_tiers(policy_settings(base_url, 1))
     try:
-        sweep = Sweep(tiers, backend, similarity, policy)
+        sweep = Sweep(tiers, backend, similarity, facts, policy)
         return [await sweep.pair(policy_settings(base_url, n), n, "") for n in ns]
     finally:
         await aclose_tiers(tiers)
@@ -130,6 +137,7 @@ async def run_sweep(ns: Sequence[int], backend: CorpusBackend,
 
 
 async def run_smoke(n: int, backend: CorpusBackend, similarity: Similarity,
+                    facts: Sequence[Fact],
                     env: Mapping[str, str]) -> tuple[RunMetrics, RunMetrics]:
     """The same pair on the models the environment names (default: the bundled GGUF)."""
     base = Settings.from_env(env)
@@ -140,7 +148,7 @@ async def run_smoke(n: int, backend: CorpusBackend, similarity: Similarity,
         say("smoke model " + line)
     tiers = await asyncio.to_thread(build_tiers, settings)
     try:
-        return await Sweep(tiers, backend, similarity).pair(settings, n, "smoke ")
+        return await Sweep(tiers, backend, similarity, facts).pair(settings, n, "smoke ")
     finally:
         await aclose_tiers(tiers)
 
@@ -173,10 +181,11 @@ async def run_bench(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     with tempfile.TemporaryDirectory(prefix="redsearch-bench-corpus-") as folder:
         count = write_corpus(Path(folder), DOCS_PER_STEP * max([*args.ns, args.smoke_steps]))
         say(f"bench: sweep N = {args.ns}, generated corpus of {count} documents")
+        facts = corpus_facts(count)
         backend = await asyncio.to_thread(CorpusBackend.from_folder, Path(folder))
         similarity = build_similarity(Settings().embedding)
-        pairs = await run_sweep(args.ns, backend, similarity)
-        smoke = (await run_smoke(args.smoke_steps, backend, similarity, env)
+        pairs = await run_sweep(args.ns, backend, similarity, facts)
+        smoke = (await run_smoke(args.smoke_steps, backend, similarity, facts, env)
                  if args.smoke_steps else None)
     lines = [f"question: {QUESTION}", f"corpus: {count} generated documents"]
     for hier, mono in pairs:
@@ -185,7 +194,7 @@ async def run_bench(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         lines += ["", "== smoke row: the models of the environment (default: the bundled "
                   "GGUF for every tier)", *n_table(*smoke)[1:]]
     lines += ["", *sweep_table(pairs), f"bench wall time: {time.monotonic() - started:.0f}s",
-              final_line(pairs)]
+              *final_lines(pairs)]
     print("\n".join(lines))
     if args.json_path:
         write_results(args.json_path, pairs, smoke)

@@ -49,31 +49,49 @@ def facets() -> list[Facet]:
     return [Facet(c, m) for c in COUNTRIES for m in MEASURES]
 
 
+@dataclass(frozen=True)
+class Fact:
+    """What one generated document states: a facet's level and change in one period; the
+    truth the benchmark scores answers against (`redsearch.bench_facets`)."""
+
+    facet: Facet
+    period: str
+    level: str
+    change: str
+    driver: str
+
+    @property
+    def source_id(self) -> str:
+        return f"{self.facet.measure}-{self.facet.country.lower()}-{self.period.split()[0]}"
+
+
+def corpus_facts(documents: int, seed: int = 7) -> list[Fact]:
+    """The facts of the first `documents` documents, in the order they are written."""
+    rng = random.Random(seed)
+    found = [_fact(f, p, rng) for f in facets() for p in PERIODS]
+    return found[:documents]
+
+
 def write_corpus(folder: Path, documents: int, seed: int = 7) -> int:
     """Write at least `documents` markdown documents into `folder`; returns how many."""
     folder.mkdir(parents=True, exist_ok=True)
-    rng = random.Random(seed)
-    written = 0
-    for facet in facets():
-        for period in PERIODS:
-            if written >= documents:
-                return written
-            _write(folder, facet, period, rng, written)
-            written += 1
-    return written
+    written = corpus_facts(documents, seed)
+    for number, fact in enumerate(written):
+        _write(folder, fact, number)
+    return len(written)
 
 
-def _write(folder: Path, facet: Facet, period: str, rng: random.Random, number: int) -> None:
+def _write(folder: Path, fact: Fact, number: int) -> None:
     source_type, publisher = SOURCES[number % len(SOURCES)]
-    slug = f"{facet.measure}-{facet.country.lower()}-{period.split()[0]}"
+    slug, facet, period = fact.source_id, fact.facet, fact.period
     title = f"Residential heat pump {facet.measure} in {facet.country}, {period} of 2026"
     folder.joinpath(f"{slug}.md").write_text(
         f"---\nid: {slug}\ntitle: \"{title}\"\nurl: https://bench.example/{slug}\n"
         f"published: {PUBLISHED[period]}\nsource_type: {source_type}\n"
-        f"publisher: {publisher}\nlang: en\n---\n{_body(facet, period, rng)}\n", "utf-8")
+        f"publisher: {publisher}\nlang: en\n---\n{_body(fact)}\n", "utf-8")
 
 
-def _body(facet: Facet, period: str, rng: random.Random) -> str:
+def _fact(facet: Facet, period: str, rng: random.Random) -> Fact:
     change = rng.uniform(-12.0, 18.0)
     level = {"sales": f"{rng.randint(8, 240) * 100:,} units",
              "prices": f"{rng.randint(95, 180) * 100:,} euros per installed unit",
@@ -81,8 +99,13 @@ def _body(facet: Facet, period: str, rng: random.Random) -> str:
              "exports": f"{rng.randint(2, 90) * 100:,} units shipped abroad"}[facet.measure]
     driver = rng.choice(("subsidy changes", "lower electricity prices", "a mild winter",
                          "new building rules", "installer shortages", "gas price moves"))
-    return (f"Residential heat pump {facet.measure} in {facet.country} reached {level} in the "
-            f"{period} of 2026, a change of {change:+.1f}% on the same period of 2025.\n\n"
+    return Fact(facet, period, level, f"{change:+.1f}%", driver)
+
+
+def _body(fact: Fact) -> str:
+    facet, period, driver = fact.facet, fact.period, fact.driver
+    return (f"Residential heat pump {facet.measure} in {facet.country} reached {fact.level} in "
+            f"the {period} of 2026, a change of {fact.change} on the same period of 2025.\n\n"
             f"Analysts linked the {period} movement in {facet.country} mainly to {driver}, "
             f"and said the {facet.measure} figure for the next quarter would follow the same "
             "direction if policies stay unchanged.\n\n"

@@ -1,4 +1,5 @@
-"""The benchmark's tables: per N the tokens of each side per tier, the ratio, the largest
+"""The benchmark's tables: per N the tokens of each side per tier, the ratio, the facts each
+final answer states, the equal-answer ratio, the goal tree's tokens per phase, the largest
 prompt per step, the stop reasons and modes, the equal-coverage figure, and the growth
 exponents fitted over the sweep (tokens ∝ N^a)."""
 
@@ -60,6 +61,33 @@ def ratio(hier: RunMetrics, mono: RunMetrics) -> float | None:
     return hier.total_tokens / mono.total_tokens if mono.total_tokens else None
 
 
+def answer_ratio(hier: RunMetrics, mono: RunMetrics) -> float | None:
+    """The goal tree's tokens over the baseline's tokens to its first answer (answering at
+    every turn) that states as many facts; None when no turn's answer does."""
+    reached = mono.first_answering(hier.facets)
+    return hier.total_tokens / reached[1] if reached and reached[1] else None
+
+
+def equal_answer(hier: RunMetrics, mono: RunMetrics) -> str:
+    reached = mono.first_answering(hier.facets)
+    if reached is None:
+        best = max((f for _, f in mono.answer_curve.values()), default=0)
+        return (f"the baseline's answers state at most {best} facts in {mono.steps} turns: "
+                f"the goal tree's {hier.facets} not reached")
+    turn, cost = reached
+    return (f"the baseline's answer first states {hier.facets} facts at turn {turn}, after "
+            f"{cost:,} tokens (its answer at every turn); equal-answer ratio "
+            f"{_fmt(answer_ratio(hier, mono))}")
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def phases(run: RunMetrics) -> str:
+    return " · ".join(f"{p} {t:,}" for p, t in run.by_purpose.items())
+
+
 def excluded(hier: RunMetrics, mono: RunMetrics) -> str | None:
     """Why a pair does not compare equal work (None when both used every step)."""
     short = [m for m in (hier, mono) if m.steps < m.n]
@@ -79,8 +107,11 @@ def n_table(hier: RunMetrics, mono: RunMetrics) -> list[str]:
         _row("mode applied", [hier.mode, mono.mode]),
         _row("tokens planner/executor/reporter", [_tiers(m.tiers) for m in (hier, mono)]),
         _row("total tokens", [f"{m.total_tokens:,}" for m in (hier, mono)]),
+        _row("facts the final answer states", [str(m.facets) for m in (hier, mono)]),
         f"token ratio hierarchical/monolithic: {'n/a' if r is None else f'{r:.3f}'}"
         + (f" — not equal work, excluded: {why}" if why else ""),
+        f"equal answer: {equal_answer(hier, mono)}",
+        f"tokens by phase, {HIER}: {phases(hier)}",
         _row("largest prompt, first / last step", [
             f"{m.largest.get(1, 0):,} / {m.largest_research.get(m.steps, 0):,}"
             for m in (hier, mono)]),
@@ -93,14 +124,17 @@ def n_table(hier: RunMetrics, mono: RunMetrics) -> list[str]:
 
 
 def sweep_table(pairs: list[tuple[RunMetrics, RunMetrics]]) -> list[str]:
-    lines = ["== the sweep", _row("N", ["hierarchical", "monolithic", "ratio"])]
+    lines = ["== the sweep (facts: what each final answer states correctly, cited)",
+             _row("N", ["hierarchical", "monolithic", "ratio", "facts hier / mono",
+                        "equal-answer ratio"])]
     for hier, mono in pairs:
         if excluded(hier, mono):
             lines.append(f"{hier.n}: excluded ({excluded(hier, mono)})")
             continue
-        r = ratio(hier, mono)
         lines.append(_row(str(hier.n), [f"{hier.total_tokens:,}", f"{mono.total_tokens:,}",
-                                        "n/a" if r is None else f"{r:.3f}"]))
+                                        _fmt(ratio(hier, mono)),
+                                        f"{hier.facets} / {mono.facets}",
+                                        _fmt(answer_ratio(hier, mono))]))
     equal = [p for p in pairs if not excluded(*p)]
     for strategy, side in ((HIER, 0), (MONO, 1)):
         a = fitted_exponent([(p[side].n, p[side].total_tokens) for p in equal])
@@ -109,8 +143,7 @@ def sweep_table(pairs: list[tuple[RunMetrics, RunMetrics]]) -> list[str]:
     return lines
 
 
-def final_line(pairs: list[tuple[RunMetrics, RunMetrics]]) -> str:
+def final_lines(pairs: list[tuple[RunMetrics, RunMetrics]]) -> list[str]:
     hier, mono = max(pairs, key=lambda p: p[0].n)
-    r = ratio(hier, mono)
-    return (f"token ratio at N={hier.n}: {'n/a' if r is None else f'{r:.3f}'} "
-            "(hierarchical/monolithic)")
+    return [f"token ratio at N={hier.n}: {_fmt(ratio(hier, mono))} (hierarchical/monolithic)",
+            f"equal-answer ratio at N={hier.n}: {_fmt(answer_ratio(hier, mono))}"]

@@ -3,9 +3,10 @@ endpoint, so that the token curve is reproducible and a sweep takes minutes, not
 
 It is no model. It reads each prompt and answers by rules: the next facets of the generated
 corpus (`bench_corpus`) as sub-questions and as the monolithic agent's queries, relevance by
-whether a hit names the facet's country and measure, summaries and reports that keep every
-line and cite every source. Token counts are what a tokenizer would roughly report (a token
-per four characters), so both strategies are charged alike for what they send and receive.
+whether a hit names the facet's country and measure, summaries that keep every line, and
+reports and answers that state every figure of their numbered sources, each citing its source.
+Token counts are what a tokenizer would roughly report (a token per four characters), so both
+strategies are charged alike for what they send and receive.
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ from typing import Any
 from aiohttp import web
 
 from redsearch.bench_corpus import Facet, facets
+from research_core.text.sentences import sentences
 
 JSON = dict[str, Any]
 CHARS_PER_TOKEN = 4
+# A figure worth stating: a percentage, a decimal or a number with thousands separators.
+_FIGURE = re.compile(r"\d(?:[\d,]*\d)?(?:\.\d+)?\s*%|\d{1,3}(?:,\d{3})+|\d+\.\d+")
 
 
 def tokens(text: str) -> int:
@@ -46,6 +50,13 @@ def _chunks(text: str, limit: int) -> list[str]:
         else:
             pieces.append(word[:limit])
     return pieces
+
+
+def _numbered(data: str) -> list[tuple[str, str]]:
+    """Each numbered source of a prompt's data ("[3] Title …" and the lines under it): its
+    number and the text under its first line."""
+    blocks = re.split(r"^\s*\[(\d+)\][^\n]*\n?", data, flags=re.M)
+    return list(zip(blocks[1::2], blocks[2::2], strict=True))
 
 
 def _facet_of(question: str) -> Facet | None:
@@ -121,9 +132,14 @@ class BenchPolicy:
                            "reason": f"the {facet.measure} of {facet.country}"})
 
     def _text(self, prompt: str) -> str:
-        """A report or the monolithic answer: one cited line per numbered source."""
-        numbers = re.findall(r"^\s*\[(\d+)\]", _data(prompt), re.M)
-        return "\n\n".join(f"Source {n} reports figures for its facet [{n}]." for n in numbers)
+        """A report or the monolithic answer: every sentence of a numbered source that states
+        a figure, once, citing that source: the best answer its prompt allows."""
+        lines: dict[str, str] = {}
+        for number, body in _numbered(_data(prompt)):
+            for sentence in sentences(body, clauses=False):
+                if _FIGURE.search(sentence) and sentence not in lines:
+                    lines[sentence] = f"{sentence.rstrip('.')} [{number}]."
+        return "\n".join(lines.values()) or "Nothing in the sources answers the question."
 
 
 @dataclass

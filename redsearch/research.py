@@ -24,11 +24,12 @@ from research_core.evaluation.replay import (
     stored_trace,
 )
 from research_core.evaluation.replay import render as render_replay
-from research_core.loop.engine import Engine, validate_question
+from research_core.loop.engine import Engine
 from research_core.loop.reporter import Report
 from research_core.loop.state import RunState
 from research_core.models.tier_factory import aclose_tiers, build_tiers, describe_tier
 from research_core.protocols import ModelTier, SearchBackend
+from research_core.question import validate_question
 from research_core.runlog import LogEvent
 from research_core.search.combined import Closes
 from research_core.search.corpus import CorpusBackend, sample_corpus_dir

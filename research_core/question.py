@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from research_core.errors import InvalidQuestion
+
 INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
 
 
@@ -26,3 +28,16 @@ def scrub_surrogates(text: str) -> str:
     if not has_surrogates(text):
         return text
     return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
+
+
+def validate_question(question: str, max_chars: int) -> str:
+    """The question stripped; InvalidQuestion when it is blank, not UTF-8 text or too long."""
+    cleaned = question.strip()
+    if is_blank(cleaned):
+        raise InvalidQuestion("the question is empty")
+    if has_surrogates(cleaned):
+        raise InvalidQuestion("the question is not valid UTF-8 text")
+    if len(cleaned) > max_chars:
+        raise InvalidQuestion(f"the question has {len(cleaned)} characters; "
+                              f"the limit is {max_chars}")
+    return cleaned

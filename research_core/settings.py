@@ -91,6 +91,9 @@ class EngineSettings:
     weight_recency: float = bounded(0.2, 0, 1)
     evidence_threshold: float = bounded(0.65, 0, 1)
     working_memory_cap: int = bounded(30, 1, 10_000)
+    # Standard: notes shorter than this are kept as the sub-question's summary, in code (a
+    # summary's answer, 320 tokens, holds about as much: nothing to compress); 0: always ask
+    summary_model_min_chars: int = bounded(1280, 0, 1_000_000)
     reflect_every_steps: int = bounded(3, 1, 10_000)
     max_children: int = bounded(4, 1, 20)
     max_depth: int = bounded(2, 0, 10)
@@ -104,7 +107,9 @@ class EngineSettings:
     max_question_chars: int = bounded(4000, MIN_QUESTION_CHARS, 1_000_000)
     json_max_tokens: int = bounded(384, MIN_COMPLETION_TOKENS, 131_072)
     report_max_tokens: int = bounded(900, MIN_COMPLETION_TOKENS, 131_072)
-    report_max_sources: int = bounded(16, 1, 1000)
+    # The evidence list the reporter reads (research_core/loop/report_evidence.py): its
+    # findings and sources together, whatever the run's length (characters).
+    report_evidence_chars: int = bounded(20_000, 1000, 1_000_000)
     # What a Slack reader reads of an answer (lead, parts and report together): about two
     # screens of a Slack thread, a minute or two of reading (docs/evaluation.md).
     reading_budget_chars: int = bounded(2400, 400, 100_000)

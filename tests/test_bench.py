@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from redsearch.bench import main as bench_main
-from redsearch.bench_corpus import facets, write_corpus
+from redsearch.bench_corpus import corpus_facts, facets, write_corpus
+from redsearch.bench_facets import answered
 from redsearch.bench_report import fitted_exponent
 from research_core.models.ledger import TierTotals
 
@@ -31,8 +32,18 @@ def test_the_quick_sweep_runs_equal_work_and_reports_it(
     assert {r["mode"] for r in runs if r["strategy"] == "hierarchical"} == {"standard"}
     assert "growth exponent, hierarchical: tokens ∝ N^" in printed
     assert "n/a" not in printed.split("== the sweep", 1)[1].split("bench wall time")[0]
-    assert printed.rstrip().splitlines()[-1].startswith("token ratio at N=4: ")
-    assert "(hierarchical/monolithic)" in printed.rstrip().splitlines()[-1]
+    *_, tokens_line, answer_line = printed.rstrip().splitlines()
+    assert tokens_line.startswith("token ratio at N=4: ")
+    assert "(hierarchical/monolithic)" in tokens_line
+    assert answer_line.startswith("equal-answer ratio at N=4: ")
+    for run in runs:  # each final answer is scored on the corpus's facts
+        assert run["facets"] > 0, run
+    baseline = [r for r in runs if r["strategy"] == "monolithic"]
+    for run in baseline:  # an answer at every turn, costing more each turn
+        assert sorted(map(int, run["answer_curve"])) == list(range(1, run["n"] + 1))
+        costs = [run["answer_curve"][str(t)][0] for t in range(1, run["n"] + 1)]
+        assert costs == sorted(costs)
+        assert costs[-1] == run["total_tokens"]  # turn N's answer is the final answer
 
 
 def test_fitted_exponents() -> None:
@@ -67,3 +78,34 @@ def test_a_pair_that_did_not_use_every_step_is_excluded_and_says_why() -> None:
     table = "\n".join(sweep_table([full, short]))
     assert "8: excluded (hierarchical stopped after 5 of 8 steps (tree exhausted))" in table
     assert "growth exponent, hierarchical: tokens ∝ N^n/a" in table  # one equal pair left
+
+
+def test_an_answer_scores_the_facts_it_states_right_and_cites_to_their_document() -> None:
+    first, second = corpus_facts(2)
+    level = first.level.split()[0]
+    sources = {1: first.source_id, 2: second.source_id}
+    right = (f"Sales in {first.facet.country} reached {level} units in the "
+             f"{first.period} of 2026 [1].")
+    assert answered(right, sources, [first, second]) == {first.source_id}
+    assert answered(right.replace("[1]", "[2]"), sources, [first, second]) == set()
+    assert answered(right.replace(level, "1"), sources, [first, second]) == set()
+    assert answered(right.replace(" [1]", ""), sources, [first, second]) == set()
+    unseparated = right.replace(level, level.replace(",", ""))
+    assert answered(unseparated, sources, [first, second]) == {first.source_id}
+
+
+def test_a_turns_answer_that_took_a_retry_costs_both_calls() -> None:
+    from redsearch.bench_run import Answers, answer_curve
+    from research_core.loop.reporter import Report
+    from research_core.models.ledger import Ledger
+
+    ledger = Ledger({})
+    ledger.record("reporter", "m", "mono_decide", 1, (100, 10))
+    ledger.record("reporter", "m", "mono_draft", 1, (200, 20))  # unusable, retried
+    ledger.record("reporter", "m", "mono_draft", 1, (220, 30))
+    ledger.record("reporter", "m", "mono_decide", 2, (300, 10))
+    run = [e for e in ledger.entries if e.purpose != "mono_draft"]
+    drafts = [e for e in ledger.entries if e.purpose == "mono_draft"]
+    empty = Report("nothing", [], [], True)
+    curve = answer_curve(run, drafts, Answers(empty, (), {1: empty, 2: empty}))
+    assert curve == {1: (110 + 220 + 250, 0), 2: (110 + 310, 0)}  # turn 2: no call made

@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-from research_core.loop.claims import code_check, evidence_keys, report_claims
+from research_core.loop.claims import Claim, code_check, evidence_keys, is_quote, report_claims
 from research_core.loop.evidence import Evidence
 from research_core.loop.reporter import Report, Source
 from research_core.store.models import ClaimRow
@@ -135,3 +135,12 @@ def test_figures_match_however_they_are_written() -> None:
     for text in ["The fee was 18,600 yuan [2].", "Up 0.5 [1].", "Sales were 99,999 [1][2]."]:
         check = code_check(report_claims(text)[0], keys)
         assert not check.supported and check.checked_by == "code", text
+
+
+def test_a_claim_that_quotes_its_cited_evidence_word_for_word_needs_no_verdict() -> None:
+    quotes = {1: ["Sales reached 214,000 units in September 2026."], 2: ["Prices fell."]}
+    quoted = Claim("Sales reached 214,000 units in September 2026 [1].", [1], [])
+    assert is_quote(quoted, quotes)
+    assert not is_quote(Claim("Sales reached 214,000 units in September 2026 [2].", [2], []),
+                        quotes)  # another source's sentence: the model judges it
+    assert not is_quote(Claim("Sales reached 214,000 units [1].", [1], []), quotes)

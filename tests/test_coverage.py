@@ -24,6 +24,7 @@ from tests.scripted import Script, field_of
 
 THREE = [("What were heat pump sales figures?", 0.9), ("What were heat pump prices?", 0.8),
          ("What happened to heat pump exports?", 0.7)]
+FOUR = [*THREE, ("What were heat pump sales in September 2026?", 0.6)]  # test_modes.FOUR
 CORRECTION = "stats-sales-erratum-2026-10"
 SALES_Q = "What were heat pump sales in September 2026?"
 
@@ -123,7 +124,7 @@ async def test_the_upgrade_is_the_planner_s_decision_asked_until_80_percent(
 async def test_an_unusable_upgrade_reply_falls_back_on_the_rule_and_shows_in_the_thread(
         serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
     publisher = MemoryPublisher()
-    out = await run_engine(serve, Script(subquestions=THREE,
+    out = await run_engine(serve, Script(subquestions=FOUR,
                                          rules={"UpgradeOut": lambda b: "{no json"}),
                            backend, store, steps=6, evidence_per_done_node=9,
                            rounds_per_node=1, publisher=publisher)

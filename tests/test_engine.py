@@ -191,3 +191,17 @@ async def test_a_sub_question_whose_queries_were_all_asked_judges_what_they_foun
     assert len(researched) >= 2
     assert all(out.state.judged_sources(n.id) for n in researched)
     assert any("asked before" in e.message for e in out.state.log.of_kind("cache-hit"))
+
+
+async def test_the_step_that_splits_the_question_researches_its_best_sub_question(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    """No step goes on planning alone (issue 27): step 1 splits the root and searches for
+    the most valuable sub-question, and every later step researches one."""
+    out = await run_engine(serve, Script(), backend, store)
+    log = out.state.log
+    [split] = [e for e in log.of_kind("expand") if e.step == 1]
+    assert split.data["node"] == "N0"
+    first = [e.data["node"] for e in log.of_kind("focus") if e.step == 1]
+    assert first == ["N0", "N1"]
+    searched = {q.step for q in out.state.queries if q.node_id != "N0"}
+    assert searched == set(range(1, out.state.step + 1))

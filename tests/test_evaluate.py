@@ -166,11 +166,12 @@ async def test_run_suite_grades_every_mode_and_prints_the_table(
     settings = scripted_settings(server.base_url, max_steps=4, deep_allowed=("U-nobody",))
     results = await run_suite(suite, ["standard", "deep"], None, settings,
                               similarity=default_similarity(), say=said.append,
-                              late_at=LatePoint(AFTER_STEP, 2))
+                              late_at=LatePoint(AFTER_STEP, 1))  # the split researches
+    # its first sub-question in the same step: this run's two take steps 1 and 2
     assert [(r.task_id, r.mode, r.mode_applied) for r in results] == [
         ("hp-sales", "standard", "standard"), ("hp-sales", "deep", "standard")]
     for r in results:
-        assert not r.error and r.late_at == "after step 2" and r.late_docs_s is not None
+        assert not r.error and r.late_at == "after step 1" and r.late_docs_s is not None
         assert (r.groups_passed, len(r.groups)) == (1, 2)
         assert [g.id for g in r.groups if not g.passed] == ["R2"]
         assert r.first_all_passed_s is None and r.completion_s > 0
@@ -178,11 +179,11 @@ async def test_run_suite_grades_every_mode_and_prints_the_table(
     assert sum(r.model_calls for r in results) == len(server.requests)
     assert said[0] == "[hp-sales/standard] start" and said[-1].startswith(
         "[hp-sales/deep] end: 1/2 groups")
-    assert "[hp-sales/deep] step 2 done: 1 late document(s) now searchable" in said
+    assert "[hp-sales/deep] step 1 done: 1 late document(s) now searchable" in said
     print(render(suite, results))
     out = capsys.readouterr().out
     assert "== hp-sales (suite depth standard, as of 2026-10-31)" in out
-    assert "late documents: after step 2 (arrived: standard " in out
+    assert "late documents: after step 1 (arrived: standard " in out
     rows = [line for line in out.splitlines() if line.startswith(("standard", "deep"))]
     assert len(rows) == 2 and rows[1].startswith("deep→standard ")
     assert all("1/2" in row and "not reached" in row for row in rows)

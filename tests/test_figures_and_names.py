@@ -5,11 +5,13 @@ names, and region words ("North") that are no proper name. Fixtures: a wool mark
 
 from __future__ import annotations
 
-from research_core.loop.across import figures_query
+from research_core.loop.across import figures_query, stating
 from research_core.loop.answering.coverage import known_names, names_in
 from research_core.loop.answering.restating import states_figure
 from research_core.loop.answering.select import states_measure
 from research_core.loop.evidence import Evidence
+from research_core.protocols import SearchHit, TimeRange
+from research_core.search.tool import QueryResult
 from research_core.text.figures import figures_in, measured, without_figures, written_for
 from research_core.text.periods import is_period_code
 
@@ -83,3 +85,16 @@ def test_figures_cross_languages_in_the_other_language_s_notation() -> None:
     assert figures_query(question, [*english, chinese]) == ""
     assert figures_query("细羊毛和粗羊毛价格为何分化？", [chinese]) == "52,400"
     assert figures_query("细羊毛和粗羊毛价格为何分化？", english) == ""
+
+
+def test_a_figures_query_keeps_only_the_hits_that_state_one_of_its_figures() -> None:
+    def hit(source_id: str, snippet: str) -> SearchHit:
+        return SearchHit(source_id, "t", snippet, "u", None, "news", "p")
+
+    found = [hit("table", "2026年9月销量8.62万台"), hit("other", "Sales rose in 2026."),
+             hit("same", "Sales reached 86,200 units.")]
+    words = QueryResult("heat pump sales", found, False, TimeRange())
+    figures = QueryResult("8.62万 86,200", found, False, TimeRange())
+    kept = stating([words, figures], "8.62万 86,200")
+    assert [h.source_id for h in kept[0].hits] == ["table", "other", "same"]  # word query
+    assert [h.source_id for h in kept[1].hits] == ["table", "same"]

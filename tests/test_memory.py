@@ -54,8 +54,8 @@ def _lossy(body: dict[str, Any]) -> str:
 
 async def test_lossy_summary_is_caught_retried_and_replaced_losslessly(
         serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
-    script = Script(rules={"MemorySummaryOut": _lossy})
-    out = await run_engine(serve, script, backend, store)
+    script = Script(rules={"MemorySummaryOut": _lossy})  # the model summarises every note
+    out = await run_engine(serve, script, backend, store, summary_model_min_chars=0)
     calls = out.server.requests_for("MemorySummaryOut")
     assert "dropped these numbers" in last_user_text(calls[1])
     for summary in out.state.summaries.values():
@@ -76,7 +76,7 @@ async def test_a_corrected_summary_after_the_retry_is_accepted(
         return _lossy(body) if len(seen) % 2 == 1 else default(body)
 
     out = await run_engine(serve, Script(rules={"MemorySummaryOut": once_lossy}),
-                           backend, store)
+                           backend, store, summary_model_min_chars=0)
     assert out.state.summaries
     assert not any(s.lossless_fallback for s in out.state.summaries.values())
 
@@ -90,8 +90,10 @@ async def test_drift_at_reflection_backtracks_and_drops_the_branch_evidence(
 
     # The embedder must agree that the branch is far from the goal: with the threshold at
     # 0.99 it agrees about anything (tests/test_model_checks.py has the default refusing).
+    # A split researches its first sub-question in the same step, so N2 ("prices") is
+    # researched at step 2: the reflection comes every 2 steps to see it.
     out = await run_engine(serve, Script(rules={"ReflectionOut": reflect}), backend, store,
-                           off_goal_similarity=0.99)
+                           off_goal_similarity=0.99, reflect_every_steps=2)
     assert out.state.log.of_kind("backtrack")
     assert out.state.tree.nodes["N2"].status == "pruned"
     branch = [e for e in out.state.evidence if e.node_id == "N2"]
@@ -122,3 +124,16 @@ async def test_reflection_off_goal_ids_are_discarded(
            if e.discarded_reason == "off-goal (reflection, embedder agrees)"]
     assert off and all(e.source_id.startswith("blog") for e in off)
 
+
+
+async def test_short_notes_are_kept_as_the_summary_without_a_model_call_in_standard(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    out = await run_engine(serve, Script(), backend, store, mode="standard")
+    assert not out.server.requests_for("MemorySummaryOut")
+    assert out.state.summaries
+    for summary in out.state.summaries.values():  # the notes themselves: nothing lost
+        items = [e for e in out.state.kept() if e.node_id == summary.node_id]
+        assert summary.lossless_fallback
+        assert not missing_facts(summary.text(), facts_of(items))
+    assert any("kept as the summary, no model call" in e.message
+               for e in out.state.log.of_kind("memory"))

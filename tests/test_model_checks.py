@@ -46,7 +46,10 @@ def _drifting(body: dict[str, Any]) -> str:
 
 async def test_drift_the_embedder_does_not_see_is_not_backtracked(
         serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
-    out = await run_engine(serve, Script(rules={"ReflectionOut": _drifting}), backend, store)
+    # N2 ("prices") is researched at step 2 (a split researches its first sub-question in
+    # the same step): the reflection comes every 2 steps to see it.
+    out = await run_engine(serve, Script(rules={"ReflectionOut": _drifting}), backend, store,
+                           reflect_every_steps=2)
     assert not out.state.log.of_kind("backtrack")
     [refused, *_] = out.state.log.of_kind("drift-refused")
     assert "heat pump prices" in refused.message and refused.data["embedder"] >= 0.25

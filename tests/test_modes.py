@@ -15,6 +15,9 @@ from tests.test_delivery import correction_run
 
 THREE = [("What were heat pump sales figures?", 0.9), ("What were heat pump prices?", 0.8),
          ("What happened to heat pump exports?", 0.7)]
+# A split researches its first sub-question in the same step: a fourth keeps the run going
+# past the usage reminder (step 3), so that an upgrade asked for there is decided at step 4.
+FOUR = [*THREE, ("What were heat pump sales in September 2026?", 0.6)]
 
 
 async def test_an_exhausted_axis_finalises_with_a_report_not_a_crash(
@@ -29,7 +32,7 @@ async def test_an_exhausted_axis_finalises_with_a_report_not_a_crash(
 
 async def test_auto_upgrades_to_deep_at_the_reminder_when_coverage_is_open(
         serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
-    out = await run_engine(serve, Script(subquestions=THREE), backend, store, steps=6,
+    out = await run_engine(serve, Script(subquestions=FOUR), backend, store, steps=6,
                            evidence_per_done_node=9, rounds_per_node=1)
     budget = [e.data.get("event") for e in out.state.log.of_kind("budget")]
     assert "upgrade-requested" in budget and "deep-applied" in budget

@@ -15,7 +15,7 @@ from research_core.store.sql import SqlStore
 from tests.conftest import RecordingBackend, write_doc
 from tests.engine_run import Serve, run_engine
 from tests.scripted import Script
-from tests.test_modes import THREE
+from tests.test_modes import FOUR
 from tests.test_progress_notes import CORRECTION
 from workers.plan_blocks import PLAN_TASKS, plan_blocks
 
@@ -51,7 +51,7 @@ async def test_a_finished_run_reads_as_a_plan_with_findings_sources_and_conflict
 
 async def test_deep_decisions_reflection_and_whats_missing_are_task_details(
         serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
-    out = await run_engine(serve, Script(subquestions=THREE), backend, store, steps=6,
+    out = await run_engine(serve, Script(subquestions=FOUR), backend, store, steps=6,
                            evidence_per_done_node=9, rounds_per_node=1)
     view = plan_view(out.state)
     details = [d for t in view.tasks for d in t.details]

@@ -14,7 +14,7 @@ from research_core.store.sql import SqlStore
 from tests.conftest import RecordingBackend, write_doc
 from tests.engine_run import Serve, run_engine
 from tests.scripted import Script
-from tests.test_modes import THREE
+from tests.test_modes import FOUR
 
 CORRECTION = ("official_statistics", "en", "2026-10-30", "Heat pump sales figures corrected",
               "Heat pump sales figures for September 2026 were corrected to 209,000 units.")
@@ -71,7 +71,7 @@ async def test_a_conflict_found_during_the_run_is_a_progress_note(
 async def test_deep_requested_and_applied_and_whats_missing_are_told(
         serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
     publisher = MemoryPublisher()
-    await run_engine(serve, Script(subquestions=THREE), backend, store, publisher=publisher,
+    await run_engine(serve, Script(subquestions=FOUR), backend, store, publisher=publisher,
                      steps=6, evidence_per_done_node=9, rounds_per_node=1)
     notes = publisher.progress_notes
     [requested] = [n for n in notes if n.startswith("Deep research requested: ")]

@@ -32,12 +32,14 @@ from workers.slack_publisher import SlackPublisher, part_blocks
 
 CH = "C0SAFE"
 LIVE = re.compile(r"<[!@#]|<(?:https?|mailto):", re.I)  # what Slack would parse in mrkdwn
-HOSTILE = ("Heat pump prices fell 9.5% to 7,150 euros. &lt;!channel&gt; <!channel> "
+# The markup rides in the sentence that states the figures: the reporter is given a source's
+# figure sentences, so that is where a hostile page puts what it wants shown.
+HOSTILE = ("Heat pump prices fell 9.5% to 7,150 euros &lt;!channel&gt; <!channel> "
            "&lt;!here&gt; &lt;!everyone&gt; &lt;!subteam^S0ADMINS|@admins&gt; &lt;@U123&gt; "
            "&lt;https://evil.example/login|your bank&gt; <https://evil.example|your bank>")
 PRICES = Doc("prices", "Heat pump prices &lt;!here&gt; October 2026", HOSTILE, "2026-10-20",
              article("Heat pump prices &lt;!channel&gt; October 2026", "2026-10-20", [
-                 "Heat pump equipment prices fell 9.5% to 7,150 euros in October 2026. "
+                 "Heat pump equipment prices fell 9.5% to 7,150 euros in October 2026 "
                  "&lt;!channel&gt; &lt;@U123&gt; &lt;!here&gt; "
                  "&lt;https://evil.example/login|your bank&gt; call now.",
                  "Installed prices rose 2.8% to 14,600 euros."]))

@@ -79,31 +79,35 @@ async def test_the_planner_reads_a_steer_and_the_plan_shows_who_asked_and_what_c
         asked.append(last_user_text(body))
         add = [{"question": "How did heat pump installer numbers change in 2026?",
                 "value": 0.9}]
-        return str(steer_reply(["N2"], ["N3"], add)(body))
+        return str(steer_reply(["N4"], ["N2"], add)(body))
 
-    script = Script(subquestions=THREE, rules={"SteerOut": planner})
-    steers = LateSteers(Steer(ALICE, "skip exports, focus on prices", "1.5"))
+    # The split researches its best sub-question (N1, sales) in the same step, before the
+    # steer is read; of the rest, the steer drops prices (N2) and puts exports (N4) first,
+    # though September's sales (N3) rank above it.
+    ranked = [*THREE, ("What were heat pump sales in September 2026?", 0.75)]
+    script = Script(subquestions=ranked, rules={"SteerOut": planner})
+    steers = LateSteers(Steer(ALICE, "skip prices, focus on exports", "1.5"))
     out = await run_engine(serve, script, backend, store, mode="standard", steers=steers,
                            max_steps=6)
     state = out.state
     [event] = state.log.of_kind("steer")
     assert event.data["how"] == "planner" and event.data["who"] == ALICE
-    assert state.tree.nodes["N3"].status == "pruned"  # exports dropped
+    assert state.tree.nodes["N2"].status == "pruned"  # prices dropped
     added = event.data["added"]
     assert added and state.tree.nodes[added[0]].question.startswith("How did heat pump inst")
     focus = [e.data["node"] for e in state.log.of_kind("focus")]
-    assert focus[:2] == ["N0", "N2"], focus  # prices first, though sales ranked higher
-    assert "N3" not in focus
+    assert focus[:3] == ["N0", "N1", "N4"], focus  # exports first, though N3 ranked higher
+    assert "N2" not in focus
     # the steer reached the planner as a person's words, quoted as data, beside no page text
     [prompt] = asked
-    assert "<<<DATA\nskip exports, focus on prices\nDATA>>>" in prompt
-    assert "N2: " + PRICES in prompt and "Heat pump sales reached" not in prompt
+    assert "<<<DATA\nskip prices, focus on exports\nDATA>>>" in prompt
+    assert "N4: " + EXPORTS in prompt and "Heat pump sales reached" not in prompt
     view = plan_view(state)
     [steer] = [t for t in view.tasks if t.task_id.startswith("steer-")]
-    assert steer.asked_by == ALICE and "skip exports, focus on prices" in steer.title
-    assert f"First: {PRICES}" in steer.details and f"Dropped: {EXPORTS}" in steer.details
-    [exports] = [t for t in view.tasks if t.task_id == "N3"]
-    assert (exports.status, exports.output) == ("error", "Dropped, as asked in the thread")
+    assert steer.asked_by == ALICE and "skip prices, focus on exports" in steer.title
+    assert f"First: {EXPORTS}" in steer.details and f"Dropped: {PRICES}" in steer.details
+    [prices] = [t for t in view.tasks if t.task_id == "N2"]
+    assert (prices.status, prices.output) == ("error", "Dropped, as asked in the thread")
     [card] = [c for c in plan_blocks(view)[0]["tasks"] if c["task_id"] == steer.task_id]
     assert card["output"]["elements"][0]["elements"][0] == {"type": "user", "user_id": ALICE}
 
@@ -129,12 +133,12 @@ async def test_a_steer_never_raises_the_budget(serve: Serve, backend: RecordingB
 async def test_without_a_usable_planner_reply_the_rule_decides(
         serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
     script = Script(subquestions=THREE, rules={"SteerOut": lambda body: "not json at all"})
-    steers = LateSteers(Steer(ALICE, "skip sales; exports first"))
+    steers = LateSteers(Steer(ALICE, "skip prices; exports first"))  # sales is researched
     out = await run_engine(serve, script, backend, store, mode="standard", steers=steers,
-                           max_steps=5)
+                           max_steps=5)  # with the split, before the steer is read
     [event] = out.state.log.of_kind("steer")
     assert event.data["how"] == "rule"
-    assert event.data["dropped"] == ["N1"] and event.data["raised"] == ["N3"]
+    assert event.data["dropped"] == ["N2"] and event.data["raised"] == ["N3"]
     assert out.state.extra.steers_read == 1
 
 

@@ -31,7 +31,7 @@ from research_core.store.usage import RunCaps, UsageStore
 from tests.conftest import AS_OF, RecordingBackend, scripted_settings
 from tests.engine_run import QUESTION, Serve, default_similarity
 from tests.scripted import Script
-from tests.test_modes import THREE
+from tests.test_modes import FOUR, THREE
 from tests.test_store_backends import _postgres_answers
 from workers.team_rules import job_settings
 
@@ -266,10 +266,10 @@ def test_the_expected_cost_is_the_median_and_p90_of_runs_of_the_same_depth() -> 
 
 async def test_an_upgrade_that_would_breach_a_cap_is_refused_in_a_run(
         serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
-    """The run of test_modes' upgrade (Deep applied at step 3 without caps, ~1,750 tokens
+    """The run of test_modes' upgrade (Deep applied at step 4 without caps, ~1,750 tokens
     spent by then) under a 3,000-token daily cap: Deep's 3 more steps at that rate would
     pass it, so the upgrade is refused with that reason; every call is charged."""
-    server = await serve(Script(subquestions=THREE))
+    server = await serve(Script(subquestions=FOUR))
     settings = scripted_settings(server.base_url, steps=6, evidence_per_done_node=9,
                                  rounds_per_node=1)
     state = RunState.new(QUESTION, AS_OF, settings)

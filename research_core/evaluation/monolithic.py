@@ -90,6 +90,9 @@ class MonolithicAgent:
     store: Checkpointer
     context_chars: int | None = None
     min_turns: int = 0  # equal-work benchmarks: an "answer" before this turn is not taken
+    # equal-answer benchmarks: given a dict, every turn ends with the answer the agent could
+    # give then (one more answer call, purpose "mono_draft"), kept here by turn
+    drafts: dict[int, Report] | None = None
 
     async def run(self, state: RunState) -> Report:
         with runlog.bound(state.log):
@@ -133,6 +136,8 @@ class _NaiveRun:
                 return
             if not await self._search(turn, action):
                 return
+            if self.agent.drafts is not None:
+                self.agent.drafts[turn] = await self._written("mono_draft")
             await self.agent.store.save_checkpoint(self.state)
         self.state.log.emit("limit", f"step limit {self.max_turns} reached; answering")
 
@@ -237,6 +242,12 @@ class _NaiveRun:
         return max(texts, key=prompt_chars)
 
     async def _answer(self) -> Report:
+        report = await self._written("mono_answer")
+        await self._finish(report)
+        return report
+
+    async def _written(self, purpose: str) -> Report:
+        """The answer from the pages read so far."""
         sources = [_source(p) for p in self.read.values()]
         used_fallback = not sources
 
@@ -246,12 +257,10 @@ class _NaiveRun:
             return assembled_answer(self.state.question, list(self.read.values()))
 
         text = fallback() if not sources else await self.gateway.text(
-            TIER, "mono_answer", self._messages(ANSWER), self.config.report_max_tokens,
+            TIER, purpose, self._messages(ANSWER), self.config.report_max_tokens,
             fallback, lambda t: report_problem(t, len(sources)))
-        report = Report(text=text, sources=sources, cited=cited_numbers(text),
-                        fallback=used_fallback)
-        await self._finish(report)
-        return report
+        return Report(text=text, sources=sources, cited=cited_numbers(text),
+                      fallback=used_fallback)
 
     async def _finish(self, report: Report) -> None:
         self.state.status = "finished"

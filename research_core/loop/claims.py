@@ -6,6 +6,8 @@ a sentence stating a figure or date must cite at least one source whose kept evi
 that figure (compared normalised, `research_core.text.figures`: 1,860 = 1.86千, 0.5% = 0.50%);
 a sentence stating figures that cites nothing is flagged. A light tier then judges the cited
 sentences code let pass against their evidence: its verdict can add a flag, never remove one.
+A sentence that is word for word a figure sentence of a source it cites (an extractive
+report's, or a model's quote) needs no verdict: it is its evidence.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from research_core.loop.evidence import Evidence
+from research_core.loop.report_evidence import facts_of
 from research_core.loop.reporter import CITATION, ClaimCheck, Report, cited_numbers
 from research_core.models.gateway import Gateway
 from research_core.models.prompts import max_tokens, render
@@ -44,8 +47,10 @@ async def double_check(gw: Gateway, report: Report, evidence: list[Evidence],
     claims = report_claims(report.text, questions)
     keys = evidence_keys(report, evidence)
     checks = [code_check(c, keys) for c in claims]
-    judged = [i for i, c in enumerate(checks) if c.supported and c.citations]
-    verdicts = await judge_claims(gw, [claims[i] for i in judged], quoted(report, evidence))
+    quotes = quoted(report, evidence)
+    judged = [i for i, c in enumerate(checks)
+              if c.supported and c.citations and not is_quote(claims[i], quotes)]
+    verdicts = await judge_claims(gw, [claims[i] for i in judged], quotes)
     for i, verdict in zip(judged, verdicts, strict=True):
         checks[i] = with_verdict(checks[i], verdict)
     by_code = sum(not c.supported and c.checked_by == "code" for c in checks)
@@ -91,8 +96,23 @@ def evidence_keys(report: Report, evidence: list[Evidence]) -> Keys:
 
 
 def quoted(report: Report, evidence: list[Evidence]) -> dict[int, list[str]]:
-    return {s.number: [e.text for e in evidence if e.source_id == s.source_id]
+    """Per source number, what the light tier is shown of its evidence: the sentences that
+    state figures (`report_evidence.facts_of`), as the reporter was shown them."""
+    return {s.number: list(dict.fromkeys(f for e in evidence if e.source_id == s.source_id
+                                         for f in facts_of(e.text)))
             for s in report.sources}
+
+
+def is_quote(claim: Claim, quotes: dict[int, list[str]]) -> bool:
+    """The claim is, word for word, a whole figure sentence of a source it cites: it says
+    what that evidence says, so code has checked it and no model is asked."""
+    said = _words(CITATION.sub("", claim.text))
+    return bool(said) and any(said == _words(q) for n in claim.citations
+                              for q in quotes.get(n, []))
+
+
+def _words(text: str) -> str:
+    return " ".join(text.casefold().replace(".", " ").split())
 
 
 def code_check(claim: Claim, keys: Keys) -> ClaimCheck:

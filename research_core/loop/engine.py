@@ -14,7 +14,6 @@ from research_core.budget.axes import Decision, parse_mode
 from research_core.budget.caps import CapGuard
 from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery, Outbox, Publication
-from research_core.errors import InvalidQuestion
 from research_core.loop import across as across_languages
 from research_core.loop import (
     claims,
@@ -46,7 +45,7 @@ from research_core.models.embeddings import build_similarity
 from research_core.models.gateway import Gateway
 from research_core.models.schemas import SubQuestion
 from research_core.protocols import ModelTier, Publisher, SearchBackend, Similarity, SteerSource
-from research_core.question import has_surrogates, is_blank
+from research_core.question import validate_question
 from research_core.search.patterns import QueryLearning
 from research_core.search.tool import (
     HitCache,
@@ -77,18 +76,6 @@ class RunStore(Checkpointer, Outbox, Protocol):
 
 class StoreAndCache(RunStore, HitCache, Protocol):
     """A store that also keeps the search cache (the SQL store does both)."""
-
-
-def validate_question(question: str, max_chars: int) -> str:
-    cleaned = question.strip()
-    if is_blank(cleaned):
-        raise InvalidQuestion("the question is empty")
-    if has_surrogates(cleaned):
-        raise InvalidQuestion("the question is not valid UTF-8 text")
-    if len(cleaned) > max_chars:
-        raise InvalidQuestion(f"the question has {len(cleaned)} characters; "
-                              f"the limit is {max_chars}")
-    return cleaned
 
 
 @dataclass
@@ -261,9 +248,10 @@ class _Research:
         self._decided = None
         if node.id != self.state.working.node_id:
             await self._switch_to(node)
-        if coverage.should_expand(node, self.config):
-            await self._expand(node)
-        else:
+        picked = await self._expand_and_pick(node) if coverage.should_expand(
+            node, self.config) else node
+        if picked is not None:
+            node = picked
             await self._research_round(node)
         if self.state.step % self.config.reflect_every_steps == 0:
             await reflect_and_correct(self.gateway, self.state, node, self.owner, self.similarity,
@@ -316,7 +304,7 @@ class _Research:
         node = self.state.tree.nodes[wm.node_id]
         previous = self.state.summaries.get(node.id)
         summary = await executor.summarise(self.gateway, node.id, node.question, wm.items, previous,
-                                           self.deep)
+                                           self.deep, self.config.summary_model_min_chars)
         self.state.summaries[node.id] = summary
         how = "lossless fallback" if summary.lossless_fallback else "model summary"
         self.state.log.emit("memory", f"{node.id}: {len(wm.items)} items → summary v"
@@ -324,11 +312,21 @@ class _Research:
         wm.items = []
         await self.parts.publish(node, self.deep)
 
-    async def _expand(self, node: Node) -> None:
+    async def _expand_and_pick(self, node: Node) -> Node | None:
+        """Split `node` and research its best new sub-question in the same step: no step is
+        spent on planning alone (issue 27). None when the split added none."""
+        children = await self._expand(node)
+        if not children:
+            return None
+        best = max(children, key=lambda c: c.value)  # the first on ties
+        await self._switch_to(best)
+        return best
+
+    async def _expand(self, node: Node) -> list[Node]:
         if self.owner.available("discoveries") < 1:
             self.owner.spend("discoveries")  # refused and logged with its reason
             node.status = "insufficient" if node.depth else node.status
-            return
+            return []
         known = coverage.known_text(self.state, self.deep)
         taken = {n.question for n in self.state.tree.nodes.values()}
         proposed = await planner.decompose(self.gateway, self.state.question, node, known,
@@ -348,11 +346,12 @@ class _Research:
             node.status = "insufficient"
             self.state.log.emit("thin", f"{node.id}: no new sub-question to split into",
                                 node=node.id)
-            return
+            return []
         self.owner.spend("discoveries")
         children = [self.state.tree.add_child(node.id, s.question, s.value) for s in subs]
         listing = ", ".join(f"{c.id} ({c.value:.2f}) {c.question!r}" for c in children)
         self.state.log.emit("expand", f"{node.id} → {listing}", node=node.id)
+        return children
 
     async def _widen_root(self, node: Node, subs: list[SubQuestion],
                           taken: set[str]) -> list[SubQuestion]:
@@ -413,7 +412,7 @@ class _Research:
         queries = await self.learner.vet(fresh, node.question)
         results = await self.search.batch(queries, window) if queries \
             else await self._asked_before(twins)
-        hits = self.admission.new_hits(node, results)
+        hits = self.admission.new_hits(node, across_languages.stating(results, across))
         node.rounds += 1
         if hits:
             found = [h for _, h in hits]
@@ -453,7 +452,7 @@ class _Research:
         report = await reporter.write_report(
             self.gateway, self.state.question, self.state.as_of,
             list(self.state.summaries.values()), kept,
-            (self.config.report_max_sources, self.config.report_max_tokens), self.similarity,
+            (self.config.report_evidence_chars, self.config.report_max_tokens), self.similarity,
             {n.id: n.question for n in self.state.tree.nodes.values()}, self.parts.read,
             reporter.Framing(self.deep, self.state.extra.unknowns), *self._parts_said())
         asked = [n.question for n in self.state.tree.nodes.values()]

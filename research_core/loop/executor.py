@@ -18,11 +18,14 @@ from research_core.models.gateway import Gateway
 from research_core.models.prompts import max_tokens, render
 from research_core.models.schemas import HitScore, HitScores, MemorySummaryOut
 from research_core.protocols import SearchHit
+from research_core.text.titles import restated
 
 
 def hit_block(index: int, hit: SearchHit) -> str:
+    """A hit as the scorer sees it; its title only where the snippet does not say it."""
     date = hit.published.isoformat() if hit.published else "undated"
-    return f"#{index} {hit.title} ({hit.source_type}, {date}) {hit.snippet}"
+    title = "" if restated(hit.title, [hit.snippet]) else f"{hit.title} "
+    return f"#{index} {title}({hit.source_type}, {date}) {hit.snippet}"
 
 
 async def score_hits(gw: Gateway, question: str, hits: list[SearchHit],
@@ -43,10 +46,19 @@ async def score_hits(gw: Gateway, question: str, hits: list[SearchHit],
 
 
 async def summarise(gw: Gateway, node_id: str, question: str, items: list[Evidence],
-                    previous: Summary | None, deep: bool = False) -> Summary:
+                    previous: Summary | None, deep: bool = False,
+                    model_min_chars: int = 0) -> Summary:
     """Long-term memory for a sub-question; a summary that drops a fact is redone or replaced.
-    Conflicts between its sources are recorded as such in its open doubts."""
-    summary = await _summary(gw, node_id, question, items, previous, deep)
+    Conflicts between its sources are recorded as such in its open doubts. In standard, notes
+    shorter than `model_min_chars` are kept as they are, in code: a summary of them could only
+    lose facts (deep always asks the model, which also aligns versions)."""
+    size = sum(len(e.line()) + 1 for e in items) + (len(previous.text()) if previous else 0)
+    if not deep and size < model_min_chars:
+        gw.log.emit("memory", f"{node_id}: {size} characters of notes kept as the summary, "
+                    f"no model call (under {model_min_chars})", node=node_id)
+        summary = lossless_summary(node_id, question, items, previous)
+    else:
+        summary = await _summary(gw, node_id, question, items, previous, deep)
     return with_conflicts(summary, items)
 
 

@@ -20,6 +20,9 @@ FALLBACK_QUERIES = 3  # the most a query plan holds
 FEEDBACK_TERMS = 4  # words of the question, and words of the kept texts, in a feedback query
 FEEDBACK_TEXTS = 2  # kept texts a word must occur in before the feedback query adds it
 QUERY_CHARS = 120
+# What reflection reads of an item: its id, source, date and the start of its text, enough to
+# judge whether it is on the goal (a body read's whole paragraphs are not needed for that).
+REFLECT_ITEM_CHARS = 200
 
 
 async def decompose(gw: Gateway, goal: str, node: Node, known: str, max_children: int,
@@ -132,7 +135,7 @@ async def reflect(gw: Gateway, goal: str, current: Node, open_nodes: list[Node],
     messages = render(
         "reflect", goal=goal, current=current.question,
         open="; ".join(n.question for n in open_nodes[:6]) or "none",
-        evidence="\n".join(e.line() for e in shown) or "no evidence yet",
+        evidence="\n".join(e.line()[:REFLECT_ITEM_CHARS] for e in shown) or "no evidence yet",
     )
     known = {e.id for e in shown}
 

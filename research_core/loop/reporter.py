@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from research_core.loop import report_evidence
 from research_core.loop.answering import builder
 from research_core.loop.answering.completion import Reader
 from research_core.loop.evidence import Evidence
@@ -139,9 +140,6 @@ def citation_problem(text: str, count: int) -> str | None:
     return None
 
 
-DOUBTS, DOUBT_CHARS = 3, 160  # per sub-question in the report's findings (the prompt's size)
-
-
 @dataclass(frozen=True)
 class Framing:
     """How the report is composed: the applied mode's instructions, and the root facets the
@@ -151,37 +149,24 @@ class Framing:
     unknowns: list[str] = field(default_factory=list)
 
 
-def findings_block(summaries: list[Summary], unknowns: list[str]) -> str:
-    """Per sub-question its conclusion with its conflicts and open unknowns, then what the
-    findings do not cover."""
-    lines = [f"- {s.question}: {s.conclusion}"
-             + (f" (open: {'; '.join(d[:DOUBT_CHARS] for d in s.open_doubts[:DOUBTS])})"
-                if s.open_doubts else "")
-             for s in summaries]
-    if unknowns:
-        lines.append("- Not covered by the findings (say so as unknown): " + "; ".join(unknowns))
-    return "\n".join(lines) or "- none"
-
-
 async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: list[Summary],
                        evidence: list[Evidence], limits: tuple[int, int],
                        similarity: Similarity, questions: Mapping[str, str],
                        read: Reader | None = None, framing: Framing | None = None,
                        said: Sequence[str] = (), budget: int | None = None,
                        published: frozenset[str] = frozenset()) -> Report:
-    """The final report; `limits` = (max sources, max tokens); `questions`: each node's
+    """The final report; `limits` = (characters of its evidence list, max tokens: the
+    prompt is bounded however long the run, `report_evidence`); `questions`: each node's
     sub-question, and `read` the pages that complete cut snippets (for the extractive report
     the fallback builds); `framing`: the deep instructions and the unknowns; `said`: what
     the published parts said, `budget` the characters left to the extractive report and
     `published` the sub-questions whose parts are out."""
     framing = framing or Framing()
-    sources, carried = number_sources(evidence, limits[0])
+    sources, found, listing = _evidence_list(summaries, evidence, framing, limits[0])
     numbers = {s.source_id: s.number for s in sources}
-    messages = render(
-        "report", framing.deep, question=question, as_of=as_of.isoformat(),
-        summaries=findings_block(summaries, framing.unknowns),
-        sources="\n".join(_source_block(s, carried) for s in sources) or "(no sources)",
-    )
+    carried = [e for e in sorted(evidence, key=lambda e: -e.score) if e.source_id in numbers]
+    messages = render("report", framing.deep, question=question, as_of=as_of.isoformat(),
+                      summaries=found, sources=listing)
 
     async def extractive() -> str:
         return await builder.report(similarity, question, _sections(carried, questions),
@@ -206,6 +191,18 @@ async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: li
     return Report(text=text, sources=sources, cited=cited, fallback=fell_back)
 
 
+def _evidence_list(summaries: list[Summary], evidence: list[Evidence], framing: Framing,
+                   limit_chars: int) -> tuple[list[Source], str, str]:
+    """The numbered sources, the findings block and the sources block of the report's
+    prompt, together within `limit_chars` (`research_core.loop.report_evidence`)."""
+    found = report_evidence.findings(summaries, framing.unknowns,
+                                     int(limit_chars * report_evidence.FINDINGS_SHARE))
+    listed = report_evidence.evidence_list(evidence, limit_chars - len(found))
+    sources = [_source(i + 1, entry.best) for i, entry in enumerate(listed)]
+    blocks = [report_evidence.block(i + 1, entry) for i, entry in enumerate(listed)]
+    return sources, found, "\n".join(blocks) or "(no sources)"
+
+
 def _sections(carried: list[Evidence], questions: Mapping[str, str]) -> list[builder.Section]:
     """The evidence by sub-question, in the plan's order."""
     by_node: dict[str, list[Evidence]] = {}
@@ -214,9 +211,3 @@ def _sections(carried: list[Evidence], questions: Mapping[str, str]) -> list[bui
     order = [n for n in questions if n in by_node] + [n for n in by_node if n not in questions]
     return [builder.Section(questions.get(n, "Findings"), by_node[n]) for n in order]
 
-
-def _source_block(source: Source, carried: list[Evidence]) -> str:
-    facts = [e.text for e in carried if e.source_id == source.source_id][:3]
-    head = f"[{source.number}] {source.title} ({source.publisher}, {source.source_type}, " \
-           f"{source.published or 'undated'})"
-    return "\n".join([head, *(f"    {f}" for f in facts)])
