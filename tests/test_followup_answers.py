@@ -30,7 +30,9 @@ def test_a_bare_or_invented_link_is_not_an_answer() -> None:
     assert prose_problem(INVENTED, sources) is not None
     assert prose_problem(f"Sales rose 12% [1], see {INVENTED}", sources) is not None
     assert prose_problem("https://e.example/1", sources) is not None  # a link, no words
+    assert prose_problem("2026-10-10", sources) is not None  # a date, no words (bundled model)
     assert prose_problem("Sales rose 12% in September [1].", sources) is None
+    assert prose_problem("九月销量同比增长12% [1]。", sources) is None
     assert prose_problem("Sales rose 12% [1] (https://e.example/1).", sources) is None
 
 

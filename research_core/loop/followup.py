@@ -33,6 +33,8 @@ MIN_WORDS = 3
 FALLBACK_CHARS = 1000  # FollowUpOut.answer's bound
 URL = re.compile(r"https?://\S+")
 WORD = re.compile(r"\w+")
+LETTERED = re.compile(r"[^\W\d_]")
+CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 class Researcher(Protocol):
@@ -108,9 +110,18 @@ def prose_problem(text: str, sources: list[Source]) -> str | None:
     known = {s.url for s in sources if s.url}
     if any(link.rstrip(".,;)") not in known for link in URL.findall(text)):
         return "the answer gives a link that is not one of the numbered sources; cite [n]"
-    if len(WORD.findall(URL.sub(" ", text))) < MIN_WORDS:
+    if _words(URL.sub(" ", text)) < MIN_WORDS:
         return f"the answer is not a sentence; answer in words (at least {MIN_WORDS})"
     return None
+
+
+def _words(text: str) -> int:
+    """Its words, none where no word has a letter ("2026-10-10"); Chinese, unspaced, a word
+    per two characters."""
+    spaced = CJK.sub(" ", text)
+    if not LETTERED.search(spaced) and not CJK.search(text):
+        return 0
+    return len(WORD.findall(spaced)) + len(CJK.findall(text)) // 2
 
 
 async def _closest(r: Researcher, question: str) -> list[Evidence]:
