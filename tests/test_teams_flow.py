@@ -70,9 +70,11 @@ async def test_a_run_reaching_a_cap_is_finalised_and_the_next_is_refused(
     [note] = [m for m in thread if "Spending cap reached: " in m.text]  # a progress note
     assert f"Spending cap reached: {name} (1 token) is reached" in note.text
     assert "Writing the report from what I have found so far." in note.text
-    # the report is still written: the model's, or (the cap came before any evidence) the
-    # answer that says nothing reliable was found
-    assert any(m.text.startswith(("Report: ", "No evidence above the reliability threshold"))
+    # the report is still written: the model's (the scripted reporter's "Finding A …": the
+    # step that splits researches its first sub-question too), or (the cap came before any
+    # evidence) the answer that says nothing reliable was found
+    assert any(m.text.startswith(("Finding A from the sources [1]",
+                                  "No evidence above the reliability threshold"))
                for m in thread), [m.text[:80] for m in thread]
     [final] = stack.finals(mention)
     assert "Ended early" in text_of(final) and name in text_of(final)
