@@ -110,6 +110,6 @@ async def test_several_openers_of_one_new_sqlite_file_all_open(tmp_path: Path) -
     """A bot recording its first job and a worker starting opened one new SQLite file at
     once: both found no table, and the second CREATE failed ("table runs already exists")."""
     url = f"sqlite+aiosqlite:///{tmp_path / 'runs.db'}"
-    stores = await asyncio.gather(*(SqlStore.open(url) for _ in range(4)))
+    stores = await asyncio.gather(*(SqlStore.open(url) for _ in range(8)))
     for store in stores:
         await store.close()

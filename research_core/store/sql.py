@@ -143,8 +143,10 @@ def _make_folder(url: str) -> None:
 async def _create_tables(engine: AsyncEngine) -> None:
     """The tables, once: on PostgreSQL under an advisory lock (workers starting together, one
     at a time); on SQLite, where a bot and a worker opening one new file at once both found
-    no table and the second CREATE failed ("table runs already exists"), by looking again."""
-    for attempt in range(2):
+    no table and the second CREATE failed ("table runs already exists"), by looking again:
+    once a table, since each look may meet another opener creating the next one."""
+    tries = len(Base.metadata.tables) + 1
+    for attempt in range(tries):
         try:
             async with engine.begin() as conn:
                 if conn.dialect.name == "postgresql":
@@ -153,7 +155,7 @@ async def _create_tables(engine: AsyncEngine) -> None:
                 await conn.run_sync(Base.metadata.create_all)
             return
         except OperationalError as exc:
-            if attempt or "already exists" not in str(exc.orig):
+            if attempt == tries - 1 or "already exists" not in str(exc.orig):
                 raise
 
 
