@@ -38,3 +38,16 @@ def test_a_publisher_named_in_its_own_sentence_tells_nothing_apart() -> None:
     own = _line("d", "Vestland Census Office counted 12,100 hives at Meadowbrook in the third "
                 "quarter of 2026.", publisher="Vestland Census Office")
     assert len(conflicts.find([FIRM_A, own])) == 1
+
+
+def test_a_level_reached_over_a_span_is_no_figure_of_its_first_month() -> None:
+    """"rose to €9.80 per kg between November 2025 and September 2026" states September's
+    level (or none), never November's: it disagreed with November's €7.40 in a real run."""
+    start = _line("e", "The Vestland wax price index stood at €7.40 per kg in November 2025.",
+                  publisher="Vestland Wax Exchange")
+    span = _line("f", "The Vestland wax price index rose 32% to €9.80 per kg between November "
+                 "2025 and September 2026.", publisher="Apiary News")
+    assert conflicts.find([start, span]) == []
+    again = _line("g", "The Vestland wax price index stood at €9.10 per kg in November 2025.",
+                  publisher="Apiary Weekly")
+    assert len(conflicts.find([start, again])) == 1

@@ -189,14 +189,34 @@ def _stated(text: str, published: dt.date | None) -> _Stated:
     inside = {at for at in places if any(start <= at < end for start, end, _ in periods)}
     starts = [(start, key) for start, _, key in periods]
     before = has_cjk(text)
+    spans = _span_starts(text, periods)
     for figure, at in zip(figures, places, strict=True):
         period = None if at in inside else aside(text, at + len(figure.text), starts) or \
             period_of(at, starts, [p for p in places if p != at and p not in inside], before)
-        if period is None:
+        if period is None or _opens_span(at, starts, spans, period):
             continue
         for unit in {figure.unit or _magnitude(figure), _magnitude(figure)}:
             out.setdefault((period, unit), []).append(figure)
     return out
+
+
+_SPAN_JOIN = re.compile(r"\s*(?:and|to|until|through|[-–—~]|至|到|和)\s*", re.I)
+
+
+def _span_starts(text: str, periods: list[tuple[int, int, str]]) -> set[int]:
+    """Where a span of two periods begins ("between November 2025 and September 2026",
+    "从2025年11月到2026年9月")."""
+    ordered = sorted(periods)
+    return {a[0] for a, b in zip(ordered, ordered[1:], strict=False)
+            if _SPAN_JOIN.fullmatch(text[a[1]:b[0]])}
+
+
+def _opens_span(at: int, starts: list[tuple[int, str]], spans: set[int], period: str) -> bool:
+    """A figure read off the first period of a span that follows it ("rose to €18.90 per kg
+    between November 2025 and September 2026"): a change over the span, whose level is the
+    span's end, is no figure of its first period."""
+    after = [(start, key) for start, key in starts if start > at]
+    return bool(after) and min(after)[0] in spans and min(after)[1] == period
 
 
 def unit_of(figure: Figure) -> str:
