@@ -16,7 +16,7 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, pairwise
 from typing import Generic, Protocol, TypeVar
 
 from research_core.text import measures
@@ -207,7 +207,7 @@ def _span_starts(text: str, periods: list[tuple[int, int, str]]) -> set[int]:
     """Where a span of two periods begins ("between November 2025 and September 2026",
     "从2025年11月到2026年9月")."""
     ordered = sorted(periods)
-    return {a[0] for a, b in zip(ordered, ordered[1:], strict=False)
+    return {a[0] for a, b in pairwise(ordered)
             if _SPAN_JOIN.fullmatch(text[a[1]:b[0]])}
 
 
