@@ -8,9 +8,11 @@ crashes with the step it was on, and the next follow-up is answered."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import signal
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from contract.redis_server import free_port
 from tests.conftest import TEST_REDIS_URL, cli_env
 from tests.engine_run import Serve
 from tests.fakes.openai_server import Reply, last_user_text
-from tests.metrics_scrape import scrape
+from tests.metrics_scrape import Scrape, scrape
 from tests.scripted import Script
 from tests.up_process import UpProcess, text_of, up_process
 
@@ -72,6 +74,18 @@ async def up(serve: Serve, corpus_dir: Path, redis_url: str,
         yield process, tiers
 
 
+async def ended(session: aiohttp.ClientSession, worker: str, limit_s: float = 15) -> Scrape:
+    """The worker's metrics once it counts the run ended: the job posts "Research finished"
+    before it returns, and the end is counted when it has (CI scraped in between)."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        found = await scrape(session, worker)
+        if found.value("redsearch_jobs_ended_total", kind="research", outcome="finished") or \
+                time.monotonic() > deadline:
+            return found
+        await asyncio.sleep(0.2)
+
+
 def finished(replies: list[dict[str, Any]]) -> bool:
     return any("Research finished" in text_of(m) for m in replies)
 
@@ -99,7 +113,7 @@ async def test_a_crashing_worker_costs_one_step_never_the_service(
     async with aiohttp.ClientSession() as session:  # the restart and the resume, counted
         assert (await scrape(session, bot)).value("redsearch_worker_restarts_total",
                                                   exit="SIGSEGV") == 1
-        restarted = await scrape(session, worker)  # the same port after the restart
+        restarted = await ended(session, worker)  # the same port after the restart
     assert restarted.value("redsearch_jobs_resumed_total", cause="crash") == 1
     assert restarted.value("redsearch_jobs_ended_total", kind="research",
                            outcome="finished") == 1
