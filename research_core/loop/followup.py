@@ -24,6 +24,7 @@ from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.models.schemas import FollowUpOut
 from research_core.protocols import Similarity
+from research_core.text.terms import CJK, has_cjk
 
 SOURCES_SHOWN = 8
 FINDINGS_SHOWN = 6
@@ -34,7 +35,6 @@ FALLBACK_CHARS = 1000  # FollowUpOut.answer's bound
 URL = re.compile(r"https?://\S+")
 WORD = re.compile(r"\w+")
 LETTERED = re.compile(r"[^\W\d_]")
-CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 class Researcher(Protocol):
@@ -119,7 +119,7 @@ def _words(text: str) -> int:
     """Its words, none where no word has a letter ("2026-10-10"); Chinese, unspaced, a word
     per two characters."""
     spaced = CJK.sub(" ", text)
-    if not LETTERED.search(spaced) and not CJK.search(text):
+    if not LETTERED.search(spaced) and not has_cjk(text):
         return 0
     return len(WORD.findall(spaced)) + len(CJK.findall(text)) // 2
 
