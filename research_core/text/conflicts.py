@@ -215,8 +215,8 @@ def _opens_span(at: int, starts: list[tuple[int, str]], spans: set[int], period:
     """A figure read off the first period of a span that follows it ("rose to €18.90 per kg
     between November 2025 and September 2026"): a change over the span, whose level is the
     span's end, is no figure of its first period."""
-    after = [(start, key) for start, key in starts if start > at]
-    return bool(after) and min(after)[0] in spans and min(after)[1] == period
+    following = min(((start, key) for start, key in starts if start > at), default=None)
+    return following is not None and following[0] in spans and following[1] == period
 
 
 def unit_of(figure: Figure) -> str:
