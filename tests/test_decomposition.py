@@ -9,7 +9,7 @@ import datetime as dt
 from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery
 from research_core.delivery.publishers import MemoryPublisher
-from research_core.loop import decomposition, gaps, judgement, subquestions
+from research_core.loop import decomposition, gaps, judgement, planner, subquestions
 from research_core.loop.answering.coverage import names_in, not_found
 from research_core.loop.answering.pool import Line
 from research_core.loop.answering.subject import on_names, on_subject
@@ -275,3 +275,27 @@ def test_and_before_a_verb_and_its_object_opens_a_clause_and_a_gapped_side_does_
                           "describe its development over the past year"]
     c = subquestions.clauses("over the year Gala went one way and Packham the other — why?")
     assert c.topic == "over the year Gala went one way and Packham the other"
+
+
+def test_a_request_around_a_question_is_left_out_and_them_is_named() -> None:
+    question = ("Could you explain what caused acacia honey and heather honey prices to move "
+                "apart over the past year, and quantify the current price gap between them?")
+    texts = subquestions.compose(subquestions.clauses(question), question)
+    assert texts[:2] == ["What caused acacia honey prices to move apart over the past year?",
+                         "What caused heather honey prices to move apart over the past year?"]
+    assert "Quantify the current price gap between acacia honey and heather honey?" in texts
+    assert not any(t.startswith("Could you") for t in texts)
+
+
+def test_a_clause_that_opens_with_two_things_is_the_topic_before_a_greeting() -> None:
+    """Both name three things; the one that sets two against each other is the topic."""
+    question = ("Quick one for the orchard team: cider and perry went in opposite directions "
+                "over the past year. Why, and how big is the gap now?")
+    c = subquestions.clauses(question)
+    assert c.things == ["cider", "perry"]
+    assert c.topic.startswith("cider and perry went")
+
+
+def test_the_keyword_query_leaves_out_the_words_of_a_request() -> None:
+    plan = planner.query_fallback("Could you tell me how many hives Hollin Honey runs?")
+    assert plan.queries[1] == "hives hollin honey runs"

@@ -13,7 +13,7 @@ from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.models.schemas import Decomposition, QueryPlan, ReflectionOut, SubQuestion
 from research_core.protocols import TimeRange
-from research_core.text.terms import content_terms, has_cjk, terms
+from research_core.text.terms import content_terms, function_words, has_cjk, terms
 
 MIN_RANGE_DAYS = 28
 FALLBACK_QUERIES = 3  # the most a query plan holds
@@ -92,7 +92,8 @@ def query_fallback(question: str, seek_corrections: bool = False,
     a revision or a newer version is announced with; `feedback` (texts already judged for the
     question): first the question's words with the words those texts use most (relevance
     feedback: a second round asks in the sources' own words, in their language too)."""
-    keywords = " ".join(terms(question)[:8])[:QUERY_CHARS]
+    skip = function_words()  # "could", "you", "please": words a search engine cannot use
+    keywords = " ".join([t for t in terms(question) if t not in skip][:8])[:QUERY_CHARS]
     queries = [question[:QUERY_CHARS]] + ([keywords] if keywords and keywords != question else [])
     if feedback and (expanded := _expanded(question, feedback)):
         queries.insert(0, expanded)

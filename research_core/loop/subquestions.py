@@ -48,9 +48,19 @@ _LIST_SEP = re.compile(r"\s*(?:,|，|、|/)\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\
 _SET_OFF = re.compile(r"(?:\s[—–-]+\s|—+|[:：])\s*(?P<group>[^—–:：?？()（）]{3,80}?)"
                       r"(?P<end>\s*(?:\s[—–-]+\s|—+|[:：?？]|$))")
 _VERSUS = re.compile(r"\s+(?:vs\.?|versus)\s+", re.I)
-_PAIR = re.compile(r"^(?P<a>[^,，:：]{2,40}?)\s*(?:\band\b|和|与|及)\s*(?P<b>[^,，:：]{2,40}?)"
-                   r"(?=\s+(?:went|have|has|had|are|were|did|do|rose|fell|moved|diverged)\b|"
-                   r"(?:的|走势|价格|为何|为什么|分别))", re.I)
+# "X and Y went …", "what caused X and Y prices to move …": the two things a clause opens
+# with (after a wh-word and its verb), ended by a verb or by a measure said of both.
+_PAIR = re.compile(r"^(?:(?:why|how|what)(?:\s+(?:did|do|does|have|has|had|are|were|is|was|"
+                   r"caused|made|drove))?\s+)?"
+                   r"(?P<a>[^,，:：]{2,40}?)\s*(?:\band\b|和|与|及)\s*(?P<b>[^,，:：]{2,40}?)"
+                   r"(?=\s+(?:went|have|has|had|are|were|did|do|rose|fell|moved|diverged|"
+                   + "|".join(_EN_MEASURES) + r")\b|(?:的|走势|价格|为何|为什么|分别))", re.I)
+# A request around a question ("could you explain what …", "can you tell me why …", "please
+# say how …"): English grammar, the question is what follows the frame.
+_FRAME = re.compile(r"^(?:(?:could|can|would|will)\s+you\s+(?:please\s+)?|please\s+)[a-z]+\s+"
+                    r"(?:(?:me|us)\s+)?(?=(?:how|what|why|which|who|when|where|whether)\b)",
+                    re.I)
+_THEY = re.compile(r"\b(?:them|they)\b")
 _ZH_JOINS = ("和", "与", "及", "、", "跟")
 # Interrogatives (English wh-words and "how"; Chinese question words): grammar, not a field's
 # vocabulary. A clause that opens with one asks the sources something.
@@ -84,12 +94,22 @@ def compose(c: Clauses, question: str) -> list[str]:
     """The sub-question texts of a question's clauses: one per named thing, then one per
     clause that asks something beside the topic; never the question itself."""
     per_thing = [_for_thing(c, thing) for thing in c.things]
-    per_ask = [_completed(ask, c.topic) for ask in c.asks if ask != c.topic]
+    per_ask = [_completed(_resolved(ask, c.things), c.topic) for ask in c.asks
+               if ask != c.topic]
     if not c.things and per_ask:
         per_ask.insert(0, c.topic)
     whole = _norm(without_mentions(question))
     texts = [_shorten(t) for t in [*per_thing, *per_ask]]
     return list(dict.fromkeys(t for t in texts if len(t) >= MIN_CHARS and _norm(t) != whole))
+
+
+def _resolved(ask: str, things: list[str]) -> str:
+    """A clause's "them" or "they" as the things the question names ("the gap between them" of
+    X and Y is the gap between X and Y): a sub-question is searched for on its own."""
+    if len(things) < 2 or has_cjk(ask):
+        return ask
+    both = f"{', '.join(things[:-1])} and {things[-1]}"
+    return _THEY.sub(both, ask)
 
 
 def clauses(question: str) -> Clauses:
@@ -105,15 +125,15 @@ def clauses(question: str) -> Clauses:
         asked = sentence.rstrip().endswith(("?", "？"))
         for piece in (b for head in _HEAD.split(sentence) for p in _CLAUSE.split(head)
                       for b in _unbracketed(p)):
-            piece = piece.strip(" .?？!！。,，")
+            piece = _FRAME.sub("", piece.strip(" .?？!！。,，"))
             if piece and (content_terms(piece) or asked):
                 said.append((piece, asked))
     if not said:
         return Clauses(text, [], things)
     named = [p for p, _ in said]
     topic = max(said, key=lambda pa: (pa[1] and _naming(pa[0]) >= 2, _naming(pa[0]),
-                                      _names_all(pa[0], things), asks(pa[0]),
-                                      -named.index(pa[0])))[0]
+                                      _names_all(pa[0], things) or bool(_pair(pa[0])),
+                                      asks(pa[0]), -named.index(pa[0])))[0]
     return Clauses(topic, list(dict.fromkeys(named)), things or _pair(topic))
 
 
