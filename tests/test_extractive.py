@@ -382,3 +382,12 @@ async def test_a_preferred_later_figure_says_its_dates_with_their_citations() ->
     [found] = conflicts.find(lines_of([early, late]))
     said = labels.disagreement(found, lambda e: f"[{e.source_id}]", zh=False)
     assert "(2026-10-21 [council] vs 2026-10-14 [authority])" in said
+
+
+async def test_a_part_whose_share_is_smaller_than_its_first_line_still_says_it() -> None:
+    """A part's share of the reading budget shrinks as the plan grows; a part is never sent
+    empty: its heading and first sentence go out, and the report gets what is left."""
+    text = await builder.part(default_similarity(), SECTIONS[0], lambda e: f"[{e.source_id}]",
+                              [], budget=40)
+    assert text.startswith(f"*{SECTIONS[0].question}*\n• ")
+    assert len(text.splitlines()) == 2

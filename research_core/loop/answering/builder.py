@@ -135,7 +135,9 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     blocks = [Block(f"*{section.question}*", bullets)]
     if disputed:
         blocks.append(Block("", [ln for ln in disputed if ln], whole=True))
-    text = fit(blocks, budget if budget is not None else UNBOUNDED)
+    # a part says something: its first line even where the share it was given is smaller
+    text = fit(blocks, budget if budget is not None else UNBOUNDED) or \
+        fit([Block(blocks[0].header, blocks[0].lines[:1])], UNBOUNDED)
     quoted(as_found, text)
     return text
 
