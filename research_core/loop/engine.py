@@ -211,7 +211,32 @@ class _Research:
                                         self.config, deep=False)  # left are the report's)
             return False
         return await gaps.refill(self.gateway, self.similarity, self.state, self.owner,
-                                 self.delivery, self.config, self.deep)
+                                 self.delivery, self.config, self.deep) or await self._recheck()
+
+    async def _recheck(self) -> bool:
+        """Standard with more than half its steps left and nothing more to research: one more
+        round for the most valuable sub-question whose part leans on figures, seeking their
+        corrections and newer versions (as deep's rounds do), each sub-question once. Without
+        it a correction published after the first part was never read (issue 25). True when
+        a step was spent."""
+        if self.deep or self.owner.finalising or \
+                self.owner.available("steps") * 2 <= self.owner.total("steps"):
+            return False
+        nodes = [n for n in self.state.tree.nodes.values() if n.depth > 0 and n.status == "done"
+                 and n.id not in self.state.extra.rechecked
+                 and coverage.relied_figures(self.state, n)]
+        if not nodes or not self.may_step():
+            return False
+        node = max(nodes, key=lambda n: n.value)  # the first on ties
+        await self.close_working_memory()  # the part out first: what a correction revises
+        self.state.working.reset(node.id)  # its own progress line below, no "Checking:" twice
+        self.state.extra.rechecked.append(node.id)
+        self.state.log.emit("recheck", f"{node.id}: steps left; seeking corrections and newer "
+                            "versions of the figures its part states", node=node.id)
+        await self.delivery.progress(f"Checking for corrections and newer figures: "
+                                     f"{node.question}", key=f"recheck-{node.id}")
+        await self.step(node, seek_corrections=True)
+        return True
 
     async def _steered_next(self) -> Node | None:
         """The next node, once the steers written since the last step are applied."""
@@ -241,7 +266,7 @@ class _Research:
             return False
         return bool(self.owner.spend("steps"))
 
-    async def step(self, node: Node) -> None:
+    async def step(self, node: Node, seek_corrections: bool = False) -> None:
         self.state.step += 1
         self.state.log.step = self.state.step
         await upgrade.announce(self.state, self.delivery, self._decided)
@@ -252,7 +277,7 @@ class _Research:
             node, self.config) else node
         if picked is not None:
             node = picked
-            await self._research_round(node)
+            await self._research_round(node, seek_corrections)
         if self.state.step % self.config.reflect_every_steps == 0:
             await reflect_and_correct(self.gateway, self.state, node, self.owner, self.similarity,
                                       self.config)
@@ -399,10 +424,11 @@ class _Research:
             self.config, self.state.as_of, list(seen.values()))
         return subquestions.as_subquestions(titles, self.config.max_children)
 
-    async def _research_round(self, node: Node) -> None:
+    async def _research_round(self, node: Node, seek_corrections: bool = False) -> None:
         plan = await planner.plan_queries(self.gateway, node, self.state.sent_queries(),
                                           self.state.as_of, self.config.query_variants,
-                                          self.deep, coverage.relied_figures(self.state, node),
+                                          self.deep or seek_corrections,
+                                          coverage.relied_figures(self.state, node),
                                           self._feedback(node))
         window = watch.narrowed(
             planner.time_range(plan, self.state.as_of, self.config.lookback_days), self.state)

@@ -60,6 +60,7 @@ class RunExtras:
     upgrade_asks: int = 0  # how often the planner was asked whether to upgrade
     retrieved: dict[str, list[str]] = field(default_factory=dict)  # source id -> [title, type]
     steers_read: int = 0  # steers of the thread read so far (research_core.loop.steering)
+    rechecked: list[str] = field(default_factory=list)  # nodes re-searched for corrections
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -1,0 +1,56 @@
+"""Standard with steps left re-searches the figures its parts state (issue 25): a correction
+published after the first part is read, and the part it corrects is revised in place. Every
+model reply is unusable, so this is the path a newcomer on the bundled model gets. Beekeeping,
+a field no evaluation suite uses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from redsearch.recording import RecordingPublisher
+from research_core.search.corpus import CorpusBackend
+from research_core.store.sql import SqlStore
+from tests.conftest import write_doc
+from tests.engine_run import Serve, run_engine
+
+QUESTION = "How many hives did Vestland count at the end of the third quarter of 2026?"
+DOCS = {
+    "apiary-census-q3": ("official_statistics", "en", "2026-10-15",
+                         "Vestland hive census, third quarter 2026",
+                         "Vestland counted 41,200 hives at the end of the third quarter of 2026, "
+                         "up 3.1% on the year.\n\nHoney yields per hive were 18 kg."),
+    "norland-hives": ("official_statistics", "en", "2026-10-12", "Norland apiary statistics",
+                      "Norland counted 55,000 hives in September 2026."),
+    "blog-honey": ("blog", "en", "2026-09-01", "Ten honey facts",
+                   "Honey never spoils, and a hive can hold 60,000 bees."),
+}
+ERRATUM = ("official_statistics", "en", "2026-10-28", "Erratum to the Vestland hive census",
+           "Correction: the Vestland hive census for the third quarter of 2026 is revised. "
+           "Vestland counted 40,900 hives at the end of the third quarter of 2026, not 41,200 "
+           "as first published.")
+
+
+def _corpus(folder: Path, docs: dict[str, tuple[str, str, str, str, str]]) -> Path:
+    folder.mkdir()
+    for doc_id, spec in docs.items():
+        write_doc(folder, doc_id, spec)
+    return folder
+
+
+async def test_a_correction_published_after_the_first_part_revises_it(
+        serve: Serve, store: SqlStore, tmp_path: Path) -> None:
+    backend = CorpusBackend.from_folder(_corpus(tmp_path / "corpus", DOCS))
+    late = _corpus(tmp_path / "late", {"apiary-census-erratum": ERRATUM})
+
+    async def arrive() -> None:
+        backend.add_folder(late)
+
+    publisher = RecordingPublisher([], on_first_part=arrive)
+    out = await run_engine(serve, lambda body: "", backend, store, QUESTION,
+                           publisher=publisher, mode="standard", max_steps=8)
+    rechecks = [e for e in out.state.log.events if e.kind == "recheck"]
+    assert rechecks, "standard ended without re-searching the figures its parts state"
+    revised = [v for versions in publisher.parts.values() for v in versions[1:]
+               if "apiary-census-erratum" in v.text]
+    assert revised and "40,900" in revised[-1].text
+    assert out.state.step <= 8
