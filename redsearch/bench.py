@@ -38,8 +38,8 @@ from redsearch.terminal import report_error, report_interrupt, say
 from research_core.errors import RunError
 from research_core.evaluation.monolithic import MonolithicAgent
 from research_core.loop.engine import Engine
-from research_core.loop.reporter import Report
-from research_core.loop.state import RunState
+from research_core.loop.memory.state import RunState
+from research_core.loop.report.reporter import Report
 from research_core.models.embeddings import build_similarity
 from research_core.models.tier_factory import aclose_tiers, build_tiers, describe_tier
 from research_core.protocols import ModelTier, Similarity

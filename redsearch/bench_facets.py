@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from redsearch.bench_corpus import Fact
-from research_core.loop.reporter import CITATION, Report, cited_numbers
+from research_core.loop.report.reporter import CITATION, Report, cited_numbers
 from research_core.text.sentences import sentences
 
 _LEVEL = re.compile(r"\d[\d,]*")

@@ -14,8 +14,8 @@ from typing import Any
 from redsearch.bench_corpus import Fact
 from redsearch.bench_facets import report_facets
 from redsearch.terminal import say
-from research_core.loop.reporter import Report
-from research_core.loop.state import RunState
+from research_core.loop.memory.state import RunState
+from research_core.loop.report.reporter import Report
 from research_core.models.ledger import Ledger, LedgerEntry, TierTotals
 from research_core.runlog import LogEvent
 

@@ -37,7 +37,7 @@ from research_core.evaluation.gap import Gap, gap, total
 from research_core.evaluation.grading import Answer, GroupResult, grade
 from research_core.evaluation.suite import DEPTHS, Suite, Task, load_suite, with_paraphrases
 from research_core.loop.engine import Engine
-from research_core.loop.state import RunState
+from research_core.loop.memory.state import RunState
 from research_core.models.embeddings import build_similarity
 from research_core.models.ledger import TierTotals
 from research_core.models.tier_factory import aclose_tiers, build_tiers

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from redsearch.bench_run import db_url, scratch_db
 from redsearch.scripted_tiers import ScriptedTiers
 from research_core.loop.engine import Engine
-from research_core.loop.state import RunState
+from research_core.loop.memory.state import RunState
 from research_core.models.embeddings import build_similarity
 from research_core.models.tier_factory import aclose_tiers, build_tiers
 from research_core.protocols import ModelTier, Similarity

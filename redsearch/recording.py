@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from research_core.evaluation.grading import Answer, GroupResult, all_passed, grade
 from research_core.evaluation.reading import Cited, join, merged, numbered, without_ids
 from research_core.evaluation.suite import Requirement
-from research_core.loop.reporter import split_rendered
+from research_core.loop.report.reporter import split_rendered
 
 Hook = Callable[[], Awaitable[None]]
 

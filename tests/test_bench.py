@@ -96,7 +96,7 @@ def test_an_answer_scores_the_facts_it_states_right_and_cites_to_their_document(
 
 def test_a_turns_answer_that_took_a_retry_costs_both_calls() -> None:
     from redsearch.bench_run import Answers, answer_curve
-    from research_core.loop.reporter import Report
+    from research_core.loop.report.reporter import Report
     from research_core.models.ledger import Ledger
 
     ledger = Ledger({})

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
-from research_core.loop.evidence import Evidence
+from research_core.loop.memory.evidence import Evidence
 from research_core.search.tool import QueryResult
 from research_core.text.figures import figures_in, written_for
 from research_core.text.terms import has_cjk

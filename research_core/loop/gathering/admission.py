@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from research_core.budget.owner import BudgetOwner
-from research_core.loop.answering.coverage import asks_why
-from research_core.loop.evidence import Evidence, combined_score, credibility, recency
-from research_core.loop.goal_tree import Node
-from research_core.loop.state import QueryRecord, RunState
+from research_core.loop.memory.evidence import Evidence, combined_score, credibility, recency
+from research_core.loop.memory.goal_tree import Node
+from research_core.loop.memory.state import QueryRecord, RunState
+from research_core.loop.planning.asked import asks_why
 from research_core.models.schemas import HitScore
 from research_core.protocols import SearchBackend, SearchHit, Similarity
 from research_core.search.reading import deep_read

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from research_core.loop.evidence import Evidence
-from research_core.loop.memory import (
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.memory import (
     Summary,
     facts_of,
     lossless_summary,
@@ -31,7 +31,7 @@ def hit_block(index: int, hit: SearchHit) -> str:
 async def score_hits(gw: Gateway, question: str, hits: list[SearchHit],
                      fallback: Callable[[], HitScores]) -> list[HitScore]:
     """One relevance score (0..1) and a reason per hit, in one batched call; `fallback` scores
-    them without a model (`research_core.loop.relevance`)."""
+    them without a model (`research_core.loop.gathering.relevance`)."""
     messages = render("score_hits", question=question,
                       hits="\n".join(hit_block(i, h) for i, h in enumerate(hits)))
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 
-from research_core.loop import executor, judgement
+from research_core.loop.gathering import executor
+from research_core.loop.planning import judgement
 from research_core.models.gateway import Gateway
 from research_core.models.schemas import HitScore, HitScores
 from research_core.protocols import SearchHit, Similarity

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from research_core.loop.answering.pool import Line
-from research_core.loop.evidence import Evidence
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.pool import Line
 from research_core.text.conflicts import Disagreement
 from research_core.text.figures import figures_in
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from research_core.loop.answering import labels
-from research_core.loop.answering.pool import lines_of
-from research_core.loop.evidence import Evidence
+from research_core.loop.memory import labels
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.pool import lines_of
 from research_core.text import conflicts
 
 MAX_CONFLICTS = 3

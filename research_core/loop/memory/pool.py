@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain
 
-from research_core.loop.evidence import Evidence
+from research_core.loop.memory.evidence import Evidence
 from research_core.search.snippets import is_cut
 from research_core.text.figures import measured
 from research_core.text.periods import periods_in

@@ -10,9 +10,9 @@ from typing import Any, Literal, get_args
 
 from research_core.budget.axes import Mode, parse_mode
 from research_core.delivery.publications import Publication
-from research_core.loop.evidence import Evidence
-from research_core.loop.goal_tree import GoalTree
-from research_core.loop.memory import Summary, WorkingMemory
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.goal_tree import GoalTree
+from research_core.loop.memory.memory import Summary, WorkingMemory
 from research_core.models.ledger import Ledger
 from research_core.protocols import TimeRange
 from research_core.runlog import RunLog
@@ -59,7 +59,7 @@ class RunExtras:
     unknowns: list[str] = field(default_factory=list)  # root facets left uncovered
     upgrade_asks: int = 0  # how often the planner was asked whether to upgrade
     retrieved: dict[str, list[str]] = field(default_factory=dict)  # source id -> [title, type]
-    steers_read: int = 0  # steers of the thread read so far (research_core.loop.steering)
+    steers_read: int = 0  # steers of the thread read so far (research_core.loop.review.steering)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -4,7 +4,7 @@ asked of them (a clause no source speaks to — a greeting, a deadline, "numbers
 please" — is a request to the bot, not a sub-question) and what else to research: the titles
 of the most relevant credible sources, each one a facet the sources themselves are about.
 The same reading of the evidence refills the tree before a run ends early
-(`research_core.loop.gaps`).
+(`research_core.loop.review.gaps`).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import re
 from collections import Counter
 from dataclasses import replace
 
-from research_core.loop import judgement, subquestions
-from research_core.loop.answering.coverage import known_names, names_any
-from research_core.loop.evidence import combined_score, credibility, recency
-from research_core.loop.judgement import scaled
+from research_core.loop.memory.evidence import combined_score, credibility, recency
+from research_core.loop.planning import judgement, subquestions
+from research_core.loop.planning.asked import known_names, names_any
+from research_core.loop.planning.judgement import scaled
 from research_core.models.schemas import SubQuestion
 from research_core.protocols import SearchHit, Similarity
 from research_core.settings import EngineSettings

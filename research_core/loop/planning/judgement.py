@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from research_core.loop import subquestions
-from research_core.loop.evidence import Evidence
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.planning import subquestions
 from research_core.models.embeddings import CJK_LEXICAL_WEIGHT, cjk_share
 from research_core.models.schemas import HitScore, SubQuestion
 from research_core.protocols import SearchHit, Similarity

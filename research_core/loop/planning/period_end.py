@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
-from research_core.loop import subquestions
+from research_core.loop.planning import subquestions
 from research_core.text.figures import measured
 from research_core.text.periods import asks_past_year, latest_stated, month_label, span_end
 from research_core.text.sentences import sentences

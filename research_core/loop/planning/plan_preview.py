@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from research_core.loop import planner
-from research_core.loop.goal_tree import GoalTree
-from research_core.loop.state import RunState
+from research_core.loop.memory.goal_tree import GoalTree
+from research_core.loop.memory.state import RunState
+from research_core.loop.planning import planner
 from research_core.models.gateway import Gateway
 from research_core.models.ledger import Ledger
 from research_core.protocols import ModelTier

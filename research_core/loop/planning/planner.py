@@ -6,9 +6,9 @@ import datetime as dt
 from collections import Counter
 from collections.abc import Sequence
 
-from research_core.loop import subquestions
-from research_core.loop.evidence import Evidence
-from research_core.loop.goal_tree import GoalTree, Node
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.goal_tree import GoalTree, Node
+from research_core.loop.planning import subquestions
 from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.models.schemas import Decomposition, QueryPlan, ReflectionOut, SubQuestion
@@ -29,7 +29,7 @@ async def decompose(gw: Gateway, goal: str, node: Node, known: str, max_children
                     taken: set[str], deep: bool = False) -> list[SubQuestion] | None:
     """Sub-questions for `node`, most valuable first, none repeating a question in `taken`;
     `deep` (applied) composes the deep instructions. None when the planner's reply is
-    unusable (the caller falls back: `research_core.loop.decomposition` for the root)."""
+    unusable (the caller falls back: `research_core.loop.planning.decomposition` for the root)."""
     messages = render("decompose", deep, goal=goal, question=node.question,
                       known=known or "nothing yet", max_children=max_children)
 
@@ -46,8 +46,8 @@ async def decompose(gw: Gateway, goal: str, node: Node, known: str, max_children
 
 def split_fallback(question: str) -> list[SubQuestion]:
     """For the root, where no evidence is at hand (the plan preview): sub-questions read off
-    the question's clauses (`research_core.loop.subquestions`). In a run the engine splits
-    from the evidence instead (`research_core.loop.decomposition`)."""
+    the question's clauses (`research_core.loop.planning.subquestions`). In a run the engine splits
+    from the evidence instead (`research_core.loop.planning.decomposition`)."""
     return subquestions.derive(question)
 
 

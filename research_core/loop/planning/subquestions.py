@@ -4,8 +4,8 @@ only asks ("why", "how big is it now") is completed with the clause that says wh
 question is about (its topic); a comparison or a list of named things ("A vs B", "(North,
 Central and South)", "X and Y went …") gives one sub-question per thing. The question's words
 are kept as written: no template is filled in, and the question itself is never its only
-sub-question. `research_core.loop.decomposition` adds what the evidence is about and drops the
-clauses no source speaks to (requests, deadlines, greetings).
+sub-question. `research_core.loop.planning.decomposition` adds what the evidence is about and
+drops the clauses no source speaks to (requests, deadlines, greetings).
 """
 
 from __future__ import annotations
@@ -256,7 +256,7 @@ def conjuncts(clause: str) -> list[tuple[list[str], list[str]]]:
     other across it: the runs of content words before it (each run's endings: "carbonate",
     "lithium carbonate") and the run that follows it (its beginnings), without measures
     ("prices") or periods. Which pair is parallel is for the embedder to say
-    (`research_core.loop.decomposition.coordinated`)."""
+    (`research_core.loop.planning.decomposition.coordinated`)."""
     if has_cjk(clause):
         return []
     found = []

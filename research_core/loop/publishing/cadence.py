@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from research_core.loop.evidence import Evidence
-from research_core.loop.memory import Summary, numbers_in
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.memory import Summary, numbers_in
 
 MATURE_SOURCES = 2
 PART_EVIDENCE_LINES = 6

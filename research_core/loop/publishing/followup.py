@@ -16,10 +16,15 @@ from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery, Publication
 from research_core.loop.answering import builder
 from research_core.loop.answering.completion import Reader
-from research_core.loop.evidence import Evidence
-from research_core.loop.goal_tree import Node
-from research_core.loop.reporter import Source, citation_problem, echo_problem, number_sources
-from research_core.loop.state import RunState
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.goal_tree import Node
+from research_core.loop.memory.state import RunState
+from research_core.loop.report.reporter import (
+    Source,
+    citation_problem,
+    echo_problem,
+    number_sources,
+)
 from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.models.schemas import FollowUpOut

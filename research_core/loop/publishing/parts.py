@@ -6,15 +6,17 @@ summary fell back, the part is the extractive builder's (`research_core.loop.ans
 from __future__ import annotations
 
 from research_core.delivery.publications import Delivery
-from research_core.loop import cadence, coverage, executor, followup
 from research_core.loop.answering import builder
 from research_core.loop.answering.completion import Reader, local_reader, page_lines
-from research_core.loop.answering.pool import Line
 from research_core.loop.answering.restating import states_figure
-from research_core.loop.evidence import Evidence
-from research_core.loop.goal_tree import Node
-from research_core.loop.memory import Summary
-from research_core.loop.state import RunState
+from research_core.loop.gathering import executor
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.goal_tree import Node
+from research_core.loop.memory.memory import Summary
+from research_core.loop.memory.pool import Line
+from research_core.loop.memory.state import RunState
+from research_core.loop.publishing import cadence, followup
+from research_core.loop.review import coverage
 from research_core.models.gateway import Gateway
 from research_core.protocols import SearchBackend, Similarity
 from research_core.settings import EngineSettings

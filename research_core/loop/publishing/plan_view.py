@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import re
 
-from research_core.loop.conflicts import Conflict, find_conflicts
-from research_core.loop.evidence import Evidence
-from research_core.loop.followup import followup_node_ids
-from research_core.loop.goal_tree import Node
-from research_core.loop.progress_notes import deep_note
-from research_core.loop.state import RunState
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.goal_tree import Node
+from research_core.loop.memory.node_conflicts import Conflict, find_conflicts
+from research_core.loop.memory.state import RunState
+from research_core.loop.publishing.followup import followup_node_ids
+from research_core.loop.publishing.progress_notes import deep_note
 from research_core.plan import PlanSource, PlanTask, PlanView, TaskStatus
 from research_core.runlog import LogEvent
 from research_core.text.figures import figures_in

@@ -8,8 +8,8 @@ checkpoint once announced; the outbox keeps a step redone after a crash from rep
 from __future__ import annotations
 
 from research_core.delivery.publications import Delivery
-from research_core.loop.conflicts import find_conflicts
-from research_core.loop.state import RunState
+from research_core.loop.memory.node_conflicts import find_conflicts
+from research_core.loop.memory.state import RunState
 from research_core.runlog import LogEvent
 
 CONFLICTS_PER_NODE = 2  # notes are publications too: a noisy node must not eat the budget

@@ -20,8 +20,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from research_core.loop.answering.pool import Line, lines_of
-from research_core.loop.evidence import Evidence
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.pool import Line, lines_of
 from research_core.text import measures
 from research_core.text.conflicts import SAME_MEASURE_RATIO, names_in, unit_of
 from research_core.text.dated import dated_figures

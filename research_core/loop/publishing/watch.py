@@ -14,9 +14,9 @@ import datetime as dt
 from typing import Protocol
 
 from research_core.delivery.publications import Delivery, Publication
-from research_core.loop import followup
-from research_core.loop.goal_tree import FINISHED, Node
-from research_core.loop.state import RunState
+from research_core.loop.memory.goal_tree import FINISHED, Node
+from research_core.loop.memory.state import RunState
+from research_core.loop.publishing import followup
 from research_core.protocols import TimeRange
 
 

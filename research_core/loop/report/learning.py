@@ -4,8 +4,8 @@ written."""
 
 from __future__ import annotations
 
-from research_core.loop.reporter import Report
-from research_core.loop.state import RunState
+from research_core.loop.memory.state import RunState
+from research_core.loop.report.reporter import Report
 from research_core.search import patterns
 from research_core.search.patterns import PatternRecord, QueryLearning
 

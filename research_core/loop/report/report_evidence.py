@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from research_core.loop.evidence import Evidence
-from research_core.loop.memory import Summary
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.memory import Summary
 from research_core.text.figures import figures_in
 from research_core.text.sentences import sentences
 from research_core.text.titles import restated

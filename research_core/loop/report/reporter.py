@@ -12,11 +12,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from research_core.loop import report_evidence
 from research_core.loop.answering import builder
 from research_core.loop.answering.completion import Reader
-from research_core.loop.evidence import Evidence
-from research_core.loop.memory import Summary
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.memory import Summary
+from research_core.loop.report import report_evidence
 from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.protocols import Similarity
@@ -194,7 +194,7 @@ async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: li
 def _evidence_list(summaries: list[Summary], evidence: list[Evidence], framing: Framing,
                    limit_chars: int) -> tuple[list[Source], str, str]:
     """The numbered sources, the findings block and the sources block of the report's
-    prompt, together within `limit_chars` (`research_core.loop.report_evidence`)."""
+    prompt, together within `limit_chars` (`research_core.loop.report.report_evidence`)."""
     found = report_evidence.findings(summaries, framing.unknowns,
                                      int(limit_chars * report_evidence.FINDINGS_SHARE))
     listed = report_evidence.evidence_list(evidence, limit_chars - len(found))

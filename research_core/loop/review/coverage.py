@@ -1,6 +1,6 @@
 """Coverage, not a count, ends a sub-question (issue 16): a node is done when the facets of
 its question (the measures, periods, causes and further questions it asks, read off the
-question by `research_core.loop.subquestions`) are answered by its kept evidence.
+question by `research_core.loop.planning.subquestions`) are answered by its kept evidence.
 
 Applied deep asks the executor which facets the evidence answers and needs all of them;
 standard keeps a lighter rule without a model call: the embedder (with a figure for a facet
@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from research_core.loop import judgement, subquestions
-from research_core.loop.evidence import Evidence
-from research_core.loop.goal_tree import Node
-from research_core.loop.state import RunState
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.goal_tree import Node
+from research_core.loop.memory.state import RunState
+from research_core.loop.planning import judgement, subquestions
 from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.models.schemas import CoverageOut

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery
-from research_core.loop import coverage, decomposition, judgement, period_end
-from research_core.loop.coverage import Coverage
-from research_core.loop.state import RunState
+from research_core.loop.memory.state import RunState
+from research_core.loop.planning import decomposition, judgement, period_end
+from research_core.loop.review import coverage
+from research_core.loop.review.coverage import Coverage
 from research_core.models.gateway import Gateway
 from research_core.models.schemas import SubQuestion
 from research_core.protocols import Similarity

@@ -1,16 +1,16 @@
 """Reflection every few steps; on drift, backtrack one level and drop the branch's evidence.
 
-The model's answers are not taken on its word alone (`research_core.loop.judgement`): evidence is
-dropped as off-goal, or a branch pruned for drift, only when the embedder agrees it is far
-from the goal; a neglected sub-question is added only when it passes the same checks as a
+The model's answers are not taken on its word alone (`research_core.loop.planning.judgement`):
+evidence is dropped as off-goal, or a branch pruned for drift, only when the embedder agrees it
+is far from the goal; a neglected sub-question is added only when it passes the same checks as a
 decomposition's."""
 
 from __future__ import annotations
 
 from research_core.budget.axes import Budget
-from research_core.loop import judgement, planner
-from research_core.loop.goal_tree import Node
-from research_core.loop.state import RunState
+from research_core.loop.memory.goal_tree import Node
+from research_core.loop.memory.state import RunState
+from research_core.loop.planning import judgement, planner
 from research_core.models.gateway import Gateway
 from research_core.models.schemas import ReflectionOut
 from research_core.protocols import Similarity

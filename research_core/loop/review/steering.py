@@ -23,9 +23,9 @@ import re
 from dataclasses import dataclass
 
 from research_core.budget.axes import Budget
-from research_core.loop import judgement
-from research_core.loop.goal_tree import Node
-from research_core.loop.state import RunState
+from research_core.loop.memory.goal_tree import Node
+from research_core.loop.memory.state import RunState
+from research_core.loop.planning import judgement
 from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.models.schemas import SteerOut, SubQuestion

@@ -11,8 +11,10 @@ from __future__ import annotations
 from research_core.budget.axes import AXES, Decision
 from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery
-from research_core.loop import conflicts, coverage, planner
-from research_core.loop.state import RunState
+from research_core.loop.memory import node_conflicts
+from research_core.loop.memory.state import RunState
+from research_core.loop.planning import planner
+from research_core.loop.review import coverage
 from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.models.schemas import UpgradeOut
@@ -67,7 +69,7 @@ async def announce(state: RunState, delivery: Delivery, decision: Decision | Non
 def _messages(state: RunState, owner: BudgetOwner) -> list[Message]:
     subs = [n for n in state.tree.nodes.values() if n.depth > 0]
     listing = "; ".join(f"{n.question} [{n.status}]" for n in subs[:8]) or "none yet"
-    found = [c for n in subs for c in conflicts.find_conflicts(state.kept_for({n.id}))
+    found = [c for n in subs for c in node_conflicts.find_conflicts(state.kept_for({n.id}))
              if state.kept_for({n.id})]
     usage = ", ".join(f"{a} {owner.used(a)}/{owner.total(a)}"
                       for a in ("steps", "model_calls", "reads", "discoveries"))
