@@ -1,5 +1,6 @@
 """The extractive answer's own words, in English and Chinese: headings, the disagreement
-sentence and the "not found" line. Everything else in the answer is quoted evidence."""
+sentence (also a summary's open doubt, `memory`) and the "not found" line. Everything else in
+the answer is quoted evidence."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Whole sentences of the kept evidence: the material of an extractive answer. A fragment (a
+"""Whole sentences of the kept evidence: the material of an extractive answer, and what the
+conflicts of memory, the progress log and the plan are found among. A fragment (a
 snippet cut short, marked "…"), a question, a heading or a sentence too short to say anything
 is left out, and a sentence that several items repeat is kept once, from its best-scored
 source."""

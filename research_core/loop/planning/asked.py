@@ -1,7 +1,8 @@
 """What the question asked that the evidence does not cover, for the answer's closing "not
 found in the sources" line: a sub-question no sentence answers, a named thing (a place, a
 product, a company …) that no kept evidence mentions, and the reasons when the question asks
-why and no chosen sentence gives one."""
+why and no chosen sentence gives one. What it reads off the question (the things it names,
+whether it asks why) also guides the planners (`decomposition`) and admission's deep reads."""
 
 from __future__ import annotations
 
