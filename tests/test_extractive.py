@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from redsearch.recording import RecordingPublisher
+from redsearch.harness.recording import RecordingPublisher
 from research_core.loop.answering import builder, completion
 from research_core.loop.gathering import relevance
 from research_core.loop.memory import labels

@@ -1,5 +1,5 @@
-"""`python -m redsearch.bench` (`make bench`): the goal tree against the naive monolithic agent,
-doing equal work, as the task grows.
+"""`python -m redsearch.harness.bench` (`make bench`): the goal tree against the naive monolithic
+agent, doing equal work, as the task grows.
 
 For every N of the sweep (default 4, 8, 16, 32) both strategies run exactly N steps on the
 same generated corpus (`bench_corpus`, at least 5·N documents on one topic) with the same
@@ -28,10 +28,10 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from redsearch.bench_corpus import QUESTION, Fact, corpus_facts, write_corpus
-from redsearch.bench_report import HIER, MONO, final_lines, n_table, sweep_table
-from redsearch.bench_run import Answers, Progress, RunMetrics, db_url, metrics, scratch_db
-from redsearch.bench_tier import BenchPolicy, PolicyServer
+from redsearch.harness.bench_corpus import QUESTION, Fact, corpus_facts, write_corpus
+from redsearch.harness.bench_report import HIER, MONO, final_lines, n_table, sweep_table
+from redsearch.harness.bench_run import Answers, Progress, RunMetrics, db_url, metrics, scratch_db
+from redsearch.harness.bench_tier import BenchPolicy, PolicyServer
 from redsearch.json_output import check_writable
 from redsearch.json_output import write_json as write_json_file
 from redsearch.terminal import report_error, report_interrupt, say
@@ -154,7 +154,7 @@ async def run_smoke(n: int, backend: CorpusBackend, similarity: Similarity,
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m redsearch.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m redsearch.harness.bench", description=__doc__)
     parser.add_argument("--sweep", default=",".join(map(str, DEFAULT_SWEEP)),
                         help="comma-separated step counts N (default 4,8,16,32)")
     parser.add_argument("--quick", action="store_true",

@@ -52,7 +52,7 @@ def facets() -> list[Facet]:
 @dataclass(frozen=True)
 class Fact:
     """What one generated document states: a facet's level and change in one period; the
-    truth the benchmark scores answers against (`redsearch.bench_facets`)."""
+    truth the benchmark scores answers against (`redsearch.harness.bench_facets`)."""
 
     facet: Facet
     period: str

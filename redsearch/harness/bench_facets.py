@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from redsearch.bench_corpus import Fact
+from redsearch.harness.bench_corpus import Fact
 from research_core.loop.report.reporter import CITATION, Report, cited_numbers
 from research_core.text.sentences import sentences
 

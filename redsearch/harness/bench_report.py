@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from redsearch.bench_run import RunMetrics
+from redsearch.harness.bench_run import RunMetrics
 from research_core.models.ledger import TierTotals
 from research_core.settings import TIERS
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from redsearch.bench_corpus import Fact
-from redsearch.bench_facets import report_facets
+from redsearch.harness.bench_corpus import Fact
+from redsearch.harness.bench_facets import report_facets
 from redsearch.terminal import say
 from research_core.loop.memory.state import RunState
 from research_core.loop.report.reporter import Report

@@ -19,7 +19,7 @@ from typing import Any
 
 from aiohttp import web
 
-from redsearch.bench_corpus import Facet, facets
+from redsearch.harness.bench_corpus import Facet, facets
 from research_core.text.sentences import sentences
 
 JSON = dict[str, Any]

@@ -4,9 +4,9 @@ bot's real endpoint, and faults at random moments (the seed is printed): workers
 a Slack 429 storm, and a Redis write loss (killed right after runs were queued and leases
 renewed, back without those writes, as when an asynchronous replica takes over). Then it
 counts what was lost, posted twice or redone, and how long each killed worker's runs (and
-the runs a write loss caught) took to come back (`redsearch.chaos_audit`).
+the runs a write loss caught) took to come back (`redsearch.harness.chaos_audit`).
 
-    python -m redsearch.chaos [--seed N] [--kills 20] [--runs 6] [--window-s 240] …
+    python -m redsearch.harness.chaos [--seed N] [--kills 20] [--runs 6] [--window-s 240] …
 
 Exit status 0 when nothing was lost, duplicated or redone and every recovery kept within the
 bound; 1 otherwise. Everything runs on this machine; nothing reaches another address.
@@ -30,7 +30,7 @@ from pathlib import Path
 from redis.exceptions import RedisError
 from sqlalchemy.exc import SQLAlchemyError
 
-from redsearch.chaos_audit import (
+from redsearch.harness.chaos_audit import (
     ChaosReport,
     KillRecord,
     Resume,
@@ -43,7 +43,7 @@ from redsearch.chaos_audit import (
     redone_steps,
     signs_of_life,
 )
-from redsearch.chaos_plan import (
+from redsearch.harness.chaos_plan import (
     DB_CUT,
     FULL_SUITE,
     KILL,
@@ -55,8 +55,8 @@ from redsearch.chaos_plan import (
     Outage,
     schedule,
 )
-from redsearch.scripted_tiers import tagged
-from redsearch.suite_stack import DEFAULT_DB_SERVER, RequestLost, StackConfig, SuiteStack
+from redsearch.harness.scripted_tiers import tagged
+from redsearch.harness.suite_stack import DEFAULT_DB_SERVER, RequestLost, StackConfig, SuiteStack
 from redsearch.supervisor import describe_exit
 
 QUESTION = "How did European heat pump sales, prices and exports move in 2026?"
@@ -337,7 +337,7 @@ def render(report: ChaosReport, plan: ChaosPlan, wall_s: float) -> str:
 
 
 def parse_plan(argv: list[str] | None) -> tuple[ChaosPlan, argparse.Namespace]:
-    parser = argparse.ArgumentParser(prog="python -m redsearch.chaos", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m redsearch.harness.chaos", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=None, help="fault schedule seed")
     for f in fields(ChaosPlan):
@@ -349,7 +349,7 @@ def parse_plan(argv: list[str] | None) -> tuple[ChaosPlan, argparse.Namespace]:
                         help="a PostgreSQL database the suite connects to while it creates "
                         "(and at the end drops) a database of its own")
     parser.add_argument("--soak", type=float, default=0.0, metavar="SECONDS",
-                        help="a soak instead (redsearch.chaos_soak): runs arriving at a "
+                        help="a soak instead (redsearch.harness.chaos_soak): runs arriving at a "
                         "steady rate for SECONDS, a worker killed every few minutes, one "
                         "Redis restart, one database cut, each process's memory sampled")
     parser.add_argument("--json", dest="json_path", help="also write the report as JSON here")
@@ -365,7 +365,7 @@ def parse_plan(argv: list[str] | None) -> tuple[ChaosPlan, argparse.Namespace]:
 def main(argv: list[str] | None = None) -> int:
     plan, args = parse_plan(argv)
     if args.soak > 0:
-        from redsearch.chaos_soak import soak_main  # it builds on this module
+        from redsearch.harness.chaos_soak import soak_main  # it builds on this module
 
         return soak_main(plan, args)
     started = time.monotonic()

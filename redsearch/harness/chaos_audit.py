@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 from playground.fake_slack import Call
 from playground.fake_slack_messages import SlackError, parse_metadata
-from redsearch.scripted_tiers import ModelCall
-from redsearch.stormy_slack import RateLimited
+from redsearch.harness.scripted_tiers import ModelCall
+from redsearch.harness.stormy_slack import RateLimited
 
 
 @dataclass

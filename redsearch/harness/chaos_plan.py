@@ -88,7 +88,7 @@ class ChaosPlan:
         return bound
 
 
-FULL_SUITE = {"redis_losses": 1}  # `python -m redsearch.chaos` defaults beyond ChaosPlan's
+FULL_SUITE = {"redis_losses": 1}  # `python -m redsearch.harness.chaos` defaults beyond ChaosPlan's
 
 
 @dataclass(frozen=True)

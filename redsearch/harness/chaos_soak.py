@@ -2,7 +2,7 @@
 traffic, to find what only time shows (a leak, a slow drift, a run lost once in a hundred):
 
     make soak                                  # one hour
-    python -m redsearch.chaos --soak 3600 [--arrival-s 30] [--seed N]
+    python -m redsearch.harness.chaos --soak 3600 [--arrival-s 30] [--seed N]
 
 Research runs arrive at a steady rate (one every `--arrival-s`) through the bot's signed
 endpoint; a worker is SIGKILLed every few minutes (evenly spaced, never worker 0, whose
@@ -24,11 +24,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from redsearch.chaos import Chaos, render, stack_config
-from redsearch.chaos_audit import ChaosReport
-from redsearch.chaos_memory import HARNESS, LEAK_FLOOR_KIB, LEAK_SHARE, MemoryLog
-from redsearch.chaos_plan import DB_CUT, KILL, REDIS_RESTART, STORM, ChaosPlan, Fault
-from redsearch.suite_stack import SuiteStack
+from redsearch.harness.chaos import Chaos, render, stack_config
+from redsearch.harness.chaos_audit import ChaosReport
+from redsearch.harness.chaos_memory import HARNESS, LEAK_FLOOR_KIB, LEAK_SHARE, MemoryLog
+from redsearch.harness.chaos_plan import DB_CUT, KILL, REDIS_RESTART, STORM, ChaosPlan, Fault
+from redsearch.harness.suite_stack import SuiteStack
 
 KILL_EVERY_S = 180.0  # "a worker killed every few minutes"
 WARM_SHARE = 0.1  # memory is compared from this share of the soak on (imports, caches)

@@ -2,15 +2,15 @@
 (`research_core.evaluation.suite`).
 
 Every task runs in each mode on a fresh index of the suite's corpus, a fresh temporary SQLite
-store and the same model settings. A recording publisher (`redsearch.recording`) keeps every
-answer part with its versions and grades the answer's own text after every publication, so
-that the first moment all requirement groups passed is known. The task's late documents
-arrive at one moment (`redsearch.late_docs`): for paired runs one that does not depend on the
-mode. The table shows the mode asked for and, where it differs, the mode applied. Progress
+store and the same model settings. A recording publisher (`redsearch.harness.recording`) keeps
+every answer part with its versions and grades the answer's own text after every publication,
+so that the first moment all requirement groups passed is known. The task's late documents
+arrive at one moment (`redsearch.harness.late_docs`): for paired runs one that does not depend
+on the mode. The table shows the mode asked for and, where it differs, the mode applied. Progress
 goes to stderr, tables to stdout.
 
 Only what a reader reads is graded: the answer's first `reading_budget_chars` characters
-(`redsearch.recording`). Beside it the naive baseline (`research_core.evaluation.naive`) is
+(`redsearch.harness.recording`). Beside it the naive baseline (`research_core.evaluation.naive`) is
 graded on the same run's retrieval at the same length. With `--paraphrases` every task's
 paraphrases run too, and the gap between them and the original is printed
 (`research_core.evaluation.gap`).
@@ -27,9 +27,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from redsearch.harness.late_docs import LateDocs, LatePoint, late_point, parse_late_at
+from redsearch.harness.recording import RecordingPublisher
 from redsearch.json_output import check_writable, write_json
-from redsearch.late_docs import LateDocs, LatePoint, late_point, parse_late_at
-from redsearch.recording import RecordingPublisher
 from redsearch.terminal import say as stderr_line
 from research_core.errors import RunError, SuiteError
 from research_core.evaluation import naive
@@ -228,7 +228,7 @@ async def run_suite(suite: Suite, modes: Sequence[str], task_ids: Sequence[str] 
                     paraphrases: bool = False) -> list[TaskResult]:
     """Run every chosen task (default: all) in every mode, in task order, each followed by
     its paraphrases where `paraphrases`; tiers are built once. `late_at` overrides when late
-    documents arrive (default: see `redsearch.late_docs`)."""
+    documents arrive (default: see `redsearch.harness.late_docs`)."""
     check_modes(modes)
     chosen = [suite.task(t) for t in task_ids] if task_ids else list(suite.tasks)
     tasks = with_variants(chosen) if paraphrases else chosen

@@ -20,8 +20,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from redsearch.bench_run import db_url, scratch_db
-from redsearch.scripted_tiers import ScriptedTiers
+from redsearch.harness.bench_run import db_url, scratch_db
+from redsearch.harness.scripted_tiers import ScriptedTiers
 from research_core.loop.engine import Engine
 from research_core.loop.memory.state import RunState
 from research_core.models.embeddings import build_similarity

@@ -8,7 +8,7 @@
    fixed latency per call: queue wait (click → the run's first model call) and wall time
    (click → its closing message) as more runs share the worker, and the worker's CPU use.
 
-    python -m redsearch.load [--rates 50,200,500] [--levels 1,2,4,8,16,32] …
+    python -m redsearch.harness.load [--rates 50,200,500] [--levels 1,2,4,8,16,32] …
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from arq.jobs import Job
 from contract.queue import deserialize
 from contract.requests import job_id
 from playground.fake_slack import BOT_USER_ID, Message
-from redsearch.chaos_audit import percentile
-from redsearch.fleet import cpu_seconds
-from redsearch.scripted_tiers import tagged
-from redsearch.suite_stack import DEFAULT_DB_SERVER, REQUESTER, StackConfig, SuiteStack
+from redsearch.harness.chaos_audit import percentile
+from redsearch.harness.fleet import cpu_seconds
+from redsearch.harness.scripted_tiers import tagged
+from redsearch.harness.suite_stack import DEFAULT_DB_SERVER, REQUESTER, StackConfig, SuiteStack
 
 QUESTION = "How did European heat pump sales, prices and exports move in 2026?"
 PICKERS_WAIT_S = 120.0
@@ -293,7 +293,7 @@ def _ints(text: str) -> tuple[int, ...]:
 
 
 def parse_plan(argv: list[str] | None) -> tuple[LoadPlan, argparse.Namespace]:
-    parser = argparse.ArgumentParser(prog="python -m redsearch.load", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m redsearch.harness.load", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     d = LoadPlan()
     parser.add_argument("--rates", type=_ints, default=d.rates, help="mentions per second")

@@ -23,11 +23,11 @@ from contract.keys import lease_key, request_key
 from contract.redis_server import free_port
 from contract.requests import CHOOSING, Requests, run_id_for
 from playground.fake_slack import BOT_USER_ID, Change, Message
-from redsearch.fleet import BotProcess, WorkerFleet
-from redsearch.local_services import DurableRedis, PrivateDatabase
-from redsearch.scripted_tiers import ScriptedTiers
-from redsearch.slack_events import SignedSender
-from redsearch.stormy_slack import StormySlack
+from redsearch.harness.fleet import BotProcess, WorkerFleet
+from redsearch.harness.local_services import DurableRedis, PrivateDatabase
+from redsearch.harness.scripted_tiers import ScriptedTiers
+from redsearch.harness.slack_events import SignedSender
+from redsearch.harness.stormy_slack import StormySlack
 from research_core.settings import TIERS, Secret, Settings, SlackSettings, WorkerSettings
 from workers.lease import holder_of
 
