@@ -102,7 +102,7 @@ test-fast: $(STAMP) $(BROWSER_STAMP)
 # e.g. make bench BENCH_ARGS="--quick" (N = 2, 4, no smoke row).
 bench: $(STAMP)
 	@mkdir -p "$(RED_DATA_DIR)"
-	$(BIN)/python -m redsearch.bench --json "$(BENCH_JSON)" $(BENCH_ARGS)
+	$(BIN)/python -m redsearch.harness.bench --json "$(BENCH_JSON)" $(BENCH_ARGS)
 
 # The chaos and load suites (docs/reliability.md): local Redis and PostgreSQL only. They need a
 # PostgreSQL server at SUITE_DATABASE_URL that lets its role create databases; each suite
@@ -111,13 +111,13 @@ bench: $(STAMP)
 SUITE_DATABASE_URL ?= postgresql+asyncpg://postgres@127.0.0.1:5432/postgres
 SOAK_S ?= 3600
 chaos: $(STAMP)
-	$(BIN)/python -m redsearch.chaos --db-server "$(SUITE_DATABASE_URL)" $(CHAOS_ARGS)
+	$(BIN)/python -m redsearch.harness.chaos --db-server "$(SUITE_DATABASE_URL)" $(CHAOS_ARGS)
 
 soak: $(STAMP)
-	$(BIN)/python -m redsearch.chaos --db-server "$(SUITE_DATABASE_URL)" --soak $(SOAK_S) $(CHAOS_ARGS)
+	$(BIN)/python -m redsearch.harness.chaos --db-server "$(SUITE_DATABASE_URL)" --soak $(SOAK_S) $(CHAOS_ARGS)
 
 load: $(STAMP)
-	$(BIN)/python -m redsearch.load --db-server "$(SUITE_DATABASE_URL)" $(LOAD_ARGS)
+	$(BIN)/python -m redsearch.harness.load --db-server "$(SUITE_DATABASE_URL)" $(LOAD_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

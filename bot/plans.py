@@ -32,7 +32,7 @@ from contract.plan_blocks import (
     submitted,
 )
 from contract.requests import CHOOSING, PLANNING, PREVIEW, ResearchRequestMsg
-from research_core.loop.plan_preview import edited_lines
+from research_core.loop.planning.plan_preview import edited_lines
 
 log = logging.getLogger("bot.plans")
 

@@ -1,5 +1,5 @@
 """Steers: what a person writes in a request's thread while its research works, kept in Redis
-for the run to read at its next step (`research_core.loop.steering`).
+for the run to read at its next step (`research_core.loop.review.steering`).
 
 The bot appends each steer to the request's list (`steer_key`, oldest first); the worker's
 `ThreadSteers` is the engine's `SteerSource` over that list: the run keeps how many it read in

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from redsearch.doctor import DEFAULT_LIMIT_S, doctor
-from redsearch.evaluate import add_arguments as add_eval_arguments
-from redsearch.evaluate import evaluate
+from redsearch.harness.evaluate import add_arguments as add_eval_arguments
+from redsearch.harness.evaluate import evaluate
 from redsearch.mcp_option import with_mcp
 from redsearch.processes import run_bot, run_worker_command
 from redsearch.research import (
@@ -134,7 +134,7 @@ def _guarded(args: argparse.Namespace) -> int:
         if args.command == "replay":
             return asyncio.run(run_replay(args.run_id))
         if args.command == "learn-report":
-            from redsearch.learn_report import learn_report
+            from redsearch.harness.learn_report import learn_report
             return asyncio.run(learn_report())
         if args.command == "resume":
             return asyncio.run(run_resume(args.run_id))

@@ -25,8 +25,8 @@ from research_core.evaluation.replay import (
 )
 from research_core.evaluation.replay import render as render_replay
 from research_core.loop.engine import Engine
-from research_core.loop.reporter import Report
-from research_core.loop.state import RunState
+from research_core.loop.memory.state import RunState
+from research_core.loop.report.reporter import Report
 from research_core.models.tier_factory import aclose_tiers, build_tiers, describe_tier
 from research_core.protocols import ModelTier, SearchBackend
 from research_core.question import validate_question

@@ -107,7 +107,7 @@ class EngineSettings:
     max_question_chars: int = bounded(4000, MIN_QUESTION_CHARS, 1_000_000)
     json_max_tokens: int = bounded(384, MIN_COMPLETION_TOKENS, 131_072)
     report_max_tokens: int = bounded(900, MIN_COMPLETION_TOKENS, 131_072)
-    # The evidence list the reporter reads (research_core/loop/report_evidence.py): its
+    # The evidence list the reporter reads (research_core/loop/report/report_evidence.py): its
     # findings and sources together, whatever the run's length (characters).
     report_evidence_chars: int = bounded(20_000, 1000, 1_000_000)
     # What a Slack reader reads of an answer (lead, parts and report together): about two

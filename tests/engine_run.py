@@ -8,8 +8,8 @@ from functools import cache
 from typing import Any
 
 from research_core.loop.engine import Engine
-from research_core.loop.reporter import Report
-from research_core.loop.state import RunState
+from research_core.loop.memory.state import RunState
+from research_core.loop.report.reporter import Report
 from research_core.models.embeddings import build_similarity
 from research_core.models.tier_factory import aclose_tiers, build_tiers
 from research_core.protocols import Publisher, SearchBackend, Similarity, SteerSource

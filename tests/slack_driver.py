@@ -15,7 +15,7 @@ import aiohttp
 
 from contract.requests import ResearchRequestMsg
 from playground.fake_slack import BOT_USER_ID, FakeSlack, Message
-from redsearch.slack_events import action_body, button_value
+from redsearch.harness.slack_events import action_body, button_value
 
 SECRET = "test-signing-secret"
 CHANNEL = "C0RESEARCH"

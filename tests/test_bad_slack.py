@@ -31,7 +31,7 @@ from contract.keys import PICKERS_KEY, request_key
 from contract.requests import ResearchRequestMsg
 from playground.fake_slack import BOT_USER_ID, FakeSlack
 from playground.server import Playground
-from redsearch.slack_events import button_value
+from redsearch.harness.slack_events import button_value
 from tests.bad_input import assert_clean
 from tests.slack_driver import ALICE, CHANNEL, RecordingQueue, SlackDriver
 from tests.slack_stack import wait_for

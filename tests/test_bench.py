@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from redsearch.bench import main as bench_main
-from redsearch.bench_corpus import corpus_facts, facets, write_corpus
-from redsearch.bench_facets import answered
-from redsearch.bench_report import fitted_exponent
+from redsearch.harness.bench import main as bench_main
+from redsearch.harness.bench_corpus import corpus_facts, facets, write_corpus
+from redsearch.harness.bench_facets import answered
+from redsearch.harness.bench_report import fitted_exponent
 from research_core.models.ledger import TierTotals
 
 
@@ -61,8 +61,8 @@ def test_the_generated_corpus_is_deterministic_and_large_enough(tmp_path: Path) 
 
 
 def test_a_pair_that_did_not_use_every_step_is_excluded_and_says_why() -> None:
-    from redsearch.bench_report import excluded, sweep_table
-    from redsearch.bench_run import RunMetrics
+    from redsearch.harness.bench_report import excluded, sweep_table
+    from redsearch.harness.bench_run import RunMetrics
 
     def run(strategy: str, n: int, steps: int, stop: str, tokens: int) -> RunMetrics:
         tiers = [TierTotals("reporter", 1, tokens, 0, 0.0)]
@@ -95,8 +95,8 @@ def test_an_answer_scores_the_facts_it_states_right_and_cites_to_their_document(
 
 
 def test_a_turns_answer_that_took_a_retry_costs_both_calls() -> None:
-    from redsearch.bench_run import Answers, answer_curve
-    from research_core.loop.reporter import Report
+    from redsearch.harness.bench_run import Answers, answer_curve
+    from research_core.loop.report.reporter import Report
     from research_core.models.ledger import Ledger
 
     ledger = Ledger({})

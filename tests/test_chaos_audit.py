@@ -10,8 +10,8 @@ import pytest
 
 from contract.redis_target import RETRY_CAP_S
 from playground.fake_slack import Call
-from redsearch.chaos import Chaos, render
-from redsearch.chaos_audit import (
+from redsearch.harness.chaos import Chaos, render
+from redsearch.harness.chaos_audit import (
     ChaosReport,
     KillRecord,
     Resume,
@@ -21,10 +21,10 @@ from redsearch.chaos_audit import (
     redone_steps,
     signs_of_life,
 )
-from redsearch.chaos_memory import MemoryLog, ProcessMemory
-from redsearch.chaos_plan import ARQ_POLL_S, MARGIN_S, ChaosPlan, Outage
-from redsearch.scripted_tiers import ModelCall
-from redsearch.suite_stack import RequestLost, SuiteStack
+from redsearch.harness.chaos_memory import MemoryLog, ProcessMemory
+from redsearch.harness.chaos_plan import ARQ_POLL_S, MARGIN_S, ChaosPlan, Outage
+from redsearch.harness.scripted_tiers import ModelCall
+from redsearch.harness.suite_stack import RequestLost, SuiteStack
 
 
 def post(key: str | None, channel: str = "C1", status: int = 200) -> Call:

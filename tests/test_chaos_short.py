@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from redsearch.chaos import render, run_chaos
-from redsearch.chaos_plan import DB_CUT, KILL, REDIS_RESTART, STORM, ChaosPlan, schedule
+from redsearch.harness.chaos import render, run_chaos
+from redsearch.harness.chaos_plan import DB_CUT, KILL, REDIS_RESTART, STORM, ChaosPlan, schedule
 from tests.test_store_backends import PG_URL, _postgres_answers
 
 PLAN = ChaosPlan(seed=17, runs=2, kills=3, storm_s=6.0, model_delay_s=0.3, warmup_s=3.0,

@@ -7,9 +7,15 @@ import json
 import re
 from typing import Any
 
-from research_core.loop.claims import Claim, code_check, evidence_keys, is_quote, report_claims
-from research_core.loop.evidence import Evidence
-from research_core.loop.reporter import Report, Source
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.report.claims import (
+    Claim,
+    code_check,
+    evidence_keys,
+    is_quote,
+    report_claims,
+)
+from research_core.loop.report.reporter import Report, Source
 from research_core.store.models import ClaimRow
 from research_core.store.sql import SqlStore
 from tests.conftest import RecordingBackend

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from research_core.delivery.publishers import MemoryPublisher
-from research_core.loop import coverage
-from research_core.loop.memory import conflict_notes
-from research_core.loop.planner import query_fallback
+from research_core.loop.memory.memory import conflict_notes
+from research_core.loop.planning.planner import query_fallback
+from research_core.loop.review import coverage
 from research_core.settings import EngineSettings
 from research_core.store.sql import SqlStore
 from tests.conftest import RecordingBackend, write_doc
@@ -181,7 +181,7 @@ async def test_the_deeper_run_seeks_conflicts_and_finds_the_correction(
 
 
 def test_conflicts_name_both_sources_and_the_period(tmp_path: Path) -> None:
-    from research_core.loop.evidence import Evidence
+    from research_core.loop.memory.evidence import Evidence
 
     def item(source: str, text: str) -> Evidence:
         return Evidence(id=source, node_id="N1", query_id="Q1", source_id=source, title="t",
@@ -234,7 +234,7 @@ def test_deep_s_fallback_queries_seek_corrections_of_the_figures_it_leans_on() -
 
 
 _FEEDBACK_SCRIPT = """
-from research_core.loop.planner import query_fallback
+from research_core.loop.planning.planner import query_fallback
 texts = ["Cherry growers in Otago lifted orchard output; frost hit blossom late.",
          "Otago cherry orchard output rose though frost cut blossom yields.",
          "Orchard blossom frost in Otago trimmed cherry output growth."]

@@ -9,12 +9,13 @@ import datetime as dt
 from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery
 from research_core.delivery.publishers import MemoryPublisher
-from research_core.loop import decomposition, gaps, judgement, planner, subquestions
-from research_core.loop.answering.coverage import names_in, not_found
-from research_core.loop.answering.pool import Line
 from research_core.loop.answering.subject import on_names, on_subject
-from research_core.loop.evidence import Evidence
-from research_core.loop.state import RunState
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.pool import Line
+from research_core.loop.memory.state import RunState
+from research_core.loop.planning import decomposition, judgement, planner, subquestions
+from research_core.loop.planning.asked import names_in, not_found
+from research_core.loop.review import gaps
 from research_core.protocols import SearchHit
 from research_core.settings import EngineSettings, Settings
 from research_core.store.sql import SqlStore

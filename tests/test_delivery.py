@@ -7,8 +7,8 @@ from typing import Any
 
 from research_core.delivery.publications import Delivery, Publication
 from research_core.delivery.publishers import MemoryPublisher
-from research_core.loop import cadence
-from research_core.loop.memory import Summary
+from research_core.loop.memory.memory import Summary
+from research_core.loop.publishing import cadence
 from research_core.runlog import RunLog
 from research_core.store.models import PublicationRow
 from research_core.store.sql import SqlStore

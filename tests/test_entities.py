@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from research_core.loop.answering.pool import Line
-from research_core.loop.evidence import Evidence
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.pool import Line
 from research_core.text import conflicts
 
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from redsearch.evaluate import add_arguments, evaluate, render, run_suite
-from redsearch.late_docs import LateDocs, LatePoint, late_point, parse_late_at
-from redsearch.recording import RecordingPublisher
+from redsearch.harness.evaluate import add_arguments, evaluate, render, run_suite
+from redsearch.harness.late_docs import LateDocs, LatePoint, late_point, parse_late_at
+from redsearch.harness.recording import RecordingPublisher
 from research_core.errors import SuiteError
 from research_core.evaluation.suite import AFTER_STEP, FIRST_PART, Suite, load_suite
-from research_core.loop.reporter import Report, Source
+from research_core.loop.report.reporter import Report, Source
 from research_core.protocols import SearchRequest
 from research_core.runlog import RunLog
 from research_core.search.corpus import CorpusBackend

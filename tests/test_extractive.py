@@ -11,11 +11,13 @@ import re
 
 import pytest
 
-from redsearch.recording import RecordingPublisher
-from research_core.loop import relevance, subquestions
-from research_core.loop.answering import builder, completion, coverage, labels
-from research_core.loop.answering.pool import key, lines_of, whole
-from research_core.loop.evidence import Evidence, combined_score, credibility
+from redsearch.harness.recording import RecordingPublisher
+from research_core.loop.answering import builder, completion
+from research_core.loop.gathering import relevance
+from research_core.loop.memory import labels
+from research_core.loop.memory.evidence import Evidence, combined_score, credibility
+from research_core.loop.memory.pool import key, lines_of, whole
+from research_core.loop.planning import asked, subquestions
 from research_core.protocols import SearchHit
 from research_core.search import snippets
 from research_core.settings import EngineSettings
@@ -204,8 +206,8 @@ def test_reasons_given_by_a_why_section_are_not_listed_as_not_found() -> None:
     ("juice makers take the small apples" names no 'because')."""
     question = "Why did apple and pear prices diverge?"
     chosen = "Juice makers take the small apples while pear prices diverge."
-    assert coverage.not_found(question, [], chosen, chosen) == ["the reasons (why)"]
-    assert coverage.not_found(question, [], chosen, chosen, reasons_given=True) == []
+    assert asked.not_found(question, [], chosen, chosen) == ["the reasons (why)"]
+    assert asked.not_found(question, [], chosen, chosen, reasons_given=True) == []
 
 
 @pytest.mark.parametrize(("question", "one_clause"), [

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import datetime as dt
 
-from research_core.loop import subquestions
 from research_core.loop.answering import builder, completion, items
-from research_core.loop.answering.pool import Line, label, same_item, whole
 from research_core.loop.answering.select import Picker
-from research_core.loop.evidence import Evidence, credibility
+from research_core.loop.memory.evidence import Evidence, credibility
+from research_core.loop.memory.pool import Line, label, same_item, whole
+from research_core.loop.planning import subquestions
 from research_core.text.sentences import sentences
 from tests.engine_run import default_similarity
 

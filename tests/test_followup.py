@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from research_core.loop.followup import followup_node_ids
-from research_core.loop.goal_tree import GoalTree
-from research_core.loop.state import RunState
+from research_core.loop.memory.goal_tree import GoalTree
+from research_core.loop.memory.state import RunState
+from research_core.loop.publishing.followup import followup_node_ids
 from research_core.settings import Settings
 
 

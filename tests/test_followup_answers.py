@@ -10,8 +10,8 @@ from typing import Any
 
 from research_core.delivery.publishers import MemoryPublisher
 from research_core.loop.engine import Engine
-from research_core.loop.followup import prose_problem
-from research_core.loop.reporter import Source
+from research_core.loop.publishing.followup import prose_problem
+from research_core.loop.report.reporter import Source
 from research_core.models.tier_factory import aclose_tiers, build_tiers
 from research_core.store.sql import SqlStore
 from tests.conftest import RecordingBackend, scripted_settings

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from redsearch.load import LoadPlan, render, run_load
+from redsearch.harness.load import LoadPlan, render, run_load
 from tests.test_store_backends import PG_URL, _postgres_answers
 
 PLAN = LoadPlan(rates=(40,), ack_seconds=1.0, clicks=2, levels=(3,), model_delay_s=0.2,

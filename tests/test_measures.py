@@ -89,8 +89,8 @@ def test_a_disagreement_a_published_part_states_is_not_said_again() -> None:
     """A thread once showed one correction four times (each part and the report): the block
     leaves out what a published part's sentences already state."""
     from research_core.loop.answering import builder
-    from research_core.loop.answering.pool import Line
-    from research_core.loop.evidence import Evidence
+    from research_core.loop.memory.evidence import Evidence
+    from research_core.loop.memory.pool import Line
 
     def line(source_id: str, text: str, published: dt.date) -> Line:
         return Line(text, Evidence(f"E{source_id}", "N1", "Q1", source_id, source_id,

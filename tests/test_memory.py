@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from research_core.loop.evidence import Evidence
-from research_core.loop.memory import WorkingMemory, facts_of, missing_facts
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.memory import WorkingMemory, facts_of, missing_facts
 from research_core.settings import EngineSettings
 from research_core.store.models import EvidenceRow, NodeRow, SummaryRow
 from research_core.store.sql import SqlStore

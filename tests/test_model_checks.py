@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from research_core.loop.reflection import _add_neglected
-from research_core.loop.state import RunState
+from research_core.loop.memory.state import RunState
+from research_core.loop.review.reflection import _add_neglected
 from research_core.protocols import Similarity
 from research_core.search.corpus import CorpusBackend
 from research_core.settings import Settings

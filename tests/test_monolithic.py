@@ -10,8 +10,8 @@ from typing import Any
 
 from research_core.evaluation.monolithic import MonolithicAgent, prompt_chars
 from research_core.evaluation.replay import live_trace, stored_trace
-from research_core.loop.reporter import Report
-from research_core.loop.state import RunState
+from research_core.loop.memory.state import RunState
+from research_core.loop.report.reporter import Report
 from research_core.models.tier_factory import aclose_tiers, build_tiers
 from research_core.store.models import QueryRow, ReportRow
 from research_core.store.sql import SqlStore

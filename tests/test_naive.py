@@ -15,7 +15,7 @@ from research_core.evaluation.naive import (
     round_robin,
 )
 from research_core.evaluation.suite import Check, Requirement
-from research_core.loop.evidence import Evidence
+from research_core.loop.memory.evidence import Evidence
 
 HIVES = ("Apiary census. Colonies in Vellmark numbered 41,200 in spring 2026. Most keepers are "
          "hobbyists.\nWinter losses were 18.5% of colonies, down from 23%.")

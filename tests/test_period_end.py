@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from research_core.loop import period_end
+from research_core.loop.planning import period_end
 
 AS_OF = dt.date(2026, 10, 31)
 ZH = "近一年（25年11月到26年10月）富士苹果批发价格怎么走的？请给出每月数字。"
@@ -37,9 +37,9 @@ def test_findings_a_month_short_leave_the_last_month_to_research() -> None:
 
 
 async def test_the_root_check_adds_the_last_month_when_findings_stop_short() -> None:
-    from research_core.loop import gaps
-    from research_core.loop.evidence import Evidence
-    from research_core.loop.state import RunState
+    from research_core.loop.memory.evidence import Evidence
+    from research_core.loop.memory.state import RunState
+    from research_core.loop.review import gaps
     from research_core.models.gateway import Gateway
     from research_core.models.ledger import Ledger
     from research_core.runlog import RunLog

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from research_core.loop import subquestions
+from research_core.loop.planning import subquestions
 from research_core.text import periods
 
 LATE = dt.date(2026, 11, 5)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from playground.fake_slack_blocks import check_message_blocks
-from research_core.loop.plan_view import plan_view
+from research_core.loop.publishing.plan_view import plan_view
 from research_core.plan import PlanSource, PlanTask, PlanView
 from research_core.search.corpus import CorpusBackend
 from research_core.store.sql import SqlStore
@@ -66,7 +66,7 @@ async def test_deep_decisions_reflection_and_whats_missing_are_task_details(
 
 
 def test_a_running_plan_shows_the_step_and_the_task_in_progress() -> None:
-    from research_core.loop.state import RunState
+    from research_core.loop.memory.state import RunState
     from research_core.settings import Settings
     from tests.conftest import AS_OF
     state = RunState.new("How did heat pump sales move?", AS_OF, Settings())  # as resumed:

@@ -1,6 +1,6 @@
 """A chart and a steer in the playground (issue 30), in headless Chromium against the real bot.
 A stand-in worker runs the real pieces a worker runs (the SlackPublisher with the run's plan,
-the steers kept in Redis and read by `research_core.loop.steering`, the series of the part's
+the steers kept in Redis and read by `research_core.loop.review.steering`, the series of the part's
 evidence, drawn and uploaded with files_upload_v2 to the playground's fake Slack): the
 requester steers the research while it works, the plan shows who asked and what changed,
 the part shows its chart as an image, and a revision replaces it."""
@@ -20,11 +20,11 @@ from contract.redis_server import awaited
 from contract.slack_client import make_client
 from contract.steers import ThreadSteers
 from research_core.budget.owner import BudgetOwner
-from research_core.loop import steering
-from research_core.loop.evidence import Evidence
-from research_core.loop.plan_view import plan_view
-from research_core.loop.series import Series, series_of
-from research_core.loop.state import RunState
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.state import RunState
+from research_core.loop.publishing.plan_view import plan_view
+from research_core.loop.publishing.series import Series, series_of
+from research_core.loop.review import steering
 from research_core.models.gateway import Gateway
 from research_core.settings import Settings
 from tests.conftest import AS_OF

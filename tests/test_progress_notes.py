@@ -7,8 +7,8 @@ import datetime as dt
 from pathlib import Path
 
 from research_core.delivery.publishers import MemoryPublisher
-from research_core.loop.conflicts import find_conflicts
-from research_core.loop.evidence import Evidence
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.node_conflicts import find_conflicts
 from research_core.search.corpus import CorpusBackend
 from research_core.store.sql import SqlStore
 from tests.conftest import RecordingBackend, write_doc

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from research_core.loop.answering.pool import Line
 from research_core.loop.answering.select import Picker
-from research_core.loop.evidence import Evidence, credibility
+from research_core.loop.memory.evidence import Evidence, credibility
+from research_core.loop.memory.pool import Line
 
 
 class FlatSimilarity:

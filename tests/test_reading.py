@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from research_core.loop.admission import stated_figures
+from research_core.loop.gathering.admission import stated_figures
 from research_core.protocols import Similarity
 from research_core.runlog import RunLog
 from research_core.search.reading import deep_read

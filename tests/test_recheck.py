@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from redsearch.recording import RecordingPublisher
+from redsearch.harness.recording import RecordingPublisher
 from research_core.search.corpus import CorpusBackend
 from research_core.store.sql import SqlStore
 from tests.conftest import write_doc

@@ -17,7 +17,7 @@ from contract.keys import request_key, started_key
 from contract.queue import JobPayload, JobQueue, connect
 from contract.redis_target import RETRIES, command_backoff
 from contract.requests import CHOOSING, ResearchRequestMsg
-from redsearch.local_services import DurableRedis
+from redsearch.harness.local_services import DurableRedis
 from tests.slack_driver import ALICE, CHANNEL
 from workers.reconciler import reconcile_forever
 

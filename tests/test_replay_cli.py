@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from research_core.evaluation.replay import EvidenceFact, trace
-from research_core.loop.state import RunState
+from research_core.loop.memory.state import RunState
 from research_core.store.sql import SqlStore
 from tests.conftest import RecordingBackend, cli_env
 from tests.engine_run import QUESTION, Serve, run_engine

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from research_core.loop.evidence import Evidence
-from research_core.loop.memory import Summary
-from research_core.loop.report_evidence import block, evidence_list, facts_of, findings
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.memory import Summary
+from research_core.loop.report.report_evidence import block, evidence_list, facts_of, findings
 
 PAGE = ("Sales in {c} reached {n:,} units in the third quarter of 2026. Analysts linked the "
         "movement to subsidies and said more would follow. Installations rose {p}% on the "

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from research_core.loop.answering.pool import Line
 from research_core.loop.answering.restating import restated
-from research_core.loop.evidence import Evidence, credibility
+from research_core.loop.memory.evidence import Evidence, credibility
+from research_core.loop.memory.pool import Line
 from research_core.text import conflicts
 
 BOARD = "Ostvale Wool Board"

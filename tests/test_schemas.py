@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 from pydantic import ValidationError
 
-from research_core.loop.planner import _range_problem, split_fallback, time_range
+from research_core.loop.planning.planner import _range_problem, split_fallback, time_range
 from research_core.models.schemas import Decomposition, QueryPlan, SubQuestion
 
 AS_OF = dt.date(2026, 10, 31)

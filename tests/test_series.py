@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from research_core.loop.evidence import Evidence
-from research_core.loop.series import series_of
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.publishing.series import series_of
 from research_core.search.corpus import CorpusBackend, sample_corpus_dir
 
 ABOUT = "How did heat pump sales move in 2026?"

@@ -14,7 +14,7 @@ from slack_sdk.errors import SlackApiError
 
 from contract.slack_client import make_client
 from playground.fake_slack import FakeSlack
-from research_core.loop.series import Point, Series
+from research_core.loop.publishing.series import Point, Series
 from tests.conftest import SLACK_TOKEN as TOKEN
 from workers.chart_image import render
 from workers.slack_charts import PartCharts

@@ -18,9 +18,9 @@ from contract.keys import steer_key
 from contract.redis_server import awaited
 from contract.requests import CHOOSING, ResearchRequestMsg
 from contract.steers import ThreadSteers, add_steer, is_question
-from research_core.loop.goal_tree import Node
-from research_core.loop.plan_view import plan_view
-from research_core.loop.steering import planner_steers, rule
+from research_core.loop.memory.goal_tree import Node
+from research_core.loop.publishing.plan_view import plan_view
+from research_core.loop.review.steering import planner_steers, rule
 from research_core.policy import Policy
 from research_core.protocols import Steer
 from research_core.settings import Settings, TierSettings

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from redsearch.local_services import PrivateDatabase
+from redsearch.harness.local_services import PrivateDatabase
 from research_core.delivery.publications import PART_KEY_CHARS, Publication
 from research_core.protocols import SearchHit
 from research_core.store.sql import SqlStore

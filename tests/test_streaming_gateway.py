@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from research_core.loop.answer_stream import AnswerStream
+from research_core.loop.publishing.answer_stream import AnswerStream
 from research_core.models.gateway import Gateway
 from research_core.models.ledger import Ledger
 from research_core.models.openai_tier import OpenAITier

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from research_core.loop.answering.pool import whole
+from research_core.loop.memory.pool import whole
 from research_core.search.corpus import parse_document
 from research_core.search.tables import table_sentences, with_tables_as_sentences
 

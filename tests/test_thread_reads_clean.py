@@ -16,11 +16,11 @@ from bot.surfaces import PROMPTS
 from contract.requests import RUNNING, ResearchRequestMsg
 from playground.fake_slack import FakeSlack
 from research_core.delivery.publications import Publication
-from research_core.loop.conflicts import find_conflicts
-from research_core.loop.evidence import Evidence
-from research_core.loop.plan_view import plan_view
-from research_core.loop.reporter import ClaimCheck, Report, Source
-from research_core.loop.state import RunState
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.node_conflicts import find_conflicts
+from research_core.loop.memory.state import RunState
+from research_core.loop.publishing.plan_view import plan_view
+from research_core.loop.report.reporter import ClaimCheck, Report, Source
 from research_core.search.corpus import sample_corpus_dir
 from research_core.settings import Settings
 from research_core.text.terms import content_terms

@@ -21,7 +21,7 @@ from research_core.budget.caps import CapBreach, CapStatus, Headroom
 from research_core.budget.owner import BudgetOwner
 from research_core.errors import SettingsError
 from research_core.loop.engine import Engine
-from research_core.loop.state import RunState
+from research_core.loop.memory.state import RunState
 from research_core.models.tier_factory import aclose_tiers, build_tiers
 from research_core.policy import Caps, Policy, load_policy
 from research_core.settings import BudgetSettings, Settings, TierSettings

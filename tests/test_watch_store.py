@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from redsearch.local_services import PrivateDatabase
+from redsearch.harness.local_services import PrivateDatabase
 from research_core.search.patterns import Outcome
 from research_core.store.patterns import SqlPatternBook
 from research_core.store.sql import SqlStore

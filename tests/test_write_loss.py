@@ -18,8 +18,8 @@ from contract.queue import JobQueue, connect
 from contract.redis_server import awaited
 from contract.requests import QUEUED, Requests, ResearchRequestMsg
 from playground.fake_slack import BOT_USER_ID, Change, Message
-from redsearch.chaos_audit import duplicates
-from redsearch.local_services import PrivateDatabase
+from redsearch.harness.chaos_audit import duplicates
+from redsearch.harness.local_services import PrivateDatabase
 from research_core.store.jobs import JobRecords, LazyJobRecords
 from research_core.store.sql import SqlStore
 from tests.conftest import RecordingBackend

@@ -19,7 +19,7 @@ from typing import Any
 from contract import markdown
 from contract.blocks import feedback_row
 from contract.mrkdwn import NO_PARSE, clip, escape, link
-from research_core.loop.reporter import FLAGGED_HEADING, split_rendered
+from research_core.loop.report.reporter import FLAGGED_HEADING, split_rendered
 from workers.slack_outbox import metadata
 
 Block = dict[str, Any]

@@ -1,5 +1,5 @@
-"""A dated series (`research_core.loop.series`) drawn as a PNG with matplotlib's Agg backend
-(headless: no display, no pyplot state shared between threads): one line with a marker and
+"""A dated series (`research_core.loop.publishing.series`) drawn as a PNG with matplotlib's Agg
+backend (headless: no display, no pyplot state shared between threads): one line with a marker and
 its value at each period, the unit on the axis, the sources under it. Drawn off the event loop
 (`draw`), since drawing takes a few hundred milliseconds of CPU."""
 
@@ -13,7 +13,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from research_core.loop.series import Series
+from research_core.loop.publishing.series import Series
 
 WIDTH_IN, HEIGHT_IN, DPI = 7.0, 3.6, 110
 LINE_COLOUR = "#7a1f1f"  # the app's colour (manifest.yml)

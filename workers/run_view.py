@@ -16,9 +16,9 @@ from contract.redis_server import awaited
 from contract.requests import ResearchRequestMsg
 from contract.slack_client import SLACK_FAILURES, slack_error
 from research_core.budget.axes import is_allowed
-from research_core.loop.plan_view import PLAN_EVENTS, plan_view
-from research_core.loop.series import Series, series_of
-from research_core.loop.state import RunState
+from research_core.loop.memory.state import RunState
+from research_core.loop.publishing.plan_view import PLAN_EVENTS, plan_view
+from research_core.loop.publishing.series import Series, series_of
 from research_core.runlog import LogEvent
 from research_core.settings import Settings
 from workers.slack_charts import PartCharts

@@ -1,7 +1,8 @@
-"""Charts in answer parts: the series a part's evidence holds (`research_core.loop.series`,
-read through `ChartFor`), drawn (`workers.chart_image`), uploaded with slack_sdk's
-`files_upload_v2` (files.getUploadURLExternal, the upload, files.completeUploadExternal; kept
-private to the app, not shared as a message of its own) and shown in the part's own message by
+"""Charts in answer parts: the series a part's evidence holds
+(`research_core.loop.publishing.series`, read through `ChartFor`), drawn (`workers.chart_image`),
+uploaded with slack_sdk's `files_upload_v2` (files.getUploadURLExternal, the upload,
+files.completeUploadExternal; kept private to the app, not shared as a message of its own) and
+shown in the part's own message by
 an `image` block (`slack_file`), whose alt text states the series and its sources.
 
 One chart per part, and one part per series (a series another part of the run shows already
@@ -23,7 +24,7 @@ from slack_sdk.errors import SlackRequestError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from contract.slack_client import SLACK_FAILURES, slack_error
-from research_core.loop.series import Series
+from research_core.loop.publishing.series import Series
 from workers.chart_image import draw
 
 log = logging.getLogger(__name__)

@@ -15,8 +15,8 @@ from contract.plan_blocks import preview_blocks, preview_text
 from contract.queue import JobPayload
 from contract.requests import CHOOSING, FAILED, PLANNING, PREVIEW, ResearchRequestMsg
 from research_core.budget.caps import CapBreach
-from research_core.loop.plan_preview import preview_plan
-from research_core.loop.state import RunState
+from research_core.loop.memory.state import RunState
+from research_core.loop.planning.plan_preview import preview_plan
 from research_core.settings import Settings
 from research_core.store.usage import RunCaps, UsageStore
 from workers import thread_messages as msgs

@@ -15,8 +15,8 @@ from contract.requests import ResearchRequestMsg
 from contract.slack_client import SLACK_FAILURES, slack_error
 from contract.watch_blocks import watch_menu
 from research_core.delivery.publications import Outbox, Publication
-from research_core.loop.reporter import Report
-from research_core.loop.state import RunState
+from research_core.loop.memory.state import RunState
+from research_core.loop.report.reporter import Report
 from workers.answer_blocks import post_options
 from workers.slack_outbox import find_posted
 

@@ -16,8 +16,8 @@ from contract.requests import ENDED, FAILED, FINISHED, RUNNING, STOPPED, Researc
 from contract.slack_client import SLACK_FAILURES, slack_error
 from contract.steers import ThreadSteers
 from research_core.errors import RunNotFound
-from research_core.loop.plan_preview import seed_plan
-from research_core.loop.state import RunState
+from research_core.loop.memory.state import RunState
+from research_core.loop.planning.plan_preview import seed_plan
 from research_core.protocols import SearchBackend
 from research_core.search.combined import CombinedBackend
 from research_core.store.restore import load_state

@@ -24,7 +24,7 @@ from contract.slack_client import SLACK_FAILURES, slack_error
 from contract.watch_blocks import Change, changes_blocks, changes_text
 from research_core.delivery.publications import Publication
 from research_core.errors import RunNotFound
-from research_core.loop.state import RunState
+from research_core.loop.memory.state import RunState
 from research_core.store.jobs import JobRecords
 from research_core.store.restore import load_state
 from research_core.store.sql import SqlStore

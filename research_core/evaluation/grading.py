@@ -31,7 +31,7 @@ _JOINERS = ".,"
 
 @dataclass(frozen=True)
 class Answer:
-    """The answer as the user sees it at one moment (see `redsearch.recording`).
+    """The answer as the user sees it at one moment (see `redsearch.harness.recording`).
 
     text: the answer's own text: the latest version of every published part and the report's
     body, without source titles or ids, within the reading budget; cited_ids: the source ids

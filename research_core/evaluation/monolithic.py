@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 from research_core import runlog
 from research_core.loop.engine import Checkpointer
-from research_core.loop.evidence import Evidence
-from research_core.loop.reporter import Report, Source, cited_numbers, report_problem
-from research_core.loop.state import QueryRecord, RunState
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.state import QueryRecord, RunState
+from research_core.loop.report.reporter import Report, Source, cited_numbers, report_problem
 from research_core.models.gateway import Gateway
 from research_core.models.prompts import max_tokens, render
 from research_core.models.prompts import text as prompt_text

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import zip_longest
 
 from research_core.evaluation.reading import Cited, join
-from research_core.loop.evidence import Evidence
+from research_core.loop.memory.evidence import Evidence
 
 # A sentence ends at . ! ? followed by white space, at a CJK full stop, or at a line break.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from research_core.errors import RunNotFound
-from research_core.loop.reporter import Report
-from research_core.loop.state import RunState
+from research_core.loop.memory.state import RunState
+from research_core.loop.report.reporter import Report
 from research_core.store.models import EvidenceRow, FeedbackRow, QueryRow, ReportRow
 from research_core.store.sql import SqlStore
 

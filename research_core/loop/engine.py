@@ -14,33 +14,22 @@ from research_core.budget.axes import Decision, parse_mode
 from research_core.budget.caps import CapGuard
 from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery, Outbox, Publication
-from research_core.loop import across as across_languages
-from research_core.loop import (
-    claims,
-    coverage,
-    decomposition,
-    executor,
-    followup,
-    gaps,
-    judgement,
-    planner,
-    relevance,
-    reporter,
-    steering,
-    subquestions,
-    upgrade,
-    watch,
-)
-from research_core.loop.admission import Admission
-from research_core.loop.answer_stream import AnswerStream
 from research_core.loop.answering.completion import Reader
-from research_core.loop.goal_tree import Node
-from research_core.loop.learning import Learner
-from research_core.loop.parts import Parts
-from research_core.loop.progress_notes import Announcer
-from research_core.loop.reflection import reflect_and_correct
-from research_core.loop.reporter import Report
-from research_core.loop.state import RunState
+from research_core.loop.gathering import across as across_languages
+from research_core.loop.gathering import executor, relevance
+from research_core.loop.gathering.admission import Admission
+from research_core.loop.memory.goal_tree import Node
+from research_core.loop.memory.state import RunState
+from research_core.loop.planning import decomposition, judgement, planner, subquestions
+from research_core.loop.publishing import followup, watch
+from research_core.loop.publishing.answer_stream import AnswerStream
+from research_core.loop.publishing.parts import Parts
+from research_core.loop.publishing.progress_notes import Announcer
+from research_core.loop.report import claims, reporter
+from research_core.loop.report.learning import Learner
+from research_core.loop.report.reporter import Report
+from research_core.loop.review import coverage, gaps, steering, upgrade
+from research_core.loop.review.reflection import reflect_and_correct
 from research_core.models.embeddings import build_similarity
 from research_core.models.gateway import Gateway
 from research_core.models.schemas import SubQuestion
@@ -104,7 +93,7 @@ class Engine:
         `exhaustive` (equal-work benchmarks) uses every step instead of ending early;
         `learning`: proposed queries are vetted against the query patterns' records, and a
         finished run adds its queries' outcomes to them; `steers`: people's steers, read
-        before each step (`research_core.loop.steering`)."""
+        before each step (`research_core.loop.review.steering`)."""
         return cls(settings, tiers, backend, store, cache=store,
                    similarity=similarity or build_similarity(settings.embedding),
                    publisher=publisher, exhaustive=exhaustive, caps=caps,
@@ -392,7 +381,8 @@ class _Research:
 
     async def _split_from_evidence(self, node: Node) -> list[SubQuestion]:
         """The root's clauses that the sources retrieved for it speak to, and what those
-        sources are about (`research_core.loop.decomposition`); its queries are the run's."""
+        sources are about (`research_core.loop.planning.decomposition`); its queries are the
+        run's."""
         plan = planner.query_fallback(node.question)
         window = planner.time_range(plan, self.state.as_of, self.config.lookback_days)
         queries = await self.search.dedupe(plan.queries, self.state.sent_queries())

@@ -6,10 +6,10 @@ from typing import Any
 
 from research_core.budget.axes import parse_mode
 from research_core.errors import RunNotFound
-from research_core.loop.evidence import Evidence
-from research_core.loop.goal_tree import GoalTree, Node
-from research_core.loop.memory import Summary, WorkingMemory
-from research_core.loop.state import QueryRecord, RunExtras, RunState, parse_status
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.goal_tree import GoalTree, Node
+from research_core.loop.memory.memory import Summary, WorkingMemory
+from research_core.loop.memory.state import QueryRecord, RunExtras, RunState, parse_status
 from research_core.models.ledger import Ledger, LedgerEntry
 from research_core.protocols import TimeRange
 from research_core.runlog import LogEvent, RunLog

@@ -37,8 +37,8 @@ from sqlalchemy.sql import Insert
 
 from research_core.delivery.publications import Publication
 from research_core.errors import StoreUnavailable
-from research_core.loop.reporter import ClaimCheck, Report, Source
-from research_core.loop.state import RunState
+from research_core.loop.memory.state import RunState
+from research_core.loop.report.reporter import ClaimCheck, Report, Source
 from research_core.protocols import SearchHit
 from research_core.redaction import redact_url
 from research_core.store.models import (

@@ -1,2 +1,2 @@
-"""The extractive answer: whole sentences of the kept evidence, chosen for each sub-question,
-each once and with its citation, for when no model writes the answer (`builder`)."""
+"""Answering: the extractive answer, whole cited sentences of kept evidence, when no model does.
+May import review, gathering, planning and memory (it uses planning's and memory's modules)."""

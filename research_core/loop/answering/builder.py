@@ -12,19 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from research_core.loop import subquestions
-from research_core.loop.answering import (
-    coverage,
-    items,
-    labels,
-    restating,
-    subject,
-)
+from research_core.loop.answering import items, restating, subject
 from research_core.loop.answering.budget_fit import Block, fit
 from research_core.loop.answering.completion import Reader, completed, page_lines
-from research_core.loop.answering.pool import Line, lines_of, quoted
 from research_core.loop.answering.select import Picker, states_measure
-from research_core.loop.evidence import Evidence
+from research_core.loop.memory import labels
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.pool import Line, lines_of, quoted
+from research_core.loop.planning import asked, subquestions
 from research_core.protocols import Similarity
 from research_core.text import conflicts, periods
 from research_core.text.conflicts import Disagreement
@@ -86,10 +81,10 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     told = set(said)
     for section in sections:
         if _node(section) in published:
-            reasons_given |= coverage.asks_why(section.question)
+            reasons_given |= asked.asks_why(section.question)
             continue
         chosen = await _section(picker, section.question, on_topic, SECTION_MOST)
-        reasons_given |= bool(chosen) and coverage.asks_why(section.question)
+        reasons_given |= bool(chosen) and asked.asks_why(section.question)
         if chosen:
             blocks.append(Block(f"*{section.question}*",
                                 [f"• {_cited(ln, cite)}" for ln in chosen]))
@@ -99,7 +94,7 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     if disputed:
         blocks.append(Block(disputed[0], [ln for ln in disputed[1:] if ln], whole=True))
     used = " ".join(picker.chosen)
-    missing = coverage.not_found(question, unanswered, " ".join(ln.text for ln in pool), used,
+    missing = asked.not_found(question, unanswered, " ".join(ln.text for ln in pool), used,
                                  reasons_given)
     if missing:
         blocks.append(Block("", [words["not_found"] + "; ".join(missing) + ("。" if zh else ".")],
@@ -242,7 +237,7 @@ async def _lead(picker: Picker, question: str, pool: list[Line],
 async def _section(picker: Picker, question: str, pool: list[Line], most: int) -> list[Line]:
     """A sub-question's sentences: reasons first when it asks why, else figures on what it
     measures."""
-    if coverage.asks_why(question):
+    if asked.asks_why(question):
         return await picker.pick(question, pool, most, causes_first=True)
     measured = _measured(question, pool)
     latest = subquestions.asks_latest(question)
@@ -278,7 +273,7 @@ def _telling_things(question: str, pool: list[Line]) -> list[str]:
     """The things a question names that set its lines apart ("carbonate", "hydroxide"; not
     the "lithium" nearly every line names): each gets its best line first."""
     share = {t: sum(t in ln.text.casefold() for ln in pool) / max(1, len(pool))
-             for t in coverage.named(question)}
+             for t in asked.named(question)}
     return [t for t, s in share.items() if 0 < s < COMMON_SHARE][:THINGS_MOST]
 
 
@@ -299,7 +294,7 @@ def _on_point(question: str, pool: list[Line], enough: int = 2) -> list[Line]:
     """The lines that name the most of what the question names (in their own words or their
     source's title): the best-named `enough` lines and those that name as much, never lines
     that name less than half of it."""
-    shares = [coverage.named_share(question, f"{ln.evidence.title} {ln.text}") for ln in pool]
+    shares = [asked.named_share(question, f"{ln.evidence.title} {ln.text}") for ln in pool]
     for floor in sorted(set(shares), reverse=True):
         chosen = [ln for ln, s in zip(pool, shares, strict=True) if s >= floor]
         if len(chosen) >= enough or floor <= LEAD_FLOOR:

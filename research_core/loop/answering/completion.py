@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 
-from research_core.loop.answering.pool import Line
-from research_core.loop.evidence import Evidence
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.pool import Line
 from research_core.protocols import SearchBackend
 from research_core.search.corpus import CorpusBackend
 from research_core.search.reading import clean_markdown, split_paragraphs

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 
-from research_core.loop.answering.labels import has_figures
-from research_core.loop.answering.pool import Line, label, same_item
+from research_core.loop.memory.labels import has_figures
+from research_core.loop.memory.pool import Line, label, same_item
 from research_core.protocols import Similarity
 from research_core.text.figures import figures_in
 from research_core.text.periods import latest_stated, periods_in

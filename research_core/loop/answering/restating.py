@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 
-from research_core.loop.answering.pool import Line
-from research_core.loop.evidence import Evidence
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.pool import Line
 from research_core.text import conflicts
 from research_core.text.conflicts import Disagreement
 from research_core.text.figures import NUMBER, Figure, figures_in

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from research_core.loop.answering.coverage import asks_why, causal
-from research_core.loop.answering.pool import Line, key
+from research_core.loop.memory.pool import Line, key
+from research_core.loop.planning.asked import asks_why, causal
 from research_core.protocols import Similarity
 from research_core.text.figures import figure_keys, figures_in, measured
 from research_core.text.periods import latest_stated

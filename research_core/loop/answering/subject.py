@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import re
 
-from research_core.loop import subquestions
-from research_core.loop.answering import coverage
-from research_core.loop.answering.pool import Line
+from research_core.loop.memory.pool import Line
+from research_core.loop.planning import asked, subquestions
 from research_core.text.terms import has_cjk
 
 SUBJECT_SOURCES = 2  # sources that must be about a thing before it is the subject
@@ -35,12 +34,12 @@ def on_names(question: str, pool: list[Line], context: list[Line] | None = None)
     count, and a source is left out only where it is written in the name's script (a Chinese
     page may give a Latin name in Chinese)."""
     run = pool if context is None else context + pool
-    known = coverage.known_names(question, _source_texts(run, fold=False).values(),
+    known = asked.known_names(question, _source_texts(run, fold=False).values(),
                                  SUBJECT_SOURCES)
     if not known:
         return pool
     away = {sid for sid, text in _source_texts(pool).items()
-            if not coverage.names_any(text, known)}
+            if not asked.names_any(text, known)}
     return [ln for ln in pool if ln.source_id not in away]
 
 
@@ -57,7 +56,7 @@ def subject_of(question: str, pool: list[Line]) -> str | None:
     sources = _source_texts(pool)
     measures = subquestions.measures_in(question)
     counts = {t: sum(_about(text, t) for text in sources.values())
-              for t in coverage.named(question) if t.rstrip("s") not in measures
+              for t in asked.named(question) if t.rstrip("s") not in measures
               and not _modifies(question, t, measures)}
     telling = {t: n for t, n in counts.items() if n < len(sources)}
     most = max(telling.values(), default=0)

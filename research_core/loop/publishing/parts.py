@@ -1,0 +1,143 @@
+"""Answer parts of finished sub-questions: published when the cadence says they are ready,
+revised in place when later evidence about their own facet (close to their question, and
+naming what sets it apart from the root question) brings figures they lack. Where the
+summary fell back, the part is the extractive builder's (`research_core.loop.answering`)."""
+
+from __future__ import annotations
+
+from research_core.delivery.publications import Delivery
+from research_core.loop.answering import builder
+from research_core.loop.answering.completion import Reader, local_reader, page_lines
+from research_core.loop.answering.restating import states_figure
+from research_core.loop.gathering import executor
+from research_core.loop.memory.evidence import Evidence
+from research_core.loop.memory.goal_tree import Node
+from research_core.loop.memory.memory import Summary
+from research_core.loop.memory.pool import Line
+from research_core.loop.memory.state import RunState
+from research_core.loop.publishing import cadence, followup
+from research_core.loop.review import coverage
+from research_core.models.gateway import Gateway
+from research_core.protocols import SearchBackend, Similarity
+from research_core.settings import EngineSettings
+from research_core.text import conflicts
+from research_core.text.sentences import sentences
+from research_core.text.terms import speaks_to
+
+PARTS_SHARE = 2 / 3  # of the reading budget; the report has the rest
+MIN_PARTS = 3
+
+
+class Parts:
+    def __init__(self, state: RunState, delivery: Delivery, gw: Gateway,
+                 similarity: Similarity, cfg: EngineSettings,
+                 backend: SearchBackend | None = None) -> None:
+        self.state = state
+        self.delivery = delivery
+        self.gateway = gw
+        self.similarity = similarity
+        self.config = cfg
+        self.reason_prefix = ""  # a watch cycle's revisions say "update <date>: …"
+        # pages that complete cut snippets (the local corpus's; None: none)
+        self.read: Reader | None = local_reader(backend) if backend else None
+
+    async def publish(self, node: Node, deep: bool) -> None:
+        """A finished sub-question's part goes out when the cadence says it is ready."""
+        summary = self.state.summaries.get(node.id)
+        if summary is None or node.id in followup.followup_node_ids(self.state):
+            return
+        if self.delivery.latest(node.id) is not None:  # published before a crash
+            self._weigh(node.id, [e.id for e in self.state.kept_for({node.id})])
+            return
+        judged = self.state.extra.coverage.get(node.id)
+        answered = node.status == "done" or bool(judged and judged.get(coverage.VERIFYING))
+        if cadence.ready(summary, answered, deep, judged):
+            text = await self._text(node, summary, self.state.kept_for({node.id}))
+            await self.delivery.part(node.id, text, summary.source_ids)
+            self._weigh(node.id, [e.id for e in self.state.kept_for({node.id})])
+
+    async def revise_all(self, deep: bool = False) -> None:
+        """Later evidence with new figures on a published part's question revises it."""
+        for part in self.delivery.parts():
+            if part.part_key in self.state.tree.nodes:
+                await self._revise(self.state.tree.nodes[part.part_key], part.text, deep)
+
+    def _others(self, node: Node) -> list[str]:
+        """The root question, then the node's siblings' questions."""
+        tree = self.state.tree
+        parent = tree.nodes.get(node.parent_id or "")
+        siblings = [tree.nodes[c].question for c in (parent.children if parent else [])
+                    if c != node.id]
+        return [self.state.question, *siblings]
+
+    def _weighed(self, part_key: str) -> set[str]:
+        """Evidence already weighed for a published part (kept in the checkpoint)."""
+        return set(self.state.extra.part_evidence.get(part_key, []))
+
+    def _weigh(self, part_key: str, evidence_ids: list[str]) -> None:
+        parts = self.state.extra.part_evidence
+        parts[part_key] = sorted(set(parts.get(part_key, [])) | set(evidence_ids))
+
+    async def _revise(self, node: Node, published: str, deep: bool) -> None:
+        weighed = self._weighed(node.id)
+        fresh = [e for e in self.state.kept() if e.id not in weighed]
+        if not fresh:
+            return
+        self._weigh(node.id, [e.id for e in fresh])
+        scores = (await self.similarity.matrix([node.question], [e.text for e in fresh]))[0]
+        close = [e for e, sc in zip(fresh, scores, strict=True)
+                 if sc >= self.config.revise_similarity
+                 and speaks_to(e.text, node.question, self._others(node))]
+        corrections = await self._corrections(node, fresh, published)
+        news = list({e.id: e for e in [*corrections, *cadence.revising_evidence(
+            published, close)]}.values())
+        if not news:
+            return
+        summary = await executor.summarise(self.gateway, node.id, node.question, news,
+                                           self.state.summaries.get(node.id), deep)
+        self.state.summaries[node.id] = summary
+        sources = frozenset(e.source_id for e in news)
+        how = "corrected by " if corrections else "new evidence from "
+        reason = self.reason_prefix + how + ", ".join(sorted(sources))
+        text = await self._text(node, summary, [*news, *self.state.kept_for({node.id})],
+                                sources)
+        await self.delivery.part(node.id, text, summary.source_ids, reason=reason)
+
+    async def _corrections(self, node: Node, fresh: list[Evidence], published: str
+                           ) -> list[Evidence]:
+        """Later evidence, kept for any sub-question, that states another figure for what the
+        part's own evidence states (same thing, period and unit), is preferred to it (as
+        credible and later, or more credible), and corrects a figure the `published` part
+        states: a correction revises the part it corrects, and no other. The sources' pages are
+        read whole where reading is free: a kept snippet may be a table's row alone."""
+        own = self.state.kept_for({node.id})
+        known = {e.source_id for e in own}
+        new = [f for f in fresh if f.source_id not in known]  # a source kept twice is no news
+        ids = {e.id for e in new}
+        lines = [Line(t, e) for e in [*own, *new] for t in sentences(e.text, clauses=False)]
+        said = {ln.text for ln in lines}
+        pages = [ln for ln in await page_lines([*own, *new], self.read) if ln.text not in said]
+        found = conflicts.every([*lines, *pages])
+        return list({d.first[0].evidence.id: d.first[0].evidence for d in found
+                     if d.first[0].evidence.id in ids and d.second[0].evidence.id not in ids
+                     and d.reason and states_figure(published, d.second[1])}.values())
+
+    async def _text(self, node: Node, summary: Summary, items: list[Evidence],
+                    first: frozenset[str] = frozenset()) -> str:
+        """The model's summary as a part; a fallback summary's part is extractive: the node's
+        best sentences not already said by another part, each citing its source id."""
+        if not summary.lossless_fallback:
+            return cadence.part_text(summary, first)
+        said = [s for p in self.delivery.parts() if p.part_key != node.id
+                for s in sentences(p.text, clauses=False)]
+        return await builder.part(self.similarity, builder.Section(node.question, items),
+                                  lambda e: f"[{e.source_id}]", said, self.read,
+                                  self.state.kept(), self.state.question, self._budget())
+
+    def _budget(self) -> int:
+        """A part's share of the reading budget: the parts share what the report leaves
+        them, one share per sub-question of the plan (three at least)."""
+        subs = [n for n in self.state.tree.nodes.values() if n.depth == 1
+                and n.status != "pruned"]
+        share = self.config.reading_budget_chars * PARTS_SHARE
+        return int(share / max(MIN_PARTS, len(subs)))
