@@ -20,19 +20,19 @@ from research_core.loop.gathering import executor, relevance
 from research_core.loop.gathering.admission import Admission
 from research_core.loop.memory.goal_tree import Node
 from research_core.loop.memory.state import RunState
-from research_core.loop.planning import decomposition, judgement, planner, subquestions
+from research_core.loop.planning import planner, subquestions
 from research_core.loop.publishing import followup, watch
 from research_core.loop.publishing.answer_stream import AnswerStream
 from research_core.loop.publishing.parts import Parts
 from research_core.loop.publishing.progress_notes import Announcer
-from research_core.loop.report import claims, reporter
+from research_core.loop.report import writing
 from research_core.loop.report.learning import Learner
 from research_core.loop.report.reporter import Report
 from research_core.loop.review import coverage, gaps, steering, upgrade
+from research_core.loop.review.expansion import Expansion
 from research_core.loop.review.reflection import reflect_and_correct
 from research_core.models.embeddings import build_similarity
 from research_core.models.gateway import Gateway
-from research_core.models.schemas import SubQuestion
 from research_core.protocols import ModelTier, Publisher, SearchBackend, Similarity, SteerSource
 from research_core.question import validate_question
 from research_core.search.patterns import QueryLearning
@@ -43,9 +43,7 @@ from research_core.search.tool import (
     SearchTool,
 )
 from research_core.settings import Settings
-from research_core.text.sentences import sentences
 
-REPORT_SHARE = 3  # the report gets at least a third of the reading budget
 FEEDBACK_TEXTS = 5  # a node's best judged hits its next round's query learns words from
 
 
@@ -152,6 +150,8 @@ class _Research:
                                    engine.similarity, self.close_working_memory)
         self.parts = Parts(state, self.delivery, self.gateway, engine.similarity, self.config,
                            engine.backend)
+        self.expansion = Expansion(state, self.owner, self.gateway, engine.similarity,
+                                   self.search, self.admission, self.config)
         if isinstance(engine.backend, RemembersHits):  # a resumed run can read its pages
             engine.backend.remember([e.as_hit() for e in state.evidence])
 
@@ -329,90 +329,18 @@ class _Research:
     async def _expand_and_pick(self, node: Node) -> Node | None:
         """Split `node` and research its best new sub-question in the same step: no step is
         spent on planning alone (issue 27). None when the split added none."""
-        children = await self._expand(node)
+        children = await self.expansion.expand(node)
         if not children:
             return None
         best = max(children, key=lambda c: c.value)  # the first on ties
         await self._switch_to(best)
         return best
 
-    async def _expand(self, node: Node) -> list[Node]:
-        if self.owner.available("discoveries") < 1:
-            self.owner.spend("discoveries")  # refused and logged with its reason
-            node.status = "insufficient" if node.depth else node.status
-            return []
-        known = coverage.known_text(self.state, self.deep)
-        taken = {n.question for n in self.state.tree.nodes.values()}
-        proposed = await planner.decompose(self.gateway, self.state.question, node, known,
-                                           self.config.max_children, taken, self.deep)
-        from_evidence = proposed is None  # the planner's reply was unusable
-        if proposed is None:
-            proposed = await (self._split_from_evidence(node) if node.depth == 0
-                              else self._split_by_sources(node))
-        vetted = await judgement.vet_subquestions(self.similarity, self.state.question, proposed,
-                                                  taken, self.config)
-        for question, why in vetted.rejected:
-            self.state.log.emit("subquestion-refused", f"{question[:80]!r}: {why}", node=node.id)
-        subs = vetted.accepted
-        if len(subs) < 2 and node.depth == 0 and not from_evidence:  # the root is always
-            subs += await self._widen_root(node, subs, taken)  # split, into more than one
-        if not subs:
-            node.status = "insufficient"
-            self.state.log.emit("thin", f"{node.id}: no new sub-question to split into",
-                                node=node.id)
-            return []
-        self.owner.spend("discoveries")
-        children = [self.state.tree.add_child(node.id, s.question, s.value) for s in subs]
-        listing = ", ".join(f"{c.id} ({c.value:.2f}) {c.question!r}" for c in children)
-        self.state.log.emit("expand", f"{node.id} → {listing}", node=node.id)
-        return children
-
-    async def _widen_root(self, node: Node, subs: list[SubQuestion],
-                          taken: set[str]) -> list[SubQuestion]:
-        """The evidence split's sub-questions beside a planner's plan of one (or none): the
-        bundled model split "installers in X: day rates, backlog, a shortage?" into the one
-        sub-question "How are installers doing in X?", and the run ended at step 2 of 8."""
-        mine = taken | {s.question for s in subs}
-        extra = [s for s in await self._split_from_evidence(node) if s.question not in mine]
-        vetted = await judgement.vet_subquestions(self.similarity, self.state.question, extra,
-                                                  mine, self.config)
-        room = max(0, self.config.max_children - len(subs))
-        return vetted.accepted[:room]
-
-    async def _split_from_evidence(self, node: Node) -> list[SubQuestion]:
-        """The root's clauses that the sources retrieved for it speak to, and what those
-        sources are about (`research_core.loop.planning.decomposition`); its queries are the
-        run's."""
-        plan = planner.query_fallback(node.question)
-        window = planner.time_range(plan, self.state.as_of, self.config.lookback_days)
-        queries = await self.search.dedupe(plan.queries, self.state.sent_queries())
-        results = await self.search.batch(queries, window) if queries else []
-        hits = [h for _, h in self.admission.new_hits(node, results)]
-        subs = await decomposition.split(self.similarity, self.state.question, hits,
-                                         self.config.max_children, self.config,
-                                         self.state.as_of)
-        self.state.log.emit("split-from-evidence", f"{len(hits)} hit(s) read for the split: "
-                            + "; ".join(s.question for s in subs), node=node.id)
-        return subs
-
     def _feedback(self, node: Node) -> list[str]:
         """The texts a node's next round learns its words from: its best-scored judged hits,
         kept or not (pseudo-relevance feedback)."""
         judged = [e for e in self.state.evidence if e.node_id == node.id]
         return [e.text for e in sorted(judged, key=lambda e: -e.score)[:FEEDBACK_TEXTS]]
-
-    async def _split_by_sources(self, node: Node) -> list[SubQuestion]:
-        """A sub-question still open after its rounds, without the planner: what the sources
-        its queries retrieved but the run did not keep are about."""
-        seen = decomposition.retrieved_hits(self.state.extra.retrieved)
-        kept = {e.source_id for e in self.state.kept()}
-        found = {sid for q in self.state.queries if q.node_id == node.id
-                 for sid in q.result_ids if sid not in kept and sid in seen}
-        titles = await decomposition.facets_of(
-            self.similarity, node.question, [seen[s] for s in sorted(found)],
-            [n.question for n in self.state.tree.nodes.values()], self.config.max_children,
-            self.config, self.state.as_of, list(seen.values()))
-        return subquestions.as_subquestions(titles, self.config.max_children)
 
     async def _research_round(self, node: Node, seek_corrections: bool = False) -> None:
         plan = await planner.plan_queries(self.gateway, node, self.state.sent_queries(),
@@ -451,7 +379,8 @@ class _Research:
         resumed run publishes the saved one (no new model call) if it is not out yet."""
         report = await self.engine.store.load_report(self.state.run_id)
         if report is None:
-            report = await self._write_report()
+            report = await writing.write(self.gateway, self.state, self.delivery, self.config,
+                                         self.similarity, self.parts.read, self.deep)
             await self.engine.store.save_report(self.state.run_id, report)
             await self.learner.teach(report)
         if self.delivery.latest("report") is None:  # not already out before a crash
@@ -461,32 +390,6 @@ class _Research:
             self.state.log.emit("budget", "usage at the end:\n" + self.owner.usage_table())
         await self.checkpoint()
         return report
-
-    async def _write_report(self) -> Report:
-        kept = self.state.kept()
-        self.gateway.stream_to("report", self.delivery.stream("report"))
-        report = await reporter.write_report(
-            self.gateway, self.state.question, self.state.as_of,
-            list(self.state.summaries.values()), kept,
-            (self.config.report_evidence_chars, self.config.report_max_tokens), self.similarity,
-            {n.id: n.question for n in self.state.tree.nodes.values()}, self.parts.read,
-            reporter.Framing(self.deep, self.state.extra.unknowns), *self._parts_said())
-        asked = [n.question for n in self.state.tree.nodes.values()]
-        report = await claims.double_check(self.gateway, report, kept, asked)
-        self.state.log.emit("report", f"{len(report.cited)} of {len(report.sources)} sources cited"
-                        + (" (assembled from evidence)" if report.fallback else ""))
-        return report
-
-    def _parts_said(self) -> tuple[list[str], int, frozenset[str]]:
-        """The sentences the published parts said, what the reading budget leaves the report
-        (a third of the budget at least: the lead and the disagreements), and the
-        sub-questions whose parts are out."""
-        parts = self.delivery.parts()
-        texts = [p.text for p in parts]
-        budget = self.config.reading_budget_chars
-        left = max(budget - sum(len(t) for t in texts), budget // REPORT_SHARE)
-        said = [s for t in texts for s in sentences(t, clauses=False)]
-        return said, left, frozenset(p.part_key for p in parts)
 
 
 def _owner(settings: Settings, state: RunState) -> BudgetOwner:
