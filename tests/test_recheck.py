@@ -53,4 +53,8 @@ async def test_a_correction_published_after_the_first_part_revises_it(
     revised = [v for versions in publisher.parts.values() for v in versions[1:]
                if "apiary-census-erratum" in v.text]
     assert revised and "40,900" in revised[-1].text
+    # the recheck keeps the erratum for the part's own sub-question, and it is still news
+    # to that part: read as the correction it is, not as one more source with new figures
+    assert revised[-1].reason == "corrected by apiary-census-erratum"
     assert out.state.step <= 8
+

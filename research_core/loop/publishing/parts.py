@@ -110,7 +110,8 @@ class Parts:
         credible and later, or more credible), and corrects a figure the `published` part
         states: a correction revises the part it corrects, and no other. The sources' pages are
         read whole where reading is free: a kept snippet may be a table's row alone."""
-        own = self.state.kept_for({node.id})
+        recent = {e.id for e in fresh}  # kept for the part's own sub-question (a recheck) too
+        own = [e for e in self.state.kept_for({node.id}) if e.id not in recent]
         known = {e.source_id for e in own}
         new = [f for f in fresh if f.source_id not in known]  # a source kept twice is no news
         ids = {e.id for e in new}
