@@ -53,6 +53,16 @@ def test_a_clause_that_only_asks_is_completed_with_the_topic() -> None:
     assert "Why: Clover and heather honey went in opposite directions this year?" in texts
 
 
+def test_a_topic_every_ask_carries_is_no_sub_question_of_its_own() -> None:
+    question = "norland honey exports — what's the newest month, and how's it trended since spring?"
+    texts = subquestions.compose(subquestions.clauses(question), question)
+    assert texts == ["What's the newest month (norland honey exports)?",
+                     "How's it trended since spring (norland honey exports)?"]
+    asks_itself = "How many hives did Vestland count in 2026, and why did yields fall?"
+    assert subquestions.compose(subquestions.clauses(asks_itself), asks_itself)[0] == \
+        "How many hives did Vestland count in 2026?"
+
+
 def test_a_chinese_pair_is_read_by_its_parts_of_speech() -> None:
     assert subquestions.clauses("苹果和梨的价格为何分化？").things == ["苹果", "梨"]
 

@@ -92,12 +92,13 @@ def as_subquestions(texts: list[str], limit: int) -> list[SubQuestion]:
 
 def compose(c: Clauses, question: str) -> list[str]:
     """The sub-question texts of a question's clauses: one per named thing, then one per
-    clause that asks something beside the topic; never the question itself."""
+    clause that asks something beside the topic (the topic first, unless it only names what
+    each of them says already); never the question itself."""
     per_thing = [_for_thing(c, thing) for thing in c.things]
     per_ask = [_completed(_resolved(ask, c.things), c.topic) for ask in c.asks
                if ask != c.topic]
-    if not c.things and per_ask:
-        per_ask.insert(0, c.topic)
+    if not c.things and per_ask and (asks(c.topic) or not all(c.topic in t for t in per_ask)):
+        per_ask.insert(0, c.topic)  # a name every ask carries would ask nothing more
     whole = _norm(without_mentions(question))
     texts = [_shorten(t) for t in [*per_thing, *per_ask]]
     return list(dict.fromkeys(t for t in texts if len(t) >= MIN_CHARS and _norm(t) != whole))
