@@ -12,11 +12,12 @@ from research_core.delivery.publishers import MemoryPublisher
 from research_core.loop.answering.subject import on_names, on_subject
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.memory.pool import Line
-from research_core.loop.memory.state import RunState
+from research_core.loop.memory.state import QueryRecord, RunState
 from research_core.loop.planning import decomposition, judgement, planner, subquestions
 from research_core.loop.planning.asked import names_in, not_found
 from research_core.loop.review import gaps
-from research_core.protocols import SearchHit
+from research_core.loop.review.expansion import unkept_for
+from research_core.protocols import SearchHit, TimeRange
 from research_core.settings import EngineSettings, Settings
 from research_core.store.sql import SqlStore
 from tests.engine_run import default_similarity as similarity
@@ -310,3 +311,22 @@ def test_a_clause_that_opens_with_two_things_is_the_topic_before_a_greeting() ->
 def test_the_keyword_query_leaves_out_the_words_of_a_request() -> None:
     plan = planner.query_fallback("Could you tell me how many hives Hollin Honey runs?")
     assert plan.queries[1] == "hives hollin honey runs"
+
+
+def test_a_thin_sub_question_splits_into_what_another_sub_question_kept() -> None:
+    state = RunState.new("How did Vestland's honey prices and hive counts move in 2026?",
+                         dt.date(2026, 10, 31), Settings())
+    prices = state.tree.add_child(state.tree.root_id, "How did honey prices move?", 0.9)
+    hives = state.tree.add_child(state.tree.root_id, "How did hive counts move?", 0.8)
+    state.queries.append(QueryRecord("Q1", prices.id, 1, "honey prices 2026", TimeRange(),
+                                     False, ["census", "price-release", "blog"]))
+    for source_id, node, kept in (("census", hives.id, True), ("price-release", prices.id, True),
+                                  ("blog", prices.id, False)):
+        state.evidence.append(Evidence(f"E-{source_id}", node, "Q1", source_id, source_id, "",
+                                       None, "official_statistics", "P", "text", 0.5, 1.0, 1.0,
+                                       0.7, "", kept))
+    seen = {s: SearchHit(s, f"{s} title", "", "", None, "official_statistics")
+            for s in ("census", "price-release", "blog")}
+    # kept for the hive counts, still a facet the thin price question may split into
+    assert [h.source_id for h in unkept_for(state, prices, seen)] == ["blog", "census"]
+    assert unkept_for(state, hives, seen) == []

@@ -1,7 +1,7 @@
 """A node split into sub-questions: by the planner when its reply is usable, else from the
 question's clauses and what the sources retrieved for it are about (the root), or from what
-the sources a sub-question's queries found but the run did not keep are about (a node still
-open after its rounds). Every proposal is vetted against the question before it joins the tree.
+the sources a sub-question's queries found but it did not keep are about (a node still open
+after its rounds). Every proposal is vetted against the question before it joins the tree.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from research_core.loop.planning import decomposition, judgement, planner, subqu
 from research_core.loop.review import coverage
 from research_core.models.gateway import Gateway
 from research_core.models.schemas import SubQuestion
-from research_core.protocols import Similarity
+from research_core.protocols import SearchHit, Similarity
 from research_core.search.tool import SearchTool
 from research_core.settings import EngineSettings
 
@@ -106,13 +106,21 @@ class Expansion:
 
     async def _split_by_sources(self, node: Node) -> list[SubQuestion]:
         """A sub-question still open after its rounds, without the planner: what the sources
-        its queries retrieved but the run did not keep are about."""
+        its queries retrieved but it did not keep are about."""
         seen = decomposition.retrieved_hits(self.state.extra.retrieved)
-        kept = {e.source_id for e in self.state.kept()}
-        found = {sid for q in self.state.queries if q.node_id == node.id
-                 for sid in q.result_ids if sid not in kept and sid in seen}
         titles = await decomposition.facets_of(
-            self.similarity, node.question, [seen[s] for s in sorted(found)],
+            self.similarity, node.question, unkept_for(self.state, node, seen),
             [n.question for n in self.state.tree.nodes.values()], self.config.max_children,
             self.config, self.state.as_of, list(seen.values()))
         return subquestions.as_subquestions(titles, self.config.max_children)
+
+
+def unkept_for(state: RunState, node: Node, seen: dict[str, SearchHit]) -> list[SearchHit]:
+    """The hits `node`'s queries retrieved that it did not keep, kept for another sub-question
+    or for none: what another keeps may still be a facet of this one (deep kept a statistics
+    office's Chinese release for its 'why' sub-question, and the thin price sub-question that
+    had found it first could not split into it)."""
+    kept = {e.source_id for e in state.kept_for({node.id})}
+    found = {sid for q in state.queries if q.node_id == node.id
+             for sid in q.result_ids if sid not in kept and sid in seen}
+    return [seen[s] for s in sorted(found)]
