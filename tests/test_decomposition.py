@@ -330,3 +330,25 @@ def test_a_thin_sub_question_splits_into_what_another_sub_question_kept() -> Non
     # kept for the hive counts, still a facet the thin price question may split into
     assert [h.source_id for h in unkept_for(state, prices, seen)] == ["blog", "census"]
     assert unkept_for(state, hives, seen) == []
+
+
+HONEY = [
+    _hit("honey-prices", "Vestland honey prices, October 2026",
+         "Acacia honey averaged 14.2 euros per kg in October, up 12% on the year; heather "
+         "honey averaged 11.0 euros, down 5%."),
+    _hit("honey-spread", "Acacia over heather: the honey price spread widens",
+         "The acacia-minus-heather price spread widened from 0.4 to 3.2 euros per kg, a "
+         "record, as heather stocks piled up in bonded stores."),
+    _hit("frost", "Spring frost cut acacia flowering in Vestland",
+         "April frosts cut acacia flowering by a third, and acacia honey output fell 28%."),
+]
+
+
+async def test_a_clause_that_says_them_is_asked_of_the_sources_as_what_it_names() -> None:
+    question = ("Could you explain what caused acacia honey and heather honey prices to move "
+                "apart over the past year, and quantify the current price gap between them?")
+    subs = await decomposition.split(similarity(), question, HONEY, 4, EngineSettings(),
+                                     dt.date(2026, 10, 31))
+    texts = [s.question for s in subs]
+    assert "Quantify the current price gap between acacia honey and heather honey?" in texts, \
+        texts

@@ -95,7 +95,7 @@ def compose(c: Clauses, question: str) -> list[str]:
     clause that asks something beside the topic (the topic first, unless it only names what
     each of them says already); never the question itself."""
     per_thing = [_for_thing(c, thing) for thing in c.things]
-    per_ask = [_completed(_resolved(ask, c.things), c.topic) for ask in c.asks
+    per_ask = [_completed(resolved(ask, c.things), c.topic) for ask in c.asks
                if ask != c.topic]
     if not c.things and per_ask and (asks(c.topic) or not all(c.topic in t for t in per_ask)):
         per_ask.insert(0, c.topic)  # a name every ask carries would ask nothing more
@@ -104,7 +104,7 @@ def compose(c: Clauses, question: str) -> list[str]:
     return list(dict.fromkeys(t for t in texts if len(t) >= MIN_CHARS and _norm(t) != whole))
 
 
-def _resolved(ask: str, things: list[str]) -> str:
+def resolved(ask: str, things: list[str]) -> str:
     """A clause's "them" or "they" as the things the question names ("the gap between them" of
     X and Y is the gap between X and Y): a sub-question is searched for on its own."""
     if len(things) < 2 or has_cjk(ask):
