@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from research_core.loop.answering import items, restating, subject
+from research_core.loop.answering.backing import Backing, backing, no_backing
 from research_core.loop.answering.budget_fit import Block, fit
 from research_core.loop.answering.completion import Reader, completed, page_lines
 from research_core.loop.answering.select import Picker, states_measure
@@ -69,12 +70,13 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted],
                        _changed(pool, as_found))
     picker.remember(said)
-    blocks = [Block("", [" ".join(_cited(ln, cite) for ln in lead)], whole=True)]
+    backed = backing(as_found)
+    blocks = [Block("", [" ".join(_cited(ln, cite, backed) for ln in lead)], whole=True)]
     if listed := await items.listed(similarity, question, pool):
         swings = items.asks_swings(question)
         each = await items.each(pool, listed, picker.take, swings)
         each += await _unlisted(picker, question, items.unlisted(pool, listed), swings)
-        blocks.append(Block(f"*{words['each']}*", [f"• {_cited(ln, cite)}" for ln in each],
+        blocks.append(Block(f"*{words['each']}*", [f"• {_cited(ln, cite, backed)}" for ln in each],
                             per_round=ITEMS_PER_ROUND))
     unanswered, reasons_given = [], False
     on_topic = _on_point(question, pool, len(pool))
@@ -87,7 +89,7 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
         reasons_given |= bool(chosen) and asked.asks_why(section.question)
         if chosen:
             blocks.append(Block(f"*{section.question}*",
-                                [f"• {_cited(ln, cite)}" for ln in chosen]))
+                                [f"• {_cited(ln, cite, backed)}" for ln in chosen]))
         elif not any(ln.evidence.node_id == _node(section) and (ln in lead or ln.text in told)
                      for ln in pool):
             unanswered.append(section.question)
@@ -124,7 +126,8 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     pool = restating.restated(pool, conflicts.every([*pool, *_later(pool, run or [])]), cite, zh)
     first = await _taken(picker, _on_point(section.question, _changed(pool, as_found)))
     chosen = first + await _section(picker, section.question, pool, PART_MOST - len(first))
-    bullets = [f"• {_cited(ln, cite)}" for ln in chosen]
+    backed = backing(usable(run, cite, root, run, root) if run else as_found)
+    bullets = [f"• {_cited(ln, cite, backed)}" for ln in chosen]
     if not chosen:
         bullets = [(labels.ZH if zh else labels.EN)["part_not_found"]]
     blocks = [Block(f"*{section.question}*", bullets)]
@@ -332,9 +335,12 @@ def _told(d: Disagreement[Line], told: Sequence[str]) -> bool:
     return any(d.period in t and d.first[1].text in t and d.second[1].text in t for t in told)
 
 
-def _cited(line: Line, cite: Cite) -> str:
-    mark = cite(line.evidence) or ""
-    return f"{line.text} {mark}".strip()
+def _cited(line: Line, cite: Cite, backed: Backing = no_backing) -> str:
+    """The line with its source's mark, and the mark of a more credible source that states
+    its figures too (`research_core.loop.answering.backing`)."""
+    backer = backed(line)
+    marks = [cite(line.evidence), cite(backer) if backer is not None else None]
+    return f"{line.text} {''.join(dict.fromkeys(m for m in marks if m))}".strip()
 
 
 def _node(section: Section) -> str:
