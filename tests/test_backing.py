@@ -14,7 +14,8 @@ from tests.engine_run import default_similarity
 
 NEWS = ("Acacia honey in Vestland averaged 14,200 yuan per tonne in October, up 0.8% on the "
         "month and 12.4% on the year, traders said.")
-TABLE = "10月槐花蜜均价1.42万元/吨，环比上涨0.8%，同比上涨12.4%；荆条蜜均价1.10万元/吨，同比下降4.9%。"
+TABLE = ("10月槐花蜜均价1.42万元/吨，环比上涨0.8%，同比上涨12.4%；"
+         "荆条蜜均价1.10万元/吨，同比下降4.9%。")
 BLOG = "Acacia honey hit 14,200 yuan, up 12.4%: ten reasons to buy now."
 
 
