@@ -154,11 +154,15 @@ def asks_past_year(question: str) -> bool:
     return _PAST_YEAR.search(question) is not None
 
 
+_THIS_YEAR = re.compile(r"\bthis\s+year\b|今年|这一年|本年度", re.I)  # the calendar year so far
+
+
 def past_year_start(question: str, published: list[dt.date | None]) -> dt.date | None:
-    """For a question about the past year, the oldest publish date that can still speak to
-    it, counted back from the newest source; None when the question names no such span."""
+    """For a question about the past year (or this year so far), the oldest publish date that
+    can still speak to it, counted back from the newest source; None when the question names
+    no such span."""
     dates = [d for d in published if d is not None]
-    if not dates or not _PAST_YEAR.search(question):
+    if not dates or not (_PAST_YEAR.search(question) or _THIS_YEAR.search(question)):
         return None
     return max(dates) - dt.timedelta(days=PAST_YEAR_GRACE_DAYS)
 
