@@ -193,6 +193,23 @@ async def test_a_sub_question_whose_queries_were_all_asked_judges_what_they_foun
     assert any("asked before" in e.message for e in out.state.log.of_kind("cache-hit"))
 
 
+async def test_a_repeated_query_beside_new_ones_still_brings_what_it_found(
+        serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
+    """A plan that repeats a query another sub-question sent and adds one of its own: the new
+    one is sent, and what the repeat found is judged from the cache as well (deep's price
+    sub-question never read the figures query another had sent first, issue 25)."""
+    plans = iter(range(1000))
+
+    def plan(body: dict[str, Any]) -> str:
+        return json.dumps({"queries": ["heat pump sales and prices 2026",
+                                       f"heat pump market note {next(plans)}"]})
+
+    out = await run_engine(serve, Script(rules={"QueryPlan": plan}), backend, store)
+    later = [e for e in out.state.log.of_kind("cache-hit") if "asked before" in e.message]
+    assert later, "the repeated query's hits were not judged again"
+    assert len({r.query for r in backend.requests}) >= 3  # the new queries were sent
+
+
 async def test_the_step_that_splits_the_question_researches_its_best_sub_question(
         serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
     """No step goes on planning alone (issue 27): step 1 splits the root and searches for

@@ -354,8 +354,8 @@ class _Research:
         fresh, twins = await self.search.sift([*plan.queries, *([across] if across else [])],
                                               self.state.sent_queries())
         queries = await self.learner.vet(fresh, node.question)
-        results = await self.search.batch(queries, window) if queries \
-            else await self._asked_before(twins)
+        results = [*(await self.search.batch(queries, window) if queries else []),
+                   *await self._asked_before(twins)]
         hits = self.admission.new_hits(node, across_languages.stating(results, across))
         node.rounds += 1
         if hits:
@@ -367,9 +367,10 @@ class _Research:
                               self.deep)
 
     async def _asked_before(self, twins: list[str]) -> list[QueryResult]:
-        """When every query of a sub-question repeats one the run asked for another, the hits
-        those queries found, from the cache, to be judged for this sub-question: a query
-        asked before is not sent again, but what it found may answer this one."""
+        """The hits that the queries a sub-question's plan repeats found when the run asked
+        them for another, from the cache, to be judged for this sub-question: a query asked
+        before is not sent again, but what it found may answer this one (deep's price
+        sub-question never read the figures query another had sent first)."""
         ranges = {q.text: q.time_range for q in self.state.queries}
         found = [await self.search.cached(t, ranges[t]) for t in twins if t in ranges]
         return [r for r in found if r is not None]
