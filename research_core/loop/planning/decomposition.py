@@ -42,9 +42,10 @@ async def split(similarity: Similarity, question: str, hits: list[SearchHit], li
     texts = [f"{h.title}. {h.snippet}" for h in hits]
     if not c.things:
         c = named_as_sources(c, await coordinated(similarity, c.topic, texts), texts)
-    spoken = await spoken_to(similarity, [subquestions.resolved(a, c.things) for a in c.asks],
-                             texts, cfg)  # "the gap between them" is read as what it asks
-    kept = [a for a in c.asks if a == c.topic or subquestions.resolved(a, c.things) in spoken]
+    # each clause as it will be searched: "the gap between them" names the two things
+    searched = {a: subquestions.resolved(a, c.things) for a in c.asks}
+    spoken = await spoken_to(similarity, list(searched.values()), texts, cfg)
+    kept = [a for a in c.asks if a == c.topic or searched[a] in spoken]
     own = subquestions.compose(subquestions.Clauses(c.topic, kept, c.things), question)
     if len(own) < 2 and subquestions.is_part(c.topic, question) and c.topic not in own:
         own.insert(0, subquestions.as_question(c.topic))
