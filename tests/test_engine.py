@@ -196,8 +196,8 @@ async def test_a_sub_question_whose_queries_were_all_asked_judges_what_they_foun
 async def test_a_repeated_query_beside_new_ones_still_brings_what_it_found(
         serve: Serve, backend: RecordingBackend, store: SqlStore) -> None:
     """A plan that repeats a query another sub-question sent and adds one of its own: the new
-    one is sent, and what the repeat found is judged from the cache as well (deep's price
-    sub-question never read the figures query another had sent first, issue 25)."""
+    one is sent, and what the repeat found is judged from the cache as well (issue 25: it
+    was read back only when every query of the plan repeated)."""
     plans = iter(range(1000))
 
     def plan(body: dict[str, Any]) -> str:

@@ -369,8 +369,8 @@ class _Research:
     async def _asked_before(self, twins: list[str]) -> list[QueryResult]:
         """The hits that the queries a sub-question's plan repeats found when the run asked
         them for another, from the cache, to be judged for this sub-question: a query asked
-        before is not sent again, but what it found may answer this one (deep's price
-        sub-question never read the figures query another had sent first)."""
+        before is not sent again, but what it found may answer this one, whether or not the
+        plan also has new queries."""
         ranges = {q.text: q.time_range for q in self.state.queries}
         found = [await self.search.cached(t, ranges[t]) for t in twins if t in ranges]
         return [r for r in found if r is not None]

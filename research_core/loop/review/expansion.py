@@ -117,9 +117,7 @@ class Expansion:
 
 def unkept_for(state: RunState, node: Node, seen: dict[str, SearchHit]) -> list[SearchHit]:
     """The hits `node`'s queries retrieved that it did not keep, kept for another sub-question
-    or for none: what another keeps may still be a facet of this one (deep kept a statistics
-    office's Chinese release for its 'why' sub-question, and the thin price sub-question that
-    had found it first could not split into it)."""
+    or for none: what another sub-question keeps may still be a facet of this one."""
     kept = {e.source_id for e in state.kept_for({node.id})}
     found = {sid for q in state.queries if q.node_id == node.id
              for sid in q.result_ids if sid not in kept and sid in seen}
