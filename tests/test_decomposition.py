@@ -352,3 +352,11 @@ async def test_a_clause_that_says_them_is_asked_of_the_sources_as_what_it_names(
     texts = [s.question for s in subs]
     assert "Quantify the current price gap between acacia honey and heather honey?" in texts, \
         texts
+
+
+def test_a_title_too_short_to_research_is_no_sub_question() -> None:
+    """A source's short title ("蜂业快讯", a news column) read as a facet would fail the
+    sub-question's own check and end the run; it is left out instead."""
+    subs = subquestions.as_subquestions(["东湖蜂业快讯", "2026年三季度末东湖蜂箱有多少？"], 4)
+    assert [s.question for s in subs] == ["2026年三季度末东湖蜂箱有多少？"]
+    assert subs[0].value == 0.9

@@ -58,3 +58,37 @@ async def test_a_correction_published_after_the_first_part_revises_it(
     assert revised[-1].reason == "corrected by apiary-census-erratum"
     assert out.state.step <= 8
 
+
+
+QUESTION_ZH = "东湖2026年三季度末的蜂箱数量是多少？"
+DOCS_ZH = {
+    "hive-census-q3": ("official_statistics", "zh", "2026-10-15", "东湖蜂箱普查（2026年三季度）",
+                       "2026年三季度末，东湖蜂箱数量为4.12万箱，同比增长3.1%。\n\n每箱蜂蜜产量为18公斤。"),
+    "news-hives": ("news", "zh", "2026-10-18", "东湖蜂业快讯",
+                   "据东湖统计局普查，2026年三季度末东湖蜂箱数量为4.12万箱，创历史新高。"),
+    "blog-honey": ("blog", "zh", "2026-09-01", "蜂蜜小知识",
+                   "蜂蜜不会变质，一个蜂箱可容纳6万只蜜蜂。"),
+}
+ERRATUM_ZH = ("official_statistics", "zh", "2026-10-28", "关于东湖蜂箱普查数据的更正",
+              "经复核，2026年三季度末东湖蜂箱数量由原公布的4.12万箱更正为4.09万箱。")
+
+
+async def test_a_notice_naming_the_old_figure_leads_the_part_it_corrects(
+        serve: Serve, store: SqlStore, tmp_path: Path) -> None:
+    """The erratum states the old figure and the new one in one sentence; the revised part
+    starts with it, and a news item that quoted the old figure no longer states it alone."""
+    backend = CorpusBackend.from_folder(_corpus(tmp_path / "corpus", DOCS_ZH))
+    late = _corpus(tmp_path / "late", {"hive-erratum": ERRATUM_ZH})
+
+    async def arrive() -> None:
+        backend.add_folder(late)
+
+    publisher = RecordingPublisher([], on_first_part=arrive)
+    out = await run_engine(serve, lambda body: "", backend, store, QUESTION_ZH,
+                           publisher=publisher, mode="standard", max_steps=8)
+    revised = [v for versions in publisher.parts.values() for v in versions[1:]
+               if v.reason == "corrected by hive-erratum"]
+    assert revised, [e.message for e in out.state.log.events if e.kind == "publish"]
+    bullets = [ln for ln in revised[-1].text.splitlines() if ln.startswith("•")]
+    assert "4.09万箱" in bullets[0] and "hive-erratum" in bullets[0]
+    assert not any("4.12万箱" in b and "4.09万箱" not in b for b in bullets)

@@ -101,3 +101,38 @@ def test_a_body_named_after_its_country_still_names_the_country() -> None:
                  "2026.", "2026-07-10")
     assert conflicts.find([west, ours]) == []
 
+
+
+ZH_BOARD = "东湖羊毛协会"
+ZH_RELEASE = "2026年6月，21μm细羊毛均价为6.40万元/吨，环比上涨0.30万元/吨（+4.9%）。"
+ZH_NOTICE = "即：2026年6月21μm细羊毛均价由原公布的6.40万元/吨更正为6.12万元/吨。"
+ZH_NEWS = "据东湖羊毛协会月报，6月21μm细羊毛均价为6.40万元/吨，创年内新高。"
+
+
+def test_a_notice_that_names_the_figure_it_corrects_meets_the_first_release() -> None:
+    """"由原公布的6.40万元/吨更正为6.12万元/吨" states the old figure beside the new one: the
+    new one clashes with the release's (the "21μm" grade between the month and the price is
+    no figure), and the notice, later, is preferred."""
+    release = _line("release", ZH_RELEASE, "2026-07-10", "industry_association", ZH_BOARD)
+    notice = _line("notice", ZH_NOTICE, "2026-07-30", "industry_association", ZH_BOARD)
+    found = conflicts.every([release, notice])
+    assert [(d.first[0].source_id, d.first[1].mantissa, d.second[1].mantissa)
+            for d in found] == [("notice", "6.12", "6.4")]
+    earlier = _line("notice", ZH_NOTICE, "2026-07-01", "industry_association", ZH_BOARD)
+    assert conflicts.every([release, earlier]) == []  # a correction corrects what came before
+
+
+def test_a_news_item_quoting_the_corrected_figure_is_outvoted_too() -> None:
+    release = _line("release", ZH_RELEASE, "2026-07-10", "industry_association", ZH_BOARD)
+    notice = _line("notice", ZH_NOTICE, "2026-07-30", "industry_association", ZH_BOARD)
+    news = _line("news", ZH_NEWS, "2026-07-12", "news", "东湖日报")
+    pool = [news, notice]  # the release itself not among them
+    out = [ln.text for ln in restated(pool, conflicts.every([*pool, release]), _cite, zh=True)]
+    assert out == ["据东湖羊毛协会月报，6月21μm细羊毛均价为6.12万元/吨"
+                   "（更正前为6.40万元/吨 [notice]），创年内新高。", ZH_NOTICE]
+    plain = _line("news", ZH_NEWS.replace("均价为", "均价据称为"), "2026-07-12", "news", "东湖日报")
+    unnamed = _line("notice", "2026年6月21μm细羊毛均价为6.12万元/吨。", "2026-07-30",
+                    "industry_association", ZH_BOARD)
+    kept = [ln.text for ln in restated([plain, unnamed], conflicts.every([plain, unnamed]),
+                                       _cite, zh=True)]
+    assert kept == [plain.text, unnamed.text]  # a figure that says no correction corrects no one

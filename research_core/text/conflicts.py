@@ -120,14 +120,35 @@ def _clash(a: S, b: S) -> Disagreement[S] | None:
         return None
     for clause_a in _clauses(a.text):
         for clause_b in _clauses(b.text):
-            found = _figures_clash(_stated(clause_a, a.published),
-                                   _stated(clause_b, b.published))
+            mine, theirs = _stated(clause_a, a.published), _stated(clause_b, b.published)
+            found = _figures_clash(_corrected(clause_a, a, mine, theirs, b),
+                                   _corrected(clause_b, b, theirs, mine, a))
             if found is not None and measures.one_measure(
                     a.text, _at(a.text, clause_a, found[2]), b.text,
                     _at(b.text, clause_b, found[3]), (a.about, b.about)):
                 period, unit, x, y = found
                 return _ordered(period, unit, (a, x), (b, y))
     return None
+
+
+def _corrected(clause: str, line: Said, mine: _Stated, theirs: _Stated, other: Said
+               ) -> _Stated:
+    """A correcting clause's own figures: one that says it corrects ("由原公布的1.86万元/吨
+    更正为1.74万元/吨", "revised from 214,000 to 209,000") and is not older than the other
+    sentence states the figure it corrects beside its own; the figure the other sentence
+    states too is the corrected one, left out, so that the new figure meets the old."""
+    if not CUE.search(clause) or _older(line, other):
+        return mine
+    out: _Stated = {}
+    for key, figures in mine.items():
+        old = {f.value for f in theirs.get(key, [])}
+        own = [f for f in figures if f.value not in old]
+        out[key] = own if own and len(own) < len(figures) else figures
+    return out
+
+
+def _older(line: Said, other: Said) -> bool:
+    return bool(line.published and other.published and line.published < other.published)
 
 
 def _at(text: str, clause: str, figure: Figure) -> int:
@@ -179,25 +200,39 @@ def _stated(text: str, published: dt.date | None) -> _Stated:
     the "11" of "2025年11月", are no figure), a quarter, a half or a month: a whole year is
     too coarse to say that two figures measure the same thing. In Chinese the time comes
     before what happened in it, so a figure takes the period named before it, and a figure
-    with none before it has none."""
+    with none before it has none. A correction's new figure, after the old one in the same
+    unit, is of the old one's period."""
     periods = [(start, end, key) for start, end, key in named(text, published) if "-" in key]
     out: _Stated = {}
     if not periods:
         return out
-    figures = [f for f in figures_in(text) if not f.percent and not a_year(f)]
-    places = places_of(text, figures)
+    found = [f for f in figures_in(text) if not f.percent and not a_year(f)]
+    kept = [(f, at) for f, at in zip(found, places_of(text, found), strict=True)
+            if not _a_grade(text, at + len(f.text), f)]
+    figures, places = [f for f, _ in kept], [at for _, at in kept]
     inside = {at for at in places if any(start <= at < end for start, end, _ in periods)}
     starts = [(start, key) for start, _, key in periods]
     before = has_cjk(text)
     spans = _span_starts(text, periods)
+    last: dict[str, str] = {}  # a correction's period by unit, for its new figure
     for figure, at in zip(figures, places, strict=True):
         period = None if at in inside else aside(text, at + len(figure.text), starts) or \
             period_of(at, starts, [p for p in places if p != at and p not in inside], before)
+        if period is None and CUE.search(text):
+            period = last.get(unit_of(figure))  # "由1.86万元/吨更正为1.74万元/吨"
         if period is None or _opens_span(at, starts, spans, period):
             continue
+        last[unit_of(figure)] = period
         for unit in {figure.unit or _magnitude(figure), _magnitude(figure)}:
             out.setdefault((period, unit), []).append(figure)
     return out
+
+
+def _a_grade(text: str, end: int, figure: Figure) -> bool:
+    """A bare number glued to the letters after it names a grade or a model, not an amount
+    ("6μm foil", "5G", "4K"): it stands between no period and its figure."""
+    return not figure.unit and figure.value == figure.mantissa and end < len(text) and \
+        text[end].isalpha() and not has_cjk(text[end])
 
 
 _SPAN_JOIN = re.compile(r"\s*(?:and|to|until|through|[-–—~]|至|到|和)\s*", re.I)

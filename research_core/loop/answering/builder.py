@@ -68,7 +68,7 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     outvoted = {d.second[0].text for d in found}
     as_found, pool = pool, restating.restated(pool, clashes, cite, zh)
     lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted],
-                       _changed(pool, as_found))
+                       _changed(pool, as_found, clashes))
     picker.remember(said)
     backed = backing(as_found)
     blocks = [Block("", [" ".join(_cited(ln, cite, backed) for ln in lead)], whole=True)]
@@ -121,10 +121,12 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     pool = usable(await _with_pages(kept, read), cite, section.question, run, root)
     pool = _on_point(section.question, pool, len(pool))  # not a line about something else
     disputed = conflict_lines(pool, cite, zh, told=said)
-    picker.remember(disputed)
     as_found = pool
-    pool = restating.restated(pool, conflicts.every([*pool, *_later(pool, run or [])]), cite, zh)
-    first = await _taken(picker, _on_point(section.question, _changed(pool, as_found)))
+    clashes = conflicts.every([*pool, *_later(pool, run or [])])
+    pool = restating.restated(pool, clashes, cite, zh)
+    first = await _taken(picker, _on_point(section.question, _changed(pool, as_found, clashes)))
+    disputed = [d for d in disputed if not any(ln.text in d for ln in first)]
+    picker.remember(disputed)
     chosen = first + await _section(picker, section.question, pool, PART_MOST - len(first))
     backed = backing(usable(run, cite, root, run, root) if run else as_found)
     bullets = [f"• {_cited(ln, cite, backed)}" for ln in chosen]
@@ -205,10 +207,14 @@ async def _unlisted(picker: Picker, question: str, sources: list[list[Line]],
     return chosen[:UNLISTED_MOST]
 
 
-def _changed(pool: list[Line], as_found: list[Line]) -> list[Line]:
-    """The lines of `pool` that a correction restated (not as they were found)."""
+def _changed(pool: list[Line], as_found: list[Line],
+             clashes: Sequence[Disagreement[Line]] = ()) -> list[Line]:
+    """The lines of `pool` that a correction restated (not as they were found), then the
+    pool's lines that say they correct a figure and name it: what a reader must not miss."""
     found = {ln.text for ln in as_found}
-    return [ln for ln in pool if ln.text not in found]
+    saying = {ln.text for ln in restating.correcting(clashes)}
+    return [ln for ln in pool if ln.text not in found] + \
+        [ln for ln in pool if ln.text in saying]
 
 
 async def _taken(picker: Picker, lines: list[Line], most: int = CORRECTED_MOST) -> list[Line]:

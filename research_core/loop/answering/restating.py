@@ -35,7 +35,8 @@ class Correction:
 def corrections(found: Sequence[Disagreement[Line]], pool: Sequence[Line] = ()
                 ) -> list[Correction]:
     """The disagreements where a body corrects its own earlier figure (the same publisher,
-    later), with a figure the earlier source states nowhere in `pool`: another source's
+    later), or where the preferred line says it corrects the other's figure and names it,
+    with a figure the earlier source states nowhere in `pool`: another source's
     figure, or one the earlier source gives for another month, is no correction of it."""
     stated: dict[str, set[str]] = {}
     for line in pool:
@@ -43,9 +44,42 @@ def corrections(found: Sequence[Disagreement[Line]], pool: Sequence[Line] = ()
     out = []
     for d in found:
         (new_line, new), (old_line, old) = d.first, d.second
-        if conflicts.settled(d) and d.reason == "later" and old.amount > 0 and \
+        if (_own_revision(d) or _names_it(d)) and old.amount > 0 and \
                 new.value not in stated.get(old_line.source_id, set()):
             out.append(Correction(old, new, old_line.source_id, new_line.evidence))
+    return [*out, *_quoting(found, out, stated)]
+
+
+def correcting(found: Sequence[Disagreement[Line]]) -> list[Line]:
+    """The lines that say they correct another's figure and name it (`_names_it`)."""
+    return list({d.first[0].text: d.first[0] for d in found if _names_it(d)}.values())
+
+
+def _own_revision(d: Disagreement[Line]) -> bool:
+    """A body's later figure for what it published earlier."""
+    return conflicts.settled(d) and d.reason == "later"
+
+
+def _names_it(d: Disagreement[Line]) -> bool:
+    """A preferred line that says it corrects the other's figure, and states it ("由原公布的
+    1.86万元/吨更正为1.74万元/吨" against a news item that quotes 1.86)."""
+    (new_line, _), (_, old) = d.first, d.second
+    return bool(d.reason) and bool(conflicts.CUE.search(new_line.text)) and \
+        states_figure(new_line.text, old)
+
+
+def _quoting(found: Sequence[Disagreement[Line]], fixes: list[Correction],
+             stated: dict[str, set[str]]) -> list[Correction]:
+    """Sources that repeat a corrected figure (a news item quoting the first release) are
+    outvoted by the correction too, where the correcting source outranks them and they state
+    the corrected figure nowhere."""
+    out = []
+    for d in found:
+        (new_line, new), (old_line, old) = d.first, d.second
+        fix = next((c for c in fixes if c.by.source_id == new_line.source_id
+                    and same_figure(old, c.old) and c.outvoted != old_line.source_id), None)
+        if fix is not None and d.reason and new.value not in stated.get(old_line.source_id, set()):
+            out.append(Correction(old, new, old_line.source_id, fix.by))
     return out
 
 
@@ -94,9 +128,13 @@ def _restate(text: str, fixes: list[Correction], cite: Callable[[Evidence], str 
         if fix is None or new is None or start < 0:
             continue
         mark = f" {cite(fix.by)}" if cite(fix.by) else ""
-        note = "" if noted else f" ({_WAS[zh]} {f.text}{mark})"
-        out += [text[at:start], new, note]
-        at, noted = start + len(f.text), True
+        end = start + len(f.text)
+        glued = zh and f.unit and text.startswith(f.unit, end)  # "6.40万元/吨": after the unit
+        unit = f.unit if glued else ""
+        note = "" if noted else f"（{_WAS[zh]}{f.text}{unit}{mark}）" if zh else \
+            f" ({_WAS[zh]} {f.text}{mark})"
+        out += [text[at:start], new, unit, note]
+        at, noted = end + len(unit), True
     return "".join([*out, text[at:]])
 
 
