@@ -107,3 +107,14 @@ def test_a_disagreement_a_published_part_states_is_not_said_again() -> None:
     assert block and "1,476" in block[1]
     assert builder.conflict_lines([first, revised], cite, False, told=[block[1]]) == []
     assert builder.conflict_lines([first, revised], cite, False, told=["unrelated"]) == block
+
+
+def test_the_body_a_figure_is_attributed_to_is_not_what_it_measures() -> None:
+    """"羊毛分会月报公布的细羊毛均价为…" measures the wool's price, not the body's: it meets
+    another source's figure for the same wool."""
+    quoted = "羊毛分会10月月报公布的细羊毛月度均价为5.10万元/吨，环比上涨0.8%。"
+    measured = described(quoted, quoted.index("5.10"))
+    assert "细羊毛" in measured and "分会" not in measured
+    found = conflicts.find([_said(quoted, "wool-note"),
+                            _said("2026年10月细羊毛月度均价为4.96万元/吨。", "wool-board", 0.9)])
+    assert [(d.first[0].source_id, d.first[1].mantissa) for d in found] == [("wool-board", "4.96")]

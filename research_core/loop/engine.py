@@ -350,7 +350,8 @@ class _Research:
                                           self._feedback(node))
         window = watch.narrowed(
             planner.time_range(plan, self.state.as_of, self.config.lookback_days), self.state)
-        across = across_languages.figures_query(node.question, self.state.kept())
+        across = across_languages.figures_query(  # the node's own sources, once it has some
+            node.question, self.state.kept_for({node.id}) or self.state.kept())
         fresh, twins = await self.search.sift([*plan.queries, *([across] if across else [])],
                                               self.state.sent_queries())
         queries = await self.learner.vet(fresh, node.question)

@@ -15,6 +15,8 @@ from research_core.text.terms import has_cjk, nouns
 GENERIC = frozenset({"价格", "均价", "价位", "数据", "数字"})  # what every price line names
 _BRACKETED = re.compile(r"（[^）]*）|\([^)]*\)")
 _CLAUSE_END = re.compile(r"[，,；;：:。！？]")
+# reported speech: who said it comes before these, what it measures after them
+_ATTRIBUTED = re.compile(r"(?:公布|发布|披露)的|显示|指出|表示")
 # the words a period's extremes are named with, in both languages
 _HIGH = re.compile(r"最高|高点|峰值|\b(?:high|highest|peak|maximum)\b", re.I)
 _LOW = re.compile(r"最低|低点|谷值|\b(?:low|lowest|trough|minimum)\b", re.I)
@@ -37,10 +39,12 @@ def _before(text: str, at: int) -> str:
 
 
 def _clause_before(text: str, at: int) -> str:
-    """What the figure's clause says before it, a bracket's aside left out."""
+    """What the figure's clause says before it, a bracket's aside left out, and the body it
+    is attributed to left out too ("铜箔分会9月月报公布的6μm加工费均价为…" measures a fee, not
+    a body's)."""
     before = _before(text, at)
-    ends = [m.end() for m in _CLAUSE_END.finditer(before)]
-    return before[ends[-1] if ends else 0:]
+    ends = [m.end() for m in (*_CLAUSE_END.finditer(before), *_ATTRIBUTED.finditer(before))]
+    return before[max(ends) if ends else 0:]
 
 
 def extreme(text: str, at: int) -> str:
