@@ -19,6 +19,7 @@ from research_core.loop.answering.completion import Reader
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.memory.goal_tree import Node
 from research_core.loop.memory.state import RunState
+from research_core.loop.publishing import extremes
 from research_core.loop.report.reporter import (
     Source,
     citation_problem,
@@ -156,6 +157,9 @@ async def _assembled(r: Researcher, question: str, carried: list[Evidence],
                                     lambda e: f"[{numbers[e.source_id]}]"
                                     if e.source_id in numbers else None, read=r.read,
                                     root=r.state.question, context=r.state.kept())
+    top = extremes.extreme_line(question, carried, lambda source_id: f"[{numbers[source_id]}]"
+                                if source_id in numbers else None)
+    lines = [top, *lines] if top else lines  # "which month was highest?": the series says
     while lines and len(_fallback_text(lines)) > FALLBACK_CHARS:
         lines.pop()  # the best come first; the answer keeps to the schema's length
     if not lines:

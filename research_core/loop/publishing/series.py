@@ -108,6 +108,12 @@ class _Candidate:
 def series_of(items: list[Evidence], about: str) -> Series | None:
     """The longest dated series of one measure that `items` (a part's kept evidence) state,
     or None when none has three periods."""
+    return max(every_series(items, about), key=lambda s: (len(s.points), len(s.sources)),
+               default=None)
+
+
+def every_series(items: list[Evidence], about: str) -> list[Series]:
+    """Every dated series of one measure, of three periods or more, that `items` state."""
     groups: dict[tuple[str, str], list[_Candidate]] = {}
     asked = set(content_terms(about))
     for candidate in _candidates(lines_of(items)):
@@ -117,8 +123,7 @@ def series_of(items: list[Evidence], about: str) -> Series | None:
             groups.setdefault((unit, grain), []).append(candidate)
     found = [s for (unit, grain), group in groups.items()
              for s in _series(group, about, unit, grain)]
-    found = [s for s in found if len(s.points) >= MIN_POINTS]
-    return max(found, key=lambda s: (len(s.points), len(s.sources)), default=None)
+    return [s for s in found if len(s.points) >= MIN_POINTS]
 
 
 def _candidates(lines: list[Line]) -> list[_Candidate]:
