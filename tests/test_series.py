@@ -10,6 +10,9 @@ import datetime as dt
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.publishing.series import series_of
 from research_core.search.corpus import CorpusBackend, sample_corpus_dir
+from research_core.text import conflicts
+from research_core.text.conflicts import Statement
+from research_core.text.dated import dated_figures
 
 ABOUT = "How did heat pump sales move in 2026?"
 
@@ -74,3 +77,23 @@ def test_a_list_of_figures_each_said_for_its_period_is_a_series() -> None:
     assert found is not None
     assert [(p.label, p.written) for p in found.points] == [
         ("Q1 2025", "515,000"), ("Q1 2026", "474,000"), ("Q2 2026", "571,000")]
+
+
+def test_a_figure_said_a_year_earlier_is_the_previous_year_s() -> None:
+    """"up 4.1% from 2.49 million a year earlier" is September 2025's figure, not a second
+    figure for September 2026: a chart plots it there, and the conflict detector compares it
+    with that month's figures only. Ferry traffic, a field no suite uses."""
+    rose = ("Ferry passengers on the Sound crossing rose to 2.61 million in September 2026, up "
+            "4.8% from 2.49 million a year earlier.")
+    more = item("b", "Ferry passengers on the Sound crossing were 2.30 million in July 2026.")
+    found = series_of([item("a", rose), more], "How many passengers did the Sound ferries carry?")
+    assert found is not None
+    assert [(p.label, p.written) for p in found.points] == [
+        ("Sep 2025", "2.49 million"), ("Jul 2026", "2.30 million"), ("Sep 2026", "2.61 million")]
+    zh = dated_figures("2026年9月客运量为261万人次，上年同期为249万人次。", dt.date(2026, 10, 5))
+    assert [(p, f.text) for p, f, _ in zh] == [("2026-09", "261万")]  # unclear: no guess
+    board = Statement("Ferry passengers on the Sound crossing were 2.52 million in September "
+                      "2025.", "board", dt.date(2025, 10, 5), 0.9, "Sound Ferry Board")
+    news = Statement(rose, "news", dt.date(2026, 10, 5), 0.6, "Harbour News")
+    assert [(d.period, d.second[1].text) for d in conflicts.every([board, news])] == [
+        ("2025-09", "2.49 million")]

@@ -20,7 +20,7 @@ from itertools import combinations, pairwise
 from typing import Generic, Protocol, TypeVar
 
 from research_core.text import measures
-from research_core.text.dated import a_year, aside, period_of, places_of
+from research_core.text.dated import a_year, aside, period_of, places_of, year_before
 from research_core.text.figures import Figure, figures_in
 from research_core.text.periods import named
 from research_core.text.sentences import sentences
@@ -222,6 +222,7 @@ def _stated(text: str, published: dt.date | None) -> _Stated:
             period = last.get(unit_of(figure))  # "由1.86万元/吨更正为1.74万元/吨"
         if period is None or _opens_span(at, starts, spans, period):
             continue
+        period = year_before(text, at, at + len(figure.text), period)
         last[unit_of(figure)] = period
         for unit in {figure.unit or _magnitude(figure), _magnitude(figure)}:
             out.setdefault((period, unit), []).append(figure)

@@ -1,9 +1,11 @@
 """Which period each figure of a sentence is for, in the one period grammar
 (`research_core.text.periods`): the period named nearest a figure with no other figure between
 them, a period in a bracket right after it, or (in English) the one it is said to be for right
-after it ("474,000 units in Q1 2026"); a year is no figure, nor the day of a date. The conflict
-detector reads figures this way (`research_core.text.conflicts`), and so does a chart's series
-(`dated_figures`, which takes no guess where the period is not clear)."""
+after it ("474,000 units in Q1 2026"); a year is no figure, nor the day of a date, and a
+figure said to be a year earlier ("from 190,400 units a year earlier", "上年同期为…") is the
+same period's of the year before. The conflict detector reads figures this way
+(`research_core.text.conflicts`), and so does a chart's series (`dated_figures`, which takes
+no guess where the period is not clear)."""
 
 from __future__ import annotations
 
@@ -38,8 +40,25 @@ def dated_figures(text: str, published: dt.date | None) -> list[tuple[str, Figur
         period = aside(text, end, starts) or said_for(text, end, starts) or \
             period_of(at, starts, others, has_cjk(text), strict=True)
         if period is not None:
-            out.append((period, figure, at))
+            out.append((year_before(text, at, end, period), figure, at))
     return out
+
+
+# a figure said to be a year before the period its sentence names: "up 12.4% from 190,400
+# units a year earlier", "上年同期为0.47万元/吨" (the languages' own phrases)
+_YEAR_EARLIER = re.compile(r"\s*(?:[^\W\d_]+\s+){0,2}?(?:(?:a|one) year (?:earlier|before|ago)|"
+                           r"in the same (?:month|quarter|period) (?:of )?(?:a year ago|last "
+                           r"year|the previous year))", re.I)
+_LAST_YEAR_ZH = re.compile(r"(?:上年|去年|上一年)同期(?:为|是|的)?\s*$")
+
+
+def year_before(text: str, at: int, end: int, period: str) -> str:
+    """`period`, or the same period a year earlier where the text says the figure at
+    `at`..`end` is a year earlier."""
+    if not (_YEAR_EARLIER.match(text, end) or _LAST_YEAR_ZH.search(text[max(0, at - 8):at])):
+        return period
+    year, part = period.split("-", 1)
+    return f"{int(year) - 1}-{part}" if year.isdigit() else period
 
 
 _FOR = re.compile(r"\s*(?:[^\W\d_]+\s+){0,2}?(?:in|for|during|over)\s+(?:the\s+)?", re.I)
