@@ -389,3 +389,23 @@ async def test_a_list_is_as_close_to_the_question_as_what_it_is_a_list_of() -> N
     question = "Ostvale sold more wool in Q3 but earned less, why? Break the fall down."
     assert await items.listed(default_similarity(), question, pool) == [
         "Auction fall", "Rain damage", "Mix"]
+
+
+ROWS_EN = ("Fuji apples: September wholesale average 7,400 yuan/t, up 3.1% on the year.\n"
+           "Peaches: September wholesale average 9,200 yuan/t, down 1.4% on the year.\n"
+           "Kiwifruit: September wholesale average 12,400 yuan/t, up 6.3% on the year.")
+
+
+async def test_a_list_is_listed_item_by_item_only_for_a_reader_who_reads_its_labels() -> None:
+    """An English question over a Chinese price table gets no Chinese item list (its
+    figures still reach the sections); a Chinese question gets an English-labelled list."""
+    zh_rows = [Line(t, FRUIT[0]) for t in sentences(STATS, clauses=False)]
+    asked_en = "How have fruit wholesale prices moved over the past year?"
+    assert await items.listed(default_similarity(), asked_en, zh_rows) == []
+    assert await items.listed(default_similarity(), "近一年水果批发价格是多少？", zh_rows)
+    en = _evidence(3, "N1", "fruit-board", "official_statistics", ROWS_EN)
+    en_rows = [Line(t, en) for t in sentences(ROWS_EN, clauses=False)]
+    assert await items.listed(default_similarity(), asked_en, en_rows) == [
+        "Fuji apples", "Peaches", "Kiwifruit"]
+    assert await items.listed(default_similarity(), "近一年水果批发价格是多少？", en_rows) == [
+        "Fuji apples", "Peaches", "Kiwifruit"]

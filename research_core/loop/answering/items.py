@@ -16,6 +16,7 @@ from research_core.loop.memory.pool import Line, label, same_item
 from research_core.protocols import Similarity
 from research_core.text.figures import figures_in
 from research_core.text.periods import latest_stated, periods_in
+from research_core.text.terms import has_cjk
 
 MOST_ITEMS = 12
 LIST_LINES = 3  # labelled lines of one source that make a list
@@ -38,7 +39,8 @@ async def listed(similarity: Similarity, question: str, pool: list[Line]) -> lis
     for line in pool:
         if label(line.text):
             by_source.setdefault(line.source_id, []).append(line)
-    lists = [lines for lines in by_source.values() if len(lines) >= LIST_LINES]
+    lists = [lines for lines in by_source.values() if len(lines) >= LIST_LINES
+             and readable(question, lines)]
     if not lists:
         return []
     closeness = [await _closeness(similarity, question, lines) for lines in lists]
@@ -55,6 +57,17 @@ async def listed(similarity: Similarity, question: str, pool: list[Line]) -> lis
     sources = {f: sum(any(same_item(f, n) for n in group) for group in names) for f in found}
     most = sorted(found, key=lambda f: -sources[f])[:MOST_ITEMS]
     return [f for f in found if f in most]
+
+
+def readable(question: str, lines: list[Line]) -> bool:
+    """Whether the asker can read the list's labels: a question not written in Chinese
+    characters gets no list whose labels mostly are (its figures still reach the sections);
+    Latin-script labels (names, "Hub port throughput") are listed for a Chinese question,
+    whose readers read them (measured both ways: dropping Latin-script lists for Chinese
+    questions lost the lists of causes and regions those questions asked for)."""
+    if has_cjk(question):
+        return True
+    return sum(has_cjk(label(ln.text)) for ln in lines) * 2 <= len(lines)
 
 
 async def _closeness(similarity: Similarity, question: str, lines: list[Line]) -> float:
