@@ -11,7 +11,7 @@ from redsearch.harness.recording import RecordingPublisher
 from research_core.search.corpus import CorpusBackend
 from research_core.store.sql import SqlStore
 from tests.conftest import write_doc
-from tests.engine_run import Serve, run_engine
+from tests.engine_run import Outcome, Serve, run_engine
 
 QUESTION = "How many hives did Vestland count at the end of the third quarter of 2026?"
 DOCS = {
@@ -30,24 +30,37 @@ ERRATUM = ("official_statistics", "en", "2026-10-28", "Erratum to the Vestland h
            "as first published.")
 
 
-def _corpus(folder: Path, docs: dict[str, tuple[str, str, str, str, str]]) -> Path:
+Doc = tuple[str, str, str, str, str]  # source type, language, published, title, body
+
+
+def _corpus(folder: Path, docs: dict[str, Doc]) -> Path:
     folder.mkdir()
     for doc_id, spec in docs.items():
         write_doc(folder, doc_id, spec)
     return folder
 
 
-async def test_a_correction_published_after_the_first_part_revises_it(
-        serve: Serve, store: SqlStore, tmp_path: Path) -> None:
-    backend = CorpusBackend.from_folder(_corpus(tmp_path / "corpus", DOCS))
-    late = _corpus(tmp_path / "late", {"apiary-census-erratum": ERRATUM})
+async def _with_late_notice(serve: Serve, store: SqlStore, folder: Path, question: str,
+                            docs: dict[str, Doc], late: dict[str, Doc]
+                            ) -> tuple[Outcome, RecordingPublisher]:
+    """A standard run of 8 steps, every model reply unusable, whose `late` documents become
+    searchable once its first part is out."""
+    backend = CorpusBackend.from_folder(_corpus(folder / "corpus", docs))
+    later = _corpus(folder / "late", late)
 
     async def arrive() -> None:
-        backend.add_folder(late)
+        backend.add_folder(later)
 
     publisher = RecordingPublisher([], on_first_part=arrive)
-    out = await run_engine(serve, lambda body: "", backend, store, QUESTION,
+    out = await run_engine(serve, lambda body: "", backend, store, question,
                            publisher=publisher, mode="standard", max_steps=8)
+    return out, publisher
+
+
+async def test_a_correction_published_after_the_first_part_revises_it(
+        serve: Serve, store: SqlStore, tmp_path: Path) -> None:
+    out, publisher = await _with_late_notice(serve, store, tmp_path, QUESTION, DOCS,
+                                             {"apiary-census-erratum": ERRATUM})
     rechecks = [e for e in out.state.log.events if e.kind == "recheck"]
     assert rechecks, "standard ended without re-searching the figures its parts state"
     revised = [v for versions in publisher.parts.values() for v in versions[1:]
@@ -77,15 +90,8 @@ async def test_a_notice_naming_the_old_figure_leads_the_part_it_corrects(
         serve: Serve, store: SqlStore, tmp_path: Path) -> None:
     """The erratum states the old figure and the new one in one sentence; the revised part
     starts with it, and a news item that quoted the old figure no longer states it alone."""
-    backend = CorpusBackend.from_folder(_corpus(tmp_path / "corpus", DOCS_ZH))
-    late = _corpus(tmp_path / "late", {"hive-erratum": ERRATUM_ZH})
-
-    async def arrive() -> None:
-        backend.add_folder(late)
-
-    publisher = RecordingPublisher([], on_first_part=arrive)
-    out = await run_engine(serve, lambda body: "", backend, store, QUESTION_ZH,
-                           publisher=publisher, mode="standard", max_steps=8)
+    out, publisher = await _with_late_notice(serve, store, tmp_path, QUESTION_ZH, DOCS_ZH,
+                                             {"hive-erratum": ERRATUM_ZH})
     revised = [v for versions in publisher.parts.values() for v in versions[1:]
                if v.reason == "corrected by hive-erratum"]
     assert revised, [e.message for e in out.state.log.events if e.kind == "publish"]
