@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from research_core.loop.memory.evidence import Evidence
-from research_core.loop.publishing.series import Point, Series, every_series
+from research_core.loop.publishing.series import Point, Series, every_series, longest
 from research_core.text.sentences import sentences
 from research_core.text.terms import content_terms, has_cjk
 
@@ -49,10 +49,12 @@ def extreme_line(question: str, items: list[Evidence],
     citation mark, None where it cannot be cited); None when it asks for no extreme or no
     series of the grain it asks for is stated."""
     side = asked(question)
-    found = every_series(_about(question, items), question) if side else []
+    if side is None:
+        return None
+    found = every_series(_about(question, items), question)
     grain = _grain(question)
-    series = _longest([s for s in found if grain in (None, s.grain)]) or _longest(found)
-    if side is None or series is None:
+    series = longest([s for s in found if grain in (None, s.grain)]) or longest(found)
+    if series is None:
         return None
     pick = max if side == "high" else min
     point = pick(series.points, key=lambda p: p.value)
@@ -61,10 +63,6 @@ def extreme_line(question: str, items: list[Evidence],
     other = _by_other_grain(grain, series.grain, zh) if grain not in (None, series.grain) \
         else ""
     return _said(point, series, side, zh, mark, other) if mark else None
-
-
-def _longest(found: list[Series]) -> Series | None:
-    return max(found, key=lambda s: (len(s.points), len(s.sources)), default=None)
 
 
 def _by_other_grain(asked_grain: str | None, grain: str, zh: bool) -> str:

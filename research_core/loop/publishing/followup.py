@@ -153,12 +153,14 @@ async def _assembled(r: Researcher, question: str, carried: list[Evidence],
     is free (whole sentences, each cited, each once, the disagreements among them), keeping to
     what the run is about; none means research is needed."""
     numbers = {s.source_id: s.number for s in sources}
+
+    def mark(source_id: str) -> str | None:
+        return f"[{numbers[source_id]}]" if source_id in numbers else None
+
     lines = await builder.follow_up(r.similarity, question, carried,
-                                    lambda e: f"[{numbers[e.source_id]}]"
-                                    if e.source_id in numbers else None, read=r.read,
+                                    lambda e: mark(e.source_id), read=r.read,
                                     root=r.state.question, context=r.state.kept())
-    top = extremes.extreme_line(question, carried, lambda source_id: f"[{numbers[source_id]}]"
-                                if source_id in numbers else None)
+    top = extremes.extreme_line(question, carried, mark)
     lines = [top, *lines] if top else lines  # "which month was highest?": the series says
     while lines and len(_fallback_text(lines)) > FALLBACK_CHARS:
         lines.pop()  # the best come first; the answer keeps to the schema's length

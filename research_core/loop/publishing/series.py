@@ -108,8 +108,12 @@ class _Candidate:
 def series_of(items: list[Evidence], about: str) -> Series | None:
     """The longest dated series of one measure that `items` (a part's kept evidence) state,
     or None when none has three periods."""
-    return max(every_series(items, about), key=lambda s: (len(s.points), len(s.sources)),
-               default=None)
+    return longest(every_series(items, about))
+
+
+def longest(found: list[Series]) -> Series | None:
+    """The series of most periods (then of most sources); None when there is none."""
+    return max(found, key=lambda s: (len(s.points), len(s.sources)), default=None)
 
 
 def every_series(items: list[Evidence], about: str) -> list[Series]:
