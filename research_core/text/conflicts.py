@@ -118,9 +118,10 @@ def _clash(a: S, b: S) -> Disagreement[S] | None:
     ("restated … to 209,000 units; the 214,000 units first published were corrected")."""
     if not same_measure(a, b):
         return None
+    others = [(clause, _stated(clause, b.published)) for clause in _clauses(b.text)]
     for clause_a in _clauses(a.text):
-        for clause_b in _clauses(b.text):
-            mine, theirs = _stated(clause_a, a.published), _stated(clause_b, b.published)
+        mine = _stated(clause_a, a.published)
+        for clause_b, theirs in others:
             found = _figures_clash(_corrected(clause_a, a, mine, theirs, b),
                                    _corrected(clause_b, b, theirs, mine, a))
             if found is not None and measures.one_measure(
