@@ -30,6 +30,9 @@ def _real_text(value: str, what: str) -> str:
     return value
 
 
+SUBQUESTION_MIN_CHARS = 8  # shorter is too short to research
+
+
 class SubQuestion(BaseModel):
     question: str = Field(max_length=160)
     value: float = Field(ge=0.0, le=1.0)
@@ -38,7 +41,7 @@ class SubQuestion(BaseModel):
     @classmethod
     def _question(cls, v: str) -> str:
         v = _real_text(v, "sub-question")
-        if len(v) < 8:
+        if len(v) < SUBQUESTION_MIN_CHARS:
             raise ValueError(f"sub-question {v!r} is too short to research")
         return v
 

@@ -15,12 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from research_core.models.schemas import SubQuestion
+from research_core.models.schemas import SUBQUESTION_MIN_CHARS, SubQuestion
 from research_core.text.periods import names_period, without_periods
 from research_core.text.terms import content_terms, has_cjk, pos_tags
 
 MAX_CHARS = 150
-MIN_CHARS = 8
+MIN_CHARS = SUBQUESTION_MIN_CHARS  # what the sub-question's own check accepts
 # Measures of economic statistics (the headline series of statistical offices' releases):
 # what a question asks about the thing it names.
 _EN_MEASURES = ("sales", "prices", "price", "shipments", "exports", "imports", "output",
