@@ -215,11 +215,12 @@ def _stated(text: str, published: dt.date | None) -> _Stated:
     starts = [(start, key) for start, _, key in periods]
     before = has_cjk(text)
     spans = _span_starts(text, periods)
+    correcting = CUE.search(text) is not None
     last: dict[str, str] = {}  # a correction's period by unit, for its new figure
     for figure, at in zip(figures, places, strict=True):
         period = None if at in inside else aside(text, at + len(figure.text), starts) or \
             period_of(at, starts, [p for p in places if p != at and p not in inside], before)
-        if period is None and CUE.search(text):
+        if period is None and correcting:
             period = last.get(unit_of(figure))  # "由1.86万元/吨更正为1.74万元/吨"
         if period is None or _opens_span(at, starts, spans, period):
             continue
