@@ -50,3 +50,9 @@ def test_a_table_of_months_reads_one_sentence_a_series_not_one_a_month() -> None
     assert table_sentences(table).splitlines() == [
         "电池级碳酸锂：2025-11 7.66，2025-12 8.05，2026-01 8.48。",
         "价差：2025-11 0.48，2025-12 0.90，2026-01 1.38。"]
+
+
+def test_a_column_named_by_a_period_keeps_its_value_apart() -> None:
+    table = ("| 项目 | 2025-11 | 2026-03 | Q3 |\n|---|---|---|---|\n"
+             "| 细羊毛，万元/吨 | 5.62 | 5.80 | 5.91 |")
+    assert table_sentences(table) == "细羊毛，万元/吨：2025-11 5.62，2026-03 5.80，Q3 5.91。"

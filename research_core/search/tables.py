@@ -49,7 +49,7 @@ def row_sentence(header: list[str], row: list[str]) -> str:
             continue
         if _numeric(cell):
             shown = cell if cell.endswith("%") or not unit else f"{cell}{'' if zh else ' '}{unit}"
-            values.append(f"{head}{'' if zh else ' '}{shown}")
+            values.append(f"{head}{_gap(head, zh)}{shown}")
         else:
             extras.append(cell)
     if extras:
@@ -58,6 +58,13 @@ def row_sentence(header: list[str], row: list[str]) -> str:
         return label + ("。" if zh else ".")
     return label + ("：" if zh else ": ") + ("，" if zh else ", ").join(values) + (
         "。" if zh else ".")
+
+
+def _gap(head: str, zh: bool) -> str:
+    """What goes between a column's name and its value: nothing after Chinese
+    ("三季度均价8.34"), a space in English and after a name that ends in a digit or a
+    Latin letter, whose value would otherwise run into it ("2025-11 0.82", not "2025-110.82")."""
+    return "" if zh and not head[-1:].isascii() else " "
 
 
 def series_sentence(header: list[str], rows: list[list[str]], column: int) -> str:
