@@ -409,3 +409,31 @@ async def test_a_list_is_listed_item_by_item_only_for_a_reader_who_reads_its_lab
         "Fuji apples", "Peaches", "Kiwifruit"]
     assert await items.listed(default_similarity(), "近一年水果批发价格是多少？", en_rows) == [
         "Fuji apples", "Peaches", "Kiwifruit"]
+
+
+async def test_a_list_of_other_things_gives_no_items_beside_a_list_about_the_subject() -> None:
+    """A question on cashmere yarn, over a textile price table that leaves cashmere yarn out
+    (a note points elsewhere for it) and a cashmere-yarn tracker: the tracker's rows are the
+    items, not the table's cotton and viscose prices (a copper-foil question read the other
+    battery materials' prices item by item, and the utilisation line fell out of the
+    budget)."""
+    table = _evidence(40, "N1", "textile-flash", "industry_association",
+                      "棉纱（32支）：10月均价2.31万元/吨，环比+0.4%，同比+3.1%。\n"
+                      "粘胶短纤：10月均价1.36万元/吨，环比+0.7%，同比+5.0%。\n"
+                      "涤纶短纤：10月均价0.74万元/吨，环比-0.3%，同比-2.2%。\n"
+                      "羊绒纱线价格请参阅羊绒分会的羊绒纱线月报。",
+                      title="纺织原料协会：2026年10月纱线价格快报")
+    tracker = _evidence(41, "N1", "yarn-tracker", "research_report",
+                        "需求：针织订单回暖，9月羊绒纱线产量约1.2万吨，同比增长约9%。\n"
+                        "价格：精纺羊绒纱线9月均价61.5万元/吨，较一年前的55.0万元/吨上涨约12%。\n"
+                        "开工：行业开工率由一年前的64%升至72%，较上月提高2个百分点。",
+                        title="三季度跟踪：订单回暖，结构分化")
+    news = [_evidence(42 + i, "N1", f"yarn-news-{i}", "news", text, title=title)
+            for i, (title, text) in enumerate([
+                ("羊绒纱线9月价格上涨", "9月精纺羊绒纱线均价61.5万元/吨，环比上涨1.6%。"),
+                ("羊绒纱线企业扩产放缓", "今年以来羊绒纱线新增产能约0.3万吨，明显少于上年。"),
+                ("棉纱市场观察", "10月32支棉纱均价2.31万元/吨，下游补库带动小幅上涨。")])]
+    pool = [Line(t, e) for e in [table, tracker, *news]
+            for t in sentences(e.text, clauses=False)]
+    question = "羊绒纱线这块帮忙看一下：过去一年供需和价格怎么走的？最新一个月价格多少？"
+    assert await items.listed(default_similarity(), question, pool) == ["需求", "价格", "开工"]

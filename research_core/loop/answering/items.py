@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 
+from research_core.loop.answering import subject
 from research_core.loop.memory.labels import has_figures
 from research_core.loop.memory.pool import Line, label, same_item
 from research_core.protocols import Similarity
@@ -39,8 +40,8 @@ async def listed(similarity: Similarity, question: str, pool: list[Line]) -> lis
     for line in pool:
         if label(line.text):
             by_source.setdefault(line.source_id, []).append(line)
-    lists = [lines for lines in by_source.values() if len(lines) >= LIST_LINES
-             and readable(question, lines)]
+    lists = on_subject(question, pool, [lines for lines in by_source.values()
+                                        if len(lines) >= LIST_LINES and readable(question, lines)])
     if not lists:
         return []
     closeness = [await _closeness(similarity, question, lines) for lines in lists]
@@ -68,6 +69,20 @@ def readable(question: str, lines: list[Line]) -> bool:
     if has_cjk(question):
         return True
     return sum(has_cjk(label(ln.text)) for ln in lines) * 2 <= len(lines)
+
+
+def on_subject(question: str, pool: list[Line], lists: list[list[Line]]) -> list[list[Line]]:
+    """The lists about what the question is about (`subject.subject_of`), where one is: a
+    copper-foil question's answer lists no prices of the other materials beside the copper
+    foil tracker's rows. A list is about it where its title, its heading or a row names it."""
+    thing = subject.subject_of(question, pool)
+    about = [lines for lines in lists if thing is not None and _names(lines, thing)]
+    return about or lists
+
+
+def _names(lines: list[Line], thing: str) -> bool:
+    what = f"{lines[0].evidence.title} {lines[0].heading}".casefold()
+    return thing in what or any(thing in ln.text.casefold() for ln in lines)
 
 
 async def _closeness(similarity: Similarity, question: str, lines: list[Line]) -> float:
