@@ -416,7 +416,7 @@ async def test_a_list_of_other_things_gives_no_items_beside_a_list_about_the_sub
     (a note points elsewhere for it) and a cashmere-yarn tracker: the tracker's rows are the
     items, not the table's cotton and viscose prices (a copper-foil question read the other
     battery materials' prices item by item, and the utilisation line fell out of the
-    budget)."""
+    budget), and the sources no list covers give only lines that name it."""
     table = _evidence(40, "N1", "textile-flash", "industry_association",
                       "棉纱（32支）：10月均价2.31万元/吨，环比+0.4%，同比+3.1%。\n"
                       "粘胶短纤：10月均价1.36万元/吨，环比+0.7%，同比+5.0%。\n"
@@ -436,4 +436,9 @@ async def test_a_list_of_other_things_gives_no_items_beside_a_list_about_the_sub
     pool = [Line(t, e) for e in [table, tracker, *news]
             for t in sentences(e.text, clauses=False)]
     question = "羊绒纱线这块帮忙看一下：过去一年供需和价格怎么走的？最新一个月价格多少？"
-    assert await items.listed(default_similarity(), question, pool) == ["需求", "价格", "开工"]
+    listed = await items.listed(default_similarity(), question, pool)
+    assert listed == ["需求", "价格", "开工"]
+    # the sources no list covers give lines on the subject, not the cotton-yarn news
+    assert [ln[0].source_id for ln in items.unlisted(pool, listed, question)] == [
+        "yarn-news-0", "yarn-news-1"]
+    assert "yarn-news-2" in [ln[0].source_id for ln in items.unlisted(pool, listed)]

@@ -75,7 +75,7 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     if listed := await items.listed(similarity, question, pool):
         swings = items.asks_swings(question)
         each = await items.each(pool, listed, picker.take, swings)
-        each += await _unlisted(picker, question, items.unlisted(pool, listed), swings)
+        each += await _unlisted(picker, question, items.unlisted(pool, listed, question), swings)
         blocks.append(Block(f"*{words['each']}*", [f"• {_cited(ln, cite, backed)}" for ln in each],
                             per_round=ITEMS_PER_ROUND))
     unanswered, reasons_given = [], False

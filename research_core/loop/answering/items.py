@@ -115,14 +115,19 @@ async def each(pool: list[Line], items: list[str], take: Taken,
     return chosen
 
 
-def unlisted(pool: list[Line], items: list[str]) -> list[list[Line]]:
-    """The lines with figures of each source that names none of the items, by source."""
+def unlisted(pool: list[Line], items: list[str], question: str = "") -> list[list[Line]]:
+    """The lines with figures of each source that names none of the items, by source; where
+    the `question` has a subject (`subject.subject_of`), only the lines that name it: a
+    copper-foil question's list gets no graphitisation fee from an anode brief."""
+    thing = subject.subject_of(question, pool) if question else None
     by_source: dict[str, list[Line]] = {}
     for line in pool:
         by_source.setdefault(line.source_id, []).append(line)
-    return [[ln for ln in lines if has_figures(ln.text)] for lines in by_source.values()
-            if not any(i.casefold() in ln.text.casefold() for ln in lines for i in items)
-            and any(has_figures(ln.text) for ln in lines)]
+    figured = [[ln for ln in lines if has_figures(ln.text)
+                and (thing is None or thing in ln.text.casefold())]
+               for lines in by_source.values()
+               if not any(i.casefold() in ln.text.casefold() for ln in lines for i in items)]
+    return [lines for lines in figured if lines]
 
 
 def moves(text: str) -> bool:
