@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from research_core.loop.answering import builder, completion, items
+from research_core.loop.answering import builder, completion, items, subject
 from research_core.loop.answering.select import Picker
 from research_core.loop.memory.evidence import Evidence, credibility
 from research_core.loop.memory.pool import Line, label, same_item, whole
@@ -436,9 +436,15 @@ async def test_a_list_of_other_things_gives_no_items_beside_a_list_about_the_sub
     pool = [Line(t, e) for e in [table, tracker, *news]
             for t in sentences(e.text, clauses=False)]
     question = "羊绒纱线这块帮忙看一下：过去一年供需和价格怎么走的？最新一个月价格多少？"
-    listed = await items.listed(default_similarity(), question, pool)
+    thing = subject.subject_of(question, pool)
+    assert thing == "羊绒"
+    listed = await items.listed(default_similarity(), question, pool, thing)
     assert listed == ["需求", "价格", "开工"]
     # the sources no list covers give lines on the subject, not the cotton-yarn news
-    assert [ln[0].source_id for ln in items.unlisted(pool, listed, question)] == [
+    assert [ln[0].source_id for ln in items.unlisted(pool, listed, thing)] == [
         "yarn-news-0", "yarn-news-1"]
     assert "yarn-news-2" in [ln[0].source_id for ln in items.unlisted(pool, listed)]
+    # nor does the answer give the other yarns' prices, wherever they are written
+    assert {ln.source_id for ln in items.elsewhere(question, pool, thing)} == {
+        "textile-flash", "yarn-news-2"}
+    assert all("羊绒" not in ln.text for ln in items.elsewhere(question, pool, thing))

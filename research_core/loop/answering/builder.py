@@ -58,6 +58,9 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     words = labels.ZH if zh else labels.EN
     kept = await completed([e for s in sections for e in s.items], read)
     pool = usable(await _with_pages(kept, read), cite, question)
+    thing = subject.subject_of(question, pool)
+    away = items.elsewhere(question, pool, thing)
+    pool = [ln for ln in pool if ln not in away]
     if not pool:
         return words["nothing"]
     picker = Picker(similarity)
@@ -72,10 +75,10 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     picker.remember(said)
     backed = backing(as_found)
     blocks = [Block("", [" ".join(_cited(ln, cite, backed) for ln in lead)], whole=True)]
-    if listed := await items.listed(similarity, question, pool):
+    if listed := await items.listed(similarity, question, pool, thing):
         swings = items.asks_swings(question)
         each = await items.each(pool, listed, picker.take, swings)
-        each += await _unlisted(picker, question, items.unlisted(pool, listed, question), swings)
+        each += await _unlisted(picker, question, items.unlisted(pool, listed, thing), swings)
         blocks.append(Block(f"*{words['each']}*", [f"• {_cited(ln, cite, backed)}" for ln in each],
                             per_round=ITEMS_PER_ROUND))
     unanswered, reasons_given = [], False

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 
-from research_core.loop.answering import subject
 from research_core.loop.memory.labels import has_figures
 from research_core.loop.memory.pool import Line, label, same_item
 from research_core.protocols import Similarity
@@ -30,18 +29,16 @@ _EXTREME = re.compile(r"高点|最高|峰值|高位|低点|最低|低位|\bpeak\
 Taken = Callable[[Line], Awaitable[bool]]  # records a line as said; False: it repeats one
 
 
-async def listed(similarity: Similarity, question: str, pool: list[Line]) -> list[str]:
+async def listed(similarity: Similarity, question: str, pool: list[Line],
+                 thing: str | None = None) -> list[str]:
     """The items the pool's sources list, each once, in order of first appearance; beyond
     `MOST_ITEMS`, those more sources list (a label with a qualifier before it or a
     specification after it names the same item: "澳洲美利奴羊毛" is "美利奴羊毛"). Only the lists
     about what the question asks (their lines, on average, about as close to it as the
-    closest list's): a table of material prices lists no separator projects."""
-    by_source: dict[str, list[Line]] = {}
-    for line in pool:
-        if label(line.text):
-            by_source.setdefault(line.source_id, []).append(line)
-    lists = on_subject(question, pool, [lines for lines in by_source.values()
-                                        if len(lines) >= LIST_LINES and readable(question, lines)])
+    closest list's): a table of material prices lists no separator projects; and where the
+    question has a subject (`thing`, `subject.subject_of`), only the lists about it, where
+    one is."""
+    lists = on_subject(_lists(question, pool), thing)
     if not lists:
         return []
     closeness = [await _closeness(similarity, question, lines) for lines in lists]
@@ -71,11 +68,34 @@ def readable(question: str, lines: list[Line]) -> bool:
     return sum(has_cjk(label(ln.text)) for ln in lines) * 2 <= len(lines)
 
 
-def on_subject(question: str, pool: list[Line], lists: list[list[Line]]) -> list[list[Line]]:
-    """The lists about what the question is about (`subject.subject_of`), where one is: a
-    copper-foil question's answer lists no prices of the other materials beside the copper
-    foil tracker's rows. A list is about it where its title, its heading or a row names it."""
-    thing = subject.subject_of(question, pool)
+def _lists(question: str, pool: list[Line]) -> list[list[Line]]:
+    """Each source's labelled lines, where there are enough to make a list the asker reads."""
+    by_source: dict[str, list[Line]] = {}
+    for line in pool:
+        if label(line.text):
+            by_source.setdefault(line.source_id, []).append(line)
+    return [lines for lines in by_source.values()
+            if len(lines) >= LIST_LINES and readable(question, lines)]
+
+
+def elsewhere(question: str, pool: list[Line], thing: str | None) -> list[Line]:
+    """The lines about other things of the subject's kind: those that name an item of a list
+    that is not about the question's subject (beside one that is) and do not name the
+    subject `thing` ("石墨化加工费：9月均价0.89万元/吨" for a copper-foil question, wherever it
+    is written, since a price table lists graphitisation beside the other materials)."""
+    if thing is None:
+        return []
+    lists = _lists(question, pool)
+    about = on_subject(lists, thing)
+    others = {label(ln.text).casefold() for lines in lists if lines not in about for ln in lines}
+    return [ln for ln in pool if thing not in ln.text.casefold()
+            and any(o in ln.text.casefold() for o in others)]
+
+
+def on_subject(lists: list[list[Line]], thing: str | None) -> list[list[Line]]:
+    """The lists about the question's subject `thing`, where one is: a copper-foil question's
+    answer lists no prices of the other materials beside the copper-foil tracker's rows. A
+    list is about it where its title, its heading or a row names it."""
     about = [lines for lines in lists if thing is not None and _names(lines, thing)]
     return about or lists
 
@@ -115,11 +135,11 @@ async def each(pool: list[Line], items: list[str], take: Taken,
     return chosen
 
 
-def unlisted(pool: list[Line], items: list[str], question: str = "") -> list[list[Line]]:
+def unlisted(pool: list[Line], items: list[str], thing: str | None = None
+             ) -> list[list[Line]]:
     """The lines with figures of each source that names none of the items, by source; where
-    the `question` has a subject (`subject.subject_of`), only the lines that name it: a
-    copper-foil question's list gets no graphitisation fee from an anode brief."""
-    thing = subject.subject_of(question, pool) if question else None
+    the question has a subject (`thing`), only the lines that name it: a copper-foil
+    question's list gets no graphitisation fee from an anode brief."""
     by_source: dict[str, list[Line]] = {}
     for line in pool:
         by_source.setdefault(line.source_id, []).append(line)
