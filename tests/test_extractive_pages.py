@@ -416,7 +416,8 @@ async def test_a_list_of_other_things_gives_no_items_beside_a_list_about_the_sub
     (a note points elsewhere for it) and a cashmere-yarn tracker: the tracker's rows are the
     items, not the table's cotton and viscose prices (a copper-foil question read the other
     battery materials' prices item by item, and the utilisation line fell out of the
-    budget), and the sources no list covers give only lines that name it."""
+    budget), the sources no list covers give only lines that name it, and a source that never
+    names it gives none."""
     table = _evidence(40, "N1", "textile-flash", "industry_association",
                       "棉纱（32支）：10月均价2.31万元/吨，环比+0.4%，同比+3.1%。\n"
                       "粘胶短纤：10月均价1.36万元/吨，环比+0.7%，同比+5.0%。\n"
@@ -448,3 +449,12 @@ async def test_a_list_of_other_things_gives_no_items_beside_a_list_about_the_sub
     assert {ln.source_id for ln in items.elsewhere(question, pool, thing)} == {
         "textile-flash", "yarn-news-2"}
     assert all("羊绒" not in ln.text for ln in items.elsewhere(question, pool, thing))
+    # a source in the subject's script that never names it is about something else; one in
+    # another script may name it in its own words
+    tops = _evidence(47, "N1", "tops-weekly", "news", "9月澳毛条均价9.8万元/吨，环比上涨0.5%。",
+                     title="毛条周报")
+    english = _evidence(48, "N1", "yarn-weekly", "news", "Knitting yarn orders rose 3% in "
+                        "September, the third monthly rise.", title="Yarn market weekly")
+    more = pool + [Line(e.text, e) for e in (tops, english)]
+    assert {ln.source_id for ln in items.elsewhere(question, more, thing)} == {
+        "textile-flash", "yarn-news-2", "tops-weekly"}
