@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 
+from research_core.loop.answering import subject
 from research_core.loop.memory.labels import has_figures
 from research_core.loop.memory.pool import Line, label, same_item
 from research_core.protocols import Similarity
@@ -83,25 +84,15 @@ def elsewhere(question: str, pool: list[Line], thing: str | None) -> list[Line]:
     that is not about the question's subject (beside one that is) and do not name the
     subject `thing` ("石墨化加工费：9月均价0.89万元/吨" for a copper-foil question, wherever it
     is written, since a price table lists graphitisation beside the other materials), and
-    every line of a source that never names the subject (`_silent`)."""
+    every line of a source that never names the subject (`subject.silent_on`)."""
     if thing is None:
         return []
-    silent = _silent(pool, thing)
+    silent = subject.silent_on(pool, thing)
     lists = _lists(question, pool)
     about = on_subject(lists, thing)
     others = {label(ln.text).casefold() for lines in lists if lines not in about for ln in lines}
     return [ln for ln in pool if ln.source_id in silent or (
         thing not in ln.text.casefold() and any(o in ln.text.casefold() for o in others))]
-
-
-def _silent(pool: list[Line], thing: str) -> set[str]:
-    """The sources, written in the subject's script, that never name it (an anode brief in a
-    copper-foil answer, kept for its "加工费")."""
-    texts: dict[str, str] = {}
-    for ln in pool:
-        texts[ln.source_id] = f"{texts.get(ln.source_id, ln.evidence.title)} {ln.text}"
-    return {sid for sid, text in texts.items()
-            if thing not in text.casefold() and has_cjk(text) == has_cjk(thing)}
 
 
 def on_subject(lists: list[list[Line]], thing: str | None) -> list[list[Line]]:

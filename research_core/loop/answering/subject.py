@@ -43,6 +43,13 @@ def on_names(question: str, pool: list[Line], context: list[Line] | None = None)
     return [ln for ln in pool if ln.source_id not in away]
 
 
+def silent_on(pool: list[Line], thing: str) -> set[str]:
+    """The sources, written in the thing's script, that never name it, in their title,
+    publisher or text (an anode brief in a copper-foil answer, kept for its "加工费")."""
+    return {sid for sid, text in _source_texts(pool).items()
+            if thing not in text and has_cjk(text) == has_cjk(thing)}
+
+
 def subject_of(question: str, pool: list[Line]) -> str | None:
     """Of the things the question names (not its measures: "prices" is no subject), the one
     the most sources are about but not all
