@@ -40,6 +40,7 @@ from research_core.setting_values import (
 
 TIERS = ("planner", "executor", "reporter")
 BUNDLED = "bundled"
+NO_MODEL = "none"  # RED_<TIER>_MODEL=none: every call of the tier takes the code path
 DAY_S = 86_400
 YEAR_S = 365 * DAY_S
 MAX_DAYS = 36_500  # a century: dates stay within what datetime can represent
@@ -70,11 +71,11 @@ class TierSettings:
     def kind(self) -> str:
         if self.base_url:
             return "openai"
-        return "gguf"
+        return "none" if self.model == NO_MODEL else "gguf"
 
     @property
     def gguf_path(self) -> str | None:
-        return None if self.base_url or self.model == BUNDLED else self.model
+        return None if self.base_url or self.model in (BUNDLED, NO_MODEL) else self.model
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from research_core import metrics
 from research_core.models.ledger import Ledger
+from research_core.models.no_model import NoModelTier
 from research_core.models.prompts import max_tokens as prompt_max_tokens
 from research_core.models.prompts import retry_message
 from research_core.models.schemas import is_prompt_schema, json_schema
@@ -98,6 +99,11 @@ class Gateway:
         max_tokens: int | None = None,
     ) -> T_out | None:
         conversation = list(messages)
+        if isinstance(self.tiers[tier], NoModelTier):
+            metrics.FALLBACKS.labels(purpose, "no_model").inc()
+            self.log.emit("fallback", f"{tier}/{purpose}: no model (RED_{tier.upper()}_MODEL="
+                          "none), using the fallback", tier=tier, purpose=purpose)
+            return None
         for attempt in (1, 2):
             if not self.permit():
                 metrics.model_refused(tier)

@@ -11,10 +11,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from research_core.models.llama_tier import LlamaTier, bundled_model_path, load_llama
+from research_core.models.no_model import NoModelTier
 from research_core.models.openai_tier import OpenAITier, endpoint_host
 from research_core.models.schemas import json_schema, prompt_schemas
 from research_core.protocols import ModelTier
-from research_core.settings import BUNDLED, TIERS, Settings, TierSettings
+from research_core.settings import BUNDLED, NO_MODEL, TIERS, Settings, TierSettings
 
 
 def build_tiers(settings: Settings) -> dict[str, ModelTier]:
@@ -26,6 +27,8 @@ def build_tier(name: str, settings: Settings) -> ModelTier:
     tier = settings.tiers.get(name, TierSettings())
     if tier.base_url:
         return OpenAITier(tier, name=name)
+    if tier.model == NO_MODEL:
+        return NoModelTier()
     path = tier.gguf_path or bundled_model_path()
     loaded = load_llama(path, n_ctx=settings.gguf_context, n_threads=settings.gguf_threads)
     loaded.guard.prepare({name: json_schema(model) for name, model in prompt_schemas().items()})
@@ -44,6 +47,8 @@ def describe_tier(name: str, tier: TierSettings) -> str:
     """One log line for a tier: kind, model and host or file. Never the API key."""
     if tier.base_url:
         return f"{name}: openai model={tier.model} host={endpoint_host(tier.base_url)}"
+    if tier.model == NO_MODEL:
+        return f"{name}: no model (every call takes the code path)"
     if tier.gguf_path:
         return f"{name}: gguf model={Path(tier.gguf_path).name} file={tier.gguf_path}"
     return f"{name}: gguf model={BUNDLED} (Gemma 3 270M Q4_K_M)"

@@ -30,7 +30,7 @@ from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.models.schemas import SteerOut, SubQuestion
 from research_core.protocols import Similarity, Steer, SteerSource
-from research_core.settings import BUNDLED, EngineSettings, Settings
+from research_core.settings import BUNDLED, NO_MODEL, EngineSettings, Settings
 from research_core.text.terms import function_words, terms
 
 FIRST_VALUE = 1.0  # a sub-question asked for first
@@ -111,7 +111,7 @@ def planner_steers(settings: Settings) -> bool:
     """Whether the planner reads steers: any planner but the bundled 270M model (an endpoint,
     or a GGUF file of one's own), which does not follow such a request."""
     tier = settings.tiers.get("planner")
-    return tier is not None and (bool(tier.base_url) or tier.model != BUNDLED)
+    return tier is not None and (bool(tier.base_url) or tier.model not in (BUNDLED, NO_MODEL))
 
 
 def open_subquestions(state: RunState) -> list[Node]:
