@@ -176,6 +176,10 @@ async def test_run_suite_grades_every_mode_and_prints_the_table(
         assert [g.id for g in r.groups if not g.passed] == ["R2"]
         assert r.first_all_passed_s is None and r.completion_s > 0
         assert all(r.tokens(t) > 0 for t in ("planner", "executor", "reporter"))
+        # the BM25 quoter on the whole corpus: its paragraphs never say "from the sources"
+        assert [g.id for g in r.quoter_groups] == ["R1", "R2"] and r.quoter_groups_passed == 0
+        assert "[" not in r.quoter_answer and "heat pump" in r.quoter_answer.lower()
+        assert r.evidence_recall == 1.0  # the one needed document was kept
     assert sum(r.model_calls for r in results) == len(server.requests)
     assert said[0] == "[hp-sales/standard] start" and said[-1].startswith(
         "[hp-sales/deep] end: 1/2 groups")
@@ -188,6 +192,8 @@ async def test_run_suite_grades_every_mode_and_prints_the_table(
     assert len(rows) == 2 and rows[1].startswith("deep→standard ")
     assert all("1/2" in row and "not reached" in row for row in rows)
     assert "  standard failed R2: mentions_all: does not mention ['unobtainium']" in out
+    assert all("0/2     100%" in row for row in rows)  # the quoter's groups, the recall
+    assert "all tasks, standard: 1/2 groups, BM25 quoter 0/2 (n/a), evidence recall 100%" in out
 
 
 async def test_evaluate_reports_the_first_moment_all_groups_passed_and_writes_json(
@@ -326,10 +332,11 @@ async def test_a_run_is_graded_within_the_budget_beside_the_naive_baseline(
     assert run.naive_groups_passed == 0  # no figure sentence says "from the sources"
     print(render(suite, [run]))
     out = capsys.readouterr().out
-    assert "mode              groups  naive   chars          all passed at" in out
+    assert "mode              groups  naive   quoter  recall  chars          all passed at" in out
     chars = f"{run.answer_chars:,}" + (f"→{run.graded_chars}" if run.answer_chars > 400 else "")
     [row] = [line for line in out.splitlines() if line.startswith("standard")]
-    assert row.startswith(f"standard          {run.groups_passed}/2     0/2     {chars} ")
+    assert row.startswith(f"standard          {run.groups_passed}/2     0/2     0/2     "
+                          f"100%    {chars} ")
 
 
 PARAPHRASED = "In other words: what did heat pump sales and prices do during 2026?"

@@ -32,9 +32,10 @@ from redsearch.harness.recording import RecordingPublisher
 from redsearch.json_output import check_writable, write_json
 from redsearch.terminal import say as stderr_line
 from research_core.errors import RunError, SuiteError
-from research_core.evaluation import naive
+from research_core.evaluation import naive, quoter
 from research_core.evaluation.gap import Gap, gap, total
 from research_core.evaluation.grading import Answer, GroupResult, grade
+from research_core.evaluation.recall import evidence_recall
 from research_core.evaluation.suite import DEPTHS, Suite, Task, load_suite, with_paraphrases
 from research_core.loop.engine import Engine
 from research_core.loop.memory.state import RunState
@@ -74,6 +75,9 @@ class TaskResult:
     naive_groups: list[GroupResult] = field(default_factory=list)
     naive_answer: str = ""
     paraphrase_of: str = ""  # the original task's id, for a paraphrase's run
+    quoter_groups: list[GroupResult] = field(default_factory=list)  # the BM25 quoter's
+    quoter_answer: str = ""
+    evidence_recall: float | None = None  # needed documents kept (None: the task names none)
 
     @property
     def mode_shown(self) -> str:
@@ -89,6 +93,10 @@ class TaskResult:
         return sum(g.passed for g in self.naive_groups)
 
     @property
+    def quoter_groups_passed(self) -> int:
+        return sum(g.passed for g in self.quoter_groups)
+
+    @property
     def score(self) -> tuple[int, int]:
         return self.groups_passed, len(self.groups)
 
@@ -102,7 +110,9 @@ class TaskResult:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data.update(groups_passed=self.groups_passed, groups_total=len(self.groups),
-                    naive_groups_passed=self.naive_groups_passed, model_calls=self.model_calls)
+                    naive_groups_passed=self.naive_groups_passed,
+                    quoter_groups_passed=self.quoter_groups_passed,
+                    model_calls=self.model_calls)
         return data
 
 
@@ -121,6 +131,7 @@ class SuiteRunner:
         label = f"{task.id}/{mode}"
         self.say(f"[{label}] start")
         backend = CorpusBackend.from_folder(self.suite.corpus_dir)
+        floor = quoter_baseline(task, backend, self.settings.engine.reading_budget_chars)
         try:
             with tempfile.TemporaryDirectory(prefix="redsearch-eval-") as tmp:
                 store = await SqlStore.open(f"sqlite+aiosqlite:///{Path(tmp) / 'eval.db'}")
@@ -130,6 +141,7 @@ class SuiteRunner:
                     await store.close()
         finally:
             backend.close()
+        result.quoter_answer, result.quoter_groups = floor.text, grade(floor, task.requirements)
         self.say(f"[{label}] end: {_end_line(result, len(task.requirements))}")
         return result
 
@@ -150,6 +162,8 @@ class SuiteRunner:
         except RunError as exc:
             error = str(exc)
         result = result_of(task, mode, state, publisher, late, error)
+        result.evidence_recall = evidence_recall(task.requirements,
+                                                 (e.source_id for e in state.kept()))
         return with_answers(result, publisher, naive_baseline(state, backend, publisher),
                             task)
 
@@ -190,6 +204,13 @@ def naive_baseline(state: RunState, backend: CorpusBackend,
     return Answer(text.text, text.cited_ids())
 
 
+def quoter_baseline(task: Task, backend: CorpusBackend, budget: int) -> Answer:
+    """The BM25 quoter's answer to the task on the whole corpus (no late documents), graded
+    as the reader reads it: the quotes' text, their ids as citations."""
+    quotes = quoter.quote(task.question, backend.documents(), budget)
+    return Answer("\n\n".join(q.text for q in quotes), frozenset(q.source_id for q in quotes))
+
+
 def with_answers(result: TaskResult, publisher: RecordingPublisher, baseline: Answer,
                  task: Task) -> TaskResult:
     """The result with the graded text, its lengths and the naive baseline's grades."""
@@ -216,7 +237,9 @@ def _log_listener(label: str, say: Say) -> Callable[[LogEvent], None]:
 
 def _end_line(result: TaskResult, groups: int) -> str:
     line = (f"{result.groups_passed}/{groups} groups (naive {result.naive_groups_passed}/"
-            f"{groups}), {_chars(result)} chars, {result.completion_s:.1f}s, "
+            f"{groups}, quoter {result.quoter_groups_passed}/{groups}, evidence recall "
+            f"{_recall(result.evidence_recall)}), {_chars(result)} chars, "
+            f"{result.completion_s:.1f}s, "
             f"{result.model_calls} model calls")
     return line + (f", error: {result.error}" if result.error else "")
 
@@ -255,13 +278,17 @@ def check_modes(modes: Sequence[str]) -> None:
 
 # ---- the tables ------------------------------------------------------------------------------
 
-_HEAD = ("mode", "groups", "naive", "chars", "all passed at", "completed", "calls",
-         "parts/rev", *(f"{t} tok" for t in TIERS))
-_WIDTHS = (18, 8, 8, 15, 15, 11, 7, 11, *(14 for _ in TIERS))
+_HEAD = ("mode", "groups", "naive", "quoter", "recall", "chars", "all passed at", "completed",
+         "calls", "parts/rev", *(f"{t} tok" for t in TIERS))
+_WIDTHS = (18, 8, 8, 8, 8, 15, 15, 11, 7, 11, *(14 for _ in TIERS))
 
 
 def _cells(cells: Sequence[str]) -> str:
     return "".join(f"{c:<{w}}" for c, w in zip(cells, _WIDTHS, strict=True)).rstrip()
+
+
+def _recall(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
 
 
 def _seconds(value: float | None) -> str:
@@ -277,7 +304,8 @@ def _chars(r: TaskResult) -> str:
 def result_row(r: TaskResult) -> str:
     return _cells([
         r.mode_shown, f"{r.groups_passed}/{len(r.groups)}",
-        f"{r.naive_groups_passed}/{len(r.naive_groups)}", _chars(r),
+        f"{r.naive_groups_passed}/{len(r.naive_groups)}",
+        f"{r.quoter_groups_passed}/{len(r.quoter_groups)}", _recall(r.evidence_recall), _chars(r),
         _seconds(r.first_all_passed_s),
         f"{r.completion_s:.1f}s", str(r.model_calls), f"{r.publications}/{r.revisions}",
         *(f"{r.tokens(t):,}" for t in TIERS),
@@ -306,7 +334,23 @@ def render(suite: Suite, results: Sequence[TaskResult]) -> str:
         mine = [r for r in results if r.task_id == task.id]
         if mine:
             lines += _table(task, mine)
-    return "\n".join(lines + gap_lines(suite, results))
+    return "\n".join(lines + gap_lines(suite, results) + summary_lines(results))
+
+
+def summary_lines(results: Sequence[TaskResult]) -> list[str]:
+    """Every mode's groups over all the runs beside the BM25 quoter's on the same tasks, and
+    the mean evidence recall: the floor each suite is read against (issue 42)."""
+    lines = []
+    for mode in dict.fromkeys(r.mode for r in results):
+        mine = [r for r in results if r.mode == mode]
+        total = sum(len(r.groups) for r in mine)
+        have, floor = sum(r.groups_passed for r in mine), sum(r.quoter_groups_passed for r in mine)
+        ratio = f"×{have / floor:.2f}" if floor else "n/a"
+        recalls = [r.evidence_recall for r in mine if r.evidence_recall is not None]
+        recall = _recall(sum(recalls) / len(recalls) if recalls else None)
+        lines.append(f"all tasks, {mode}: {have}/{total} groups, BM25 quoter {floor}/{total} "
+                     f"({ratio}), evidence recall {recall}")
+    return ["", *lines] if lines else []
 
 
 def _table(task: Task, mine: Sequence[TaskResult]) -> list[str]:

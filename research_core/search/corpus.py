@@ -123,6 +123,7 @@ class CorpusDocument:
     lang: str
     body: str
     path: Path
+    raw_body: str = ""  # the body as written (tables as tables), for the BM25 quoter
 
     def index_row(self) -> tuple[str, str, str, str, str]:
         """(title, body, source_id, published, lang) as stored in the FTS table."""
@@ -230,6 +231,7 @@ def parse_document(path: Path) -> CorpusDocument:
         lang=str(meta["lang"]).strip().lower(),
         body=with_tables_as_sentences(body),
         path=path,
+        raw_body=body,
     )
 
 
