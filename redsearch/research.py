@@ -27,6 +27,7 @@ from research_core.evaluation.replay import render as render_replay
 from research_core.loop.engine import Engine
 from research_core.loop.memory.state import RunState
 from research_core.loop.report.reporter import Report
+from research_core.models.embeddings import build_similarity
 from research_core.models.tier_factory import aclose_tiers, build_tiers, describe_tier
 from research_core.protocols import ModelTier, SearchBackend
 from research_core.question import validate_question
@@ -121,7 +122,8 @@ async def run_resume(run_id: str, settings: Settings | None = None) -> int:
 
 def open_backend(settings: Settings, folder: Path, say: Callable[[str], None]) -> SearchBackend:
     """RED_SEARCH_BACKENDS as a backend; the corpus folder is loaded only when it is named."""
-    corpus = CorpusBackend.from_folder(folder) if uses_corpus(settings) else None
+    corpus = CorpusBackend.from_folder(folder, build_similarity(settings.embedding)) \
+        if uses_corpus(settings) else None
     if corpus is not None:
         say(f"corpus: {len(corpus)} documents from {folder}")
     backend = build_backend(settings, corpus)

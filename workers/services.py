@@ -63,11 +63,11 @@ class Services:
         for name, tier in settings.tiers.items():
             log.info("model %s", describe_tier(name, tier))
         tiers = await asyncio.to_thread(build_tiers, settings)
+        similarity = similarity or build_similarity(settings.embedding)
         if backend is None:
-            backend = await _backend(settings, redis)
+            backend = await _backend(settings, redis, similarity)
         store = await SqlStore.open(settings.db_url, settings.db_origin)
         slack = make_client(settings.slack.bot_token, settings.slack.api_url)
-        similarity = similarity or build_similarity(settings.embedding)
         installations = await installation_store(settings.slack.client_id, store.engine) \
             if settings.slack.oauth else None
         log.info("worker ready in %.1fs: search %s, store %s%s", time.monotonic() - started,
@@ -104,12 +104,13 @@ class Services:
         await self.store.close()
 
 
-async def _backend(settings: Settings, redis: ArqRedis) -> SearchBackend:
-    """RED_SEARCH_BACKENDS; web backends share one rate limit per key through Redis."""
+async def _backend(settings: Settings, redis: ArqRedis, similarity: Similarity) -> SearchBackend:
+    """RED_SEARCH_BACKENDS; web backends share one rate limit per key through Redis; the
+    corpus searches are hybrid (BM25 and the embedder, fused)."""
     corpus = None
     if uses_corpus(settings):
         folder = settings.corpus_dir or sample_corpus_dir()
-        corpus = await asyncio.to_thread(CorpusBackend.from_folder, folder)
+        corpus = await asyncio.to_thread(CorpusBackend.from_folder, folder, similarity)
         log.info("corpus: %d documents from %s", len(corpus), folder)
     limiter = RedisRateLimiter(redis, rate_table(settings.web), RATE_PREFIX)
     return build_backend(settings, corpus, limiter)

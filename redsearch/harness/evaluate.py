@@ -130,7 +130,7 @@ class SuiteRunner:
     async def run(self, task: Task, mode: str) -> TaskResult:
         label = f"{task.id}/{mode}"
         self.say(f"[{label}] start")
-        backend = CorpusBackend.from_folder(self.suite.corpus_dir)
+        backend = CorpusBackend.from_folder(self.suite.corpus_dir, self.similarity)
         floor = quoter_baseline(task, backend, self.settings.engine.reading_budget_chars)
         try:
             with tempfile.TemporaryDirectory(prefix="redsearch-eval-") as tmp:

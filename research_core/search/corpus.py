@@ -25,8 +25,9 @@ import yaml
 
 from research_core import safe_yaml
 from research_core.errors import CorpusError
-from research_core.protocols import SearchHit, SearchRequest
+from research_core.protocols import SearchHit, SearchRequest, Similarity
 from research_core.search import snippets
+from research_core.search.fusion import GIST_CHARS, Gist, dense_ranking, rrf
 from research_core.search.reading import clean_markdown, split_paragraphs
 from research_core.search.tables import with_tables_as_sentences
 from research_core.text.terms import segment
@@ -254,7 +255,8 @@ LIMIT ?
 class CorpusBackend:
     """SearchBackend over a folder of markdown documents, indexed in memory."""
 
-    def __init__(self) -> None:
+    def __init__(self, similarity: Similarity | None = None) -> None:
+        self.similarity = similarity  # with one, the lexical ranking is fused with a dense one
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._db.execute(_SCHEMA)
         self._lock = threading.Lock()
@@ -262,9 +264,10 @@ class CorpusBackend:
         self._paths: set[Path] = set()
 
     @classmethod
-    def from_folder(cls, folder: Path) -> CorpusBackend:
-        """Load every `*.md` in `folder`; a folder without any is an error."""
-        backend = cls()
+    def from_folder(cls, folder: Path, similarity: Similarity | None = None) -> CorpusBackend:
+        """Load every `*.md` in `folder`; a folder without any is an error. With a
+        `similarity`, searches are hybrid (`research_core.search.fusion`)."""
+        backend = cls(similarity)
         if backend.add_folder(folder) == 0:
             raise CorpusError(f"corpus folder has no .md documents: {folder}")
         return backend
@@ -321,8 +324,13 @@ class CorpusBackend:
         return [str(row[0]) for row in rows]
 
     def search_sync(self, request: SearchRequest) -> list[SearchHit]:
+        """The lexical search alone (BM25 over jieba words)."""
         plan = plan_query(request.query)
         return [self._hit(self._docs[i], plan) for i in self._search_ids(plan, request)]
+
+    def _gists(self) -> list[Gist]:
+        return [Gist(d.source_id, f"{d.title}. {clean_markdown(d.body)[:GIST_CHARS]}",
+                     d.published, d.lang) for d in self._docs.values()]
 
     def _hit(self, doc: CorpusDocument, plan: QueryPlan) -> SearchHit:
         paragraph = best_paragraph(split_paragraphs(doc.body), plan.needles)
@@ -338,7 +346,14 @@ class CorpusBackend:
         )
 
     async def search(self, request: SearchRequest) -> list[SearchHit]:
-        return self.search_sync(request)
+        """The lexical ranking fused with the dense one (reciprocal rank fusion) where the
+        backend has a similarity, else the lexical one."""
+        if self.similarity is None or request.limit <= 0:
+            return self.search_sync(request)
+        plan = plan_query(request.query)
+        lexical = self._search_ids(plan, request)
+        dense = await dense_ranking(self.similarity, request, self._gists())
+        return [self._hit(self._docs[i], plan) for i in rrf([lexical, dense])[:request.limit]]
 
     async def read_body(self, source_id: str) -> str | None:
         doc = self._docs.get(source_id)
