@@ -179,7 +179,7 @@ async def test_run_suite_grades_every_mode_and_prints_the_table(
         # the BM25 quoter on the whole corpus: its paragraphs never say "from the sources"
         assert [g.id for g in r.quoter_groups] == ["R1", "R2"] and r.quoter_groups_passed == 0
         assert "[" not in r.quoter_answer and "heat pump" in r.quoter_answer.lower()
-        assert r.evidence_recall == 1.0  # the one needed document was kept
+        assert r.evidence_recall == r.retrieval_recall == 1.0  # the needed document was kept
     assert sum(r.model_calls for r in results) == len(server.requests)
     assert said[0] == "[hp-sales/standard] start" and said[-1].startswith(
         "[hp-sales/deep] end: 1/2 groups")
@@ -193,7 +193,8 @@ async def test_run_suite_grades_every_mode_and_prints_the_table(
     assert all("1/2" in row and "not reached" in row for row in rows)
     assert "  standard failed R2: mentions_all: does not mention ['unobtainium']" in out
     assert all("0/2     100%" in row for row in rows)  # the quoter's groups, the recall
-    assert "all tasks, standard: 1/2 groups, BM25 quoter 0/2 (n/a), evidence recall 100%" in out
+    assert "all tasks, standard: 1/2 groups, BM25 quoter 0/2 (n/a), evidence recall 100% " \
+        "(retrieved 100%)" in out
 
 
 async def test_evaluate_reports_the_first_moment_all_groups_passed_and_writes_json(

@@ -53,6 +53,7 @@ async def test_the_dense_ranking_keeps_to_the_time_range_and_language(tmp_path: 
     found = [h.source_id for h in await hybrid.search(
         SearchRequest("tea exports third quarter", time_range=window, limit=8))]
     assert "zh-tea-2023" not in found and "zh-tea-exports" in found
+    assert "en-rice" not in found  # far below the best: no dense match, though there is room
     english = [h.source_id for h in await hybrid.search(
         SearchRequest("tea exports third quarter", lang="en", limit=8))]
     assert english and all(i.startswith("en-") for i in english)

@@ -78,6 +78,7 @@ class TaskResult:
     quoter_groups: list[GroupResult] = field(default_factory=list)  # the BM25 quoter's
     quoter_answer: str = ""
     evidence_recall: float | None = None  # needed documents kept (None: the task names none)
+    retrieval_recall: float | None = None  # needed documents any search of the run returned
 
     @property
     def mode_shown(self) -> str:
@@ -164,6 +165,7 @@ class SuiteRunner:
         result = result_of(task, mode, state, publisher, late, error)
         result.evidence_recall = evidence_recall(task.requirements,
                                                  (e.source_id for e in state.kept()))
+        result.retrieval_recall = evidence_recall(task.requirements, state.extra.retrieved)
         return with_answers(result, publisher, naive_baseline(state, backend, publisher),
                             task)
 
@@ -238,7 +240,8 @@ def _log_listener(label: str, say: Say) -> Callable[[LogEvent], None]:
 def _end_line(result: TaskResult, groups: int) -> str:
     line = (f"{result.groups_passed}/{groups} groups (naive {result.naive_groups_passed}/"
             f"{groups}, quoter {result.quoter_groups_passed}/{groups}, evidence recall "
-            f"{_recall(result.evidence_recall)}), {_chars(result)} chars, "
+            f"{_recall(result.evidence_recall)}, retrieved {_recall(result.retrieval_recall)}), "
+            f"{_chars(result)} chars, "
             f"{result.completion_s:.1f}s, "
             f"{result.model_calls} model calls")
     return line + (f", error: {result.error}" if result.error else "")
@@ -285,6 +288,11 @@ _WIDTHS = (18, 8, 8, 8, 8, 15, 15, 11, 7, 11, *(14 for _ in TIERS))
 
 def _cells(cells: Sequence[str]) -> str:
     return "".join(f"{c:<{w}}" for c, w in zip(cells, _WIDTHS, strict=True)).rstrip()
+
+
+def _mean(values: Sequence[float | None]) -> str:
+    known = [v for v in values if v is not None]
+    return _recall(sum(known) / len(known) if known else None)
 
 
 def _recall(value: float | None) -> str:
@@ -346,10 +354,9 @@ def summary_lines(results: Sequence[TaskResult]) -> list[str]:
         total = sum(len(r.groups) for r in mine)
         have, floor = sum(r.groups_passed for r in mine), sum(r.quoter_groups_passed for r in mine)
         ratio = f"×{have / floor:.2f}" if floor else "n/a"
-        recalls = [r.evidence_recall for r in mine if r.evidence_recall is not None]
-        recall = _recall(sum(recalls) / len(recalls) if recalls else None)
         lines.append(f"all tasks, {mode}: {have}/{total} groups, BM25 quoter {floor}/{total} "
-                     f"({ratio}), evidence recall {recall}")
+                     f"({ratio}), evidence recall {_mean([r.evidence_recall for r in mine])} "
+                     f"(retrieved {_mean([r.retrieval_recall for r in mine])})")
     return ["", *lines] if lines else []
 
 

@@ -17,6 +17,7 @@ from research_core.protocols import SearchRequest, Similarity
 RRF_K = 60  # the paper's constant: a rank's weight falls slowly, no list dominates
 GIST_CHARS = 400  # of a document's opening, after its title, that stands for it
 DENSE_DEPTH = 20  # documents of the dense ranking that take part in the fusion
+DENSE_FLOOR = 0.5  # of the best document's similarity: below it a document is no dense match
 
 
 def rrf(rankings: Sequence[Sequence[str]], k: int = RRF_K) -> list[str]:
@@ -48,10 +49,14 @@ class Gist:
 
 async def dense_ranking(similarity: Similarity, request: SearchRequest,
                         gists: Sequence[Gist]) -> list[str]:
-    """The admitted documents' ids, most similar to the query first (DENSE_DEPTH at most)."""
+    """The admitted documents' ids, most similar to the query first (DENSE_DEPTH at most),
+    none below DENSE_FLOOR of the best: in a small corpus every document is in the ranking,
+    and a document far from the query is no match however few others there are."""
     admitted = [g for g in gists if g.admits(request)]
     if not admitted or not request.query.strip():
         return []
     [scores] = await similarity.matrix([request.query], [g.text for g in admitted])
-    order = sorted(range(len(admitted)), key=lambda i: -scores[i])
+    floor = DENSE_FLOOR * max(scores)
+    order = sorted((i for i in range(len(admitted)) if scores[i] >= floor),
+                   key=lambda i: -scores[i])
     return [admitted[i].source_id for i in order[:DENSE_DEPTH]]
