@@ -17,7 +17,7 @@ from research_core.protocols import SearchRequest, Similarity
 RRF_K = 60  # the paper's constant: a rank's weight falls slowly, no list dominates
 GIST_CHARS = 400  # of a document's opening, after its title, that stands for it
 DENSE_DEPTH = 20  # documents of the dense ranking that take part in the fusion
-DENSE_FLOOR = 0.5  # of the best document's similarity: below it a document is no dense match
+DENSE_FLOOR = 0.7  # of the best document's similarity: below it a document is no dense match
 
 
 def rrf(rankings: Sequence[Sequence[str]], k: int = RRF_K) -> list[str]:
