@@ -96,15 +96,16 @@ FAMILIES: dict[str, list[Patch]] = {
 }
 
 
-def switch_off(family: str) -> None:
-    """Replace the family's functions where the answer path looks them up."""
+def switch_off(family: str, replace: Callable[[Any, str, Any], None] = setattr) -> None:
+    """Replace the family's functions where the answer path looks them up (`replace`: how,
+    e.g. a test's monkeypatch)."""
     for module_name, attribute, replacement in FAMILIES[family]:
         owner: Any = importlib.import_module(module_name)
         *path, name = attribute.split(".")
         for part in path:
             owner = getattr(owner, part)
         getattr(owner, name)  # the function must exist: a renamed one fails loudly
-        setattr(owner, name, replacement)
+        replace(owner, name, replacement)
 
 
 def main(argv: list[str] | None = None) -> int:
