@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from redsearch.harness import ablation
-from research_core.loop.answering import restating
+from research_core.loop.answering import builder
 from research_core.loop.engine import Engine
 from research_core.loop.memory.state import RunState
 from research_core.models.tier_factory import build_tiers
@@ -35,7 +35,7 @@ def test_every_family_switches_off_functions_that_exist(family: str,
 
 
 def test_a_renamed_function_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(ablation.FAMILIES, "gone", [(restating.__name__, "no_such", len)])
+    monkeypatch.setitem(ablation.FAMILIES, "gone", [(builder.__name__, "no_such", len)])
     with pytest.raises(AttributeError):
         ablation.switch_off("gone", monkeypatch.setattr)
 

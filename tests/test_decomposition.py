@@ -9,7 +9,6 @@ import datetime as dt
 from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery
 from research_core.delivery.publishers import MemoryPublisher
-from research_core.loop.answering.subject import on_names, on_subject
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.memory.pool import Line
 from research_core.loop.memory.state import QueryRecord, RunState
@@ -120,20 +119,6 @@ def _line(source_id: str, text: str, lang_title: str = "", publisher: str = "P")
     return Line(text, evidence)
 
 
-def test_a_source_about_another_place_is_not_cited() -> None:
-    pool = [_line("vest-census", "Vestland counted 41,200 hives in the third quarter."),
-            _line("vest-losses", "Vestland beekeepers lost 18% of colonies last winter."),
-            _line("norland", "Norland counted 55,000 hives in the third quarter."),
-            _line("zh", "韦斯特兰三季度蜂箱数量为4.12万箱。")]
-    question = "How many hives did Vestland count in the third quarter?"
-    kept = {ln.source_id for ln in on_names(question, pool)}
-    assert kept == {"vest-census", "vest-losses", "zh"}  # a Chinese page may say it in Chinese
-    assert on_names("How many hives were counted?", pool) == pool  # the question names none
-    notice = _line("notice", "The third-quarter hive count is corrected to 40,900 hives.",
-                   publisher="Vestland Apiary Office")  # whose office says where it counts
-    assert notice in on_names(question, [*pool, notice])
-
-
 async def test_the_run_researches_on_while_retrieved_sources_say_more(store: SqlStore) -> None:
     settings = Settings()
     state = RunState.new("How did beekeeping in Vestland do in 2026?", dt.date(2026, 10, 31),
@@ -172,20 +157,6 @@ def test_an_aside_cut_by_a_comma_leaves_no_bracket_in_a_sub_question() -> None:
     assert any(t.startswith("How much of the price drop is what") for t in texts), texts
 
 
-def test_a_word_that_only_says_which_measure_is_no_subject() -> None:
-    """"export revenue", "export volumes": "export" says which revenue, so the note that
-    splits the fall into its causes without writing "export" twice stays in the answer."""
-    question = ("Why did Ostvale's wool export revenue fall in Q3 despite higher export "
-                "volumes? Quantify each cause.")
-    pool = [_line("board", "Ostvale's wool exports rose 6% in Q3; export earnings fell 8%."),
-            _line("customs", "Wool export registrations rose; export prices fell."),
-            _line("news", "Exporters said export auctions were weaker; export lots rose."),
-            _line("note", "Three causes explain the fall in wool earnings: the auction "
-                          "benchmark, rain damage and a thinner superfine mix.")]
-    assert {ln.source_id for ln in on_subject(question, pool)} == {
-        "board", "customs", "news", "note"}
-
-
 ORCHARD_HITS = [
     _hit("otago-apples", "Otago apple prices, October 2026",
          "Otago Gala apple prices averaged 2.40 a kilo in October, up 11% on the year."),
@@ -220,20 +191,6 @@ async def test_no_things_where_the_conjunction_joins_unlike_words() -> None:
 def test_a_dash_ends_a_clause() -> None:
     c = subquestions.clauses("Otago sold more cherries but earned less — why?")
     assert c.topic == "Otago sold more cherries but earned less" and "why" in c.asks
-
-
-def test_a_name_that_opens_the_question_is_known_when_the_sources_write_it_as_a_name() -> None:
-    """"Otago sold more …": a sentence's first word is capitalised whatever it is, so only
-    the sources can say that it is a name (they never write it in lower case); a source
-    about another region is then left out. "Break" opens a sentence too, and the sources
-    write it in lower case: no name."""
-    pool = [_line("otago-1", "Otago exported 41,200 t of cherries in Q1.", "Otago exports"),
-            _line("otago-2", "Otago growers earned 8% less; a break in prices hit them.",
-                  "Otago growers"),
-            _line("nelson", "Nelson exported 12,000 t of cherries in Q1, a break with 2025.",
-                  "Nelson exports")]
-    question = "Otago sold more cherries in Q1 but earned less. Break it down."
-    assert {ln.source_id for ln in on_names(question, pool)} == {"otago-1", "otago-2"}
 
 
 async def test_a_facet_the_plan_would_refuse_takes_no_clauses_place() -> None:

@@ -5,14 +5,19 @@ names, and region words ("North") that are no proper name. Fixtures: a wool mark
 
 from __future__ import annotations
 
-from research_core.loop.answering.restating import states_figure
 from research_core.loop.answering.select import states_measure
 from research_core.loop.gathering.across import figures_query, stating
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.planning.asked import known_names, names_in
 from research_core.protocols import SearchHit, TimeRange
 from research_core.search.tool import QueryResult
-from research_core.text.figures import figures_in, measured, without_figures, written_for
+from research_core.text.figures import (
+    figures_in,
+    measured,
+    states_figure,
+    without_figures,
+    written_for,
+)
 from research_core.text.periods import is_period_code
 
 

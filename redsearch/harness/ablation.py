@@ -61,14 +61,6 @@ async def _false_async(*_: Any, **__: Any) -> bool:
     return False
 
 
-def _pool(*args: Any, **_: Any) -> Any:
-    return args[1]
-
-
-def _first(*args: Any, **_: Any) -> Any:
-    return args[0]
-
-
 def _second_as_is(question: str, pool: Any, *_: Any, **__: Any) -> Any:
     return pool
 
@@ -76,13 +68,6 @@ def _second_as_is(question: str, pool: Any, *_: Any, **__: Any) -> Any:
 A = "research_core.loop.answering."
 FAMILIES: dict[str, list[Patch]] = {
     "clause-grammar": [("research_core.loop.planning.decomposition", "split", _plain_split)],
-    "subject-items": [(A + "subject", "on_subject", _second_as_is),
-                      (A + "subject", "on_names", _second_as_is),
-                      (A + "subject", "subject_of", lambda *_: None),
-                      (A + "items", "listed", _none_async),
-                      (A + "items", "elsewhere", lambda *_: [])],
-    "restating": [(A + "restating", "restated", _first),
-                  (A + "restating", "correcting", lambda *_: [])],
     "measure-point": [(A + "builder", "_measured", _second_as_is),
                       (A + "builder", "_on_point", _second_as_is),
                       (A + "builder", "_telling_things", lambda *_: []),

@@ -139,3 +139,22 @@ def written_for(figure: Figure, zh: bool) -> str:
     if zh:
         return f"{amount / WAN:.2f}".rstrip("0").rstrip(".") + "万"
     return f"{amount:,.0f}" if amount.is_integer() else f"{amount:,.2f}"
+
+
+TABLE_FIGURE_LEAST = 100  # a bare number matched by its digits alone, from this size
+
+
+def same_figure(stated: Figure, figure: Figure) -> bool:
+    """Whether `stated` is `figure` in any form: "4.21 million" for "4,210 thousand bales",
+    or a table row's "4,210" under a "(thousand bales)" heading (a number of 100 or more: a
+    small one is too common to be that figure)."""
+    if stated.percent != figure.percent:
+        return False
+    return stated.value == figure.value or (
+        float(figure.mantissa) >= TABLE_FIGURE_LEAST
+        and figure.mantissa in (stated.value, stated.mantissa))
+
+
+def states_figure(text: str, figure: Figure) -> bool:
+    """Whether a text states the figure in any form (`same_figure`)."""
+    return any(same_figure(f, figure) for f in figures_in(text))

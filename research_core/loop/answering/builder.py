@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from research_core.loop.answering import items, restating, subject
 from research_core.loop.answering.backing import Backing, backing, no_backing
 from research_core.loop.answering.budget_fit import Block, fit
 from research_core.loop.answering.completion import Reader, completed, page_lines
@@ -30,13 +29,10 @@ from research_core.text.terms import has_cjk
 Cite = Callable[[Evidence], str | None]  # the citation mark of an item ("[3]"), None: none
 LEAD_MOST, SECTION_MOST, PART_MOST = 4, 5, 7
 FOLLOW_UP_MOST = 4
-CORRECTED_MOST = 2  # restated lines that go first in a lead or a part
 LEAD_FLOOR = 0.5
 COMMON_SHARE = 0.6  # a thing more of a section's lines name than this tells none apart
 THINGS_MOST = 3
 MEASURED_ENOUGH = 2
-UNLISTED_MOST = 4  # lines from sources on things no list names
-ITEMS_PER_ROUND = 2  # the item list's rows answer what was asked item by item: two a round
 UNBOUNDED = 1_000_000  # no budget: every line the builder chose
 MIN_CREDIBILITY = 0.35  # company releases, SEO blogs and forums do not carry the answer
 
@@ -58,9 +54,6 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     words = labels.ZH if zh else labels.EN
     kept = await completed([e for s in sections for e in s.items], read)
     pool = usable(await _with_pages(kept, read), cite, question)
-    thing = subject.subject_of(question, pool)
-    away = items.elsewhere(question, pool, thing)
-    pool = [ln for ln in pool if ln not in away]
     if not pool:
         return words["nothing"]
     picker = Picker(similarity)
@@ -69,18 +62,11 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     disputed = conflict_lines(pool, cite, zh, found, said)
     picker.remember(disputed)
     outvoted = {d.second[0].text for d in found}
-    as_found, pool = pool, restating.restated(pool, clashes, cite, zh)
-    lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted],
-                       _changed(pool, as_found, clashes))
+    as_found = pool
+    lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted])
     picker.remember(said)
     backed = backing(as_found)
     blocks = [Block("", [" ".join(_cited(ln, cite, backed) for ln in lead)], whole=True)]
-    if listed := await items.listed(similarity, question, pool, thing):
-        swings = items.asks_swings(question)
-        each = await items.each(pool, listed, picker.take, swings)
-        each += await _unlisted(picker, question, items.unlisted(pool, listed, thing), swings)
-        blocks.append(Block(f"*{words['each']}*", [f"• {_cited(ln, cite, backed)}" for ln in each],
-                            per_round=ITEMS_PER_ROUND))
     unanswered, reasons_given = [], False
     on_topic = _on_point(question, pool, len(pool))
     told = set(said)
@@ -105,7 +91,7 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
         blocks.append(Block("", [words["not_found"] + "; ".join(missing) + ("。" if zh else ".")],
                             whole=True))
     text = fit(blocks, budget if budget is not None else UNBOUNDED)
-    quoted(as_found, text)  # a restated line is no source's text
+    quoted(as_found, text)
     return text
 
 
@@ -121,17 +107,13 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     picker.remember(said)
     kept = await completed(section.items, read)
     run = await _with_pages(context, read) if context else None
-    pool = usable(await _with_pages(kept, read), cite, section.question, run, root)
+    pool = usable(await _with_pages(kept, read), cite, section.question, root)
     pool = _on_point(section.question, pool, len(pool))  # not a line about something else
     disputed = conflict_lines(pool, cite, zh, told=said)
     as_found = pool
-    clashes = conflicts.every([*pool, *_later(pool, run or [])])
-    pool = restating.restated(pool, clashes, cite, zh)
-    first = await _taken(picker, _on_point(section.question, _changed(pool, as_found, clashes)))
-    disputed = [d for d in disputed if not any(ln.text in d for ln in first)]
     picker.remember(disputed)
-    chosen = first + await _section(picker, section.question, pool, PART_MOST - len(first))
-    backed = backing(usable(run, cite, root, run, root) if run else as_found)
+    chosen = await _section(picker, section.question, pool, PART_MOST)
+    backed = backing(usable(run, cite, root, root) if run else as_found)
     bullets = [f"• {_cited(ln, cite, backed)}" for ln in chosen]
     if not chosen:
         bullets = [(labels.ZH if zh else labels.EN)["part_not_found"]]
@@ -145,28 +127,13 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     return text
 
 
-def _later(pool: list[Line], run: list[Line]) -> list[Line]:
-    """The run's lines, from other sources than the pool's, that could correct it: published
-    after the pool's earliest source, and as credible as its least credible one."""
-    dated = [ln.published for ln in pool if ln.published]
-    if not dated:
-        return []
-    own = {ln.source_id for ln in pool}
-    least = min(ln.credibility for ln in pool)
-    return [ln for ln in run if ln.source_id not in own and ln.published
-            and ln.published > min(dated) and ln.credibility >= least]
-
-
 async def follow_up(similarity: Similarity, question: str, items: list[Evidence],
                     cite: Cite, most: int = FOLLOW_UP_MOST,
-                    read: Reader | None = None, root: str = "",
-                    context: list[Evidence] | None = None) -> list[str]:
+                    read: Reader | None = None, root: str = "") -> list[str]:
     """A follow-up's answer from the evidence closest to it (and its pages, where reading is
-    free), keeping to what the run's `root` question and its kept evidence (`context`) are
-    about: its best whole sentences as cited bullets, then the disagreements among them; []
-    when nothing can be cited."""
-    run = await _with_pages(context, read) if context else None
-    pool = usable(await _with_pages(items, read), cite, f"{root} {question}".strip(), run)
+    free), within the period of the run's `root` question: its best whole sentences as cited
+    bullets, then the disagreements among them; [] when nothing can be cited."""
+    pool = usable(await _with_pages(items, read), cite, f"{root} {question}".strip())
     if not pool:
         return []
     picker = Picker(similarity)
@@ -183,64 +150,25 @@ async def _with_pages(items: list[Evidence], read: Reader | None) -> list[Line]:
     return lines_of(items, await page_lines(items, read))
 
 
-def usable(lines: list[Line], cite: Cite, question: str = "",
-           context: list[Line] | None = None, root: str = "") -> list[Line]:
+def usable(lines: list[Line], cite: Cite, question: str = "", root: str = "") -> list[Line]:
     """Lines that can be cited, from sources credible and recent enough to carry an answer:
     for a question (or its `root`) about the past year, none published well before that year
-    began (a 2024 article does not say how 2026 went); none about something else."""
+    began (a 2024 article does not say how 2026 went)."""
     cited = [ln for ln in lines if cite(ln.evidence) is not None and ln.evidence.recency > 0
              and ln.evidence.credibility >= MIN_CREDIBILITY]
     oldest = periods.past_year_start(f"{root} {question}",
                                      [ln.evidence.published for ln in cited])
-    recent = [ln for ln in cited if oldest is None or ln.evidence.published is None
-              or ln.evidence.published >= oldest]
-    named = subject.on_names(root or question, recent, context)
-    return subject.on_subject(question, named, context)
+    return [ln for ln in cited if oldest is None or ln.evidence.published is None
+            or ln.evidence.published >= oldest]
 
 
-async def _unlisted(picker: Picker, question: str, sources: list[list[Line]],
-                    swings: bool) -> list[Line]:
-    """A line with figures from each source about something no list names (a copper-foil
-    note beside two price tables that leave copper foil out); with `swings`, one that says
-    how it moved over a span where the source has one."""
-    chosen: list[Line] = []
-    for lines in sources:
-        moving = [ln for ln in lines if swings and items.moves(ln.text)]
-        chosen += await picker.pick(question, moving or lines, 1, figures_first=True)
-    return chosen[:UNLISTED_MOST]
-
-
-def _changed(pool: list[Line], as_found: list[Line],
-             clashes: Sequence[Disagreement[Line]] = ()) -> list[Line]:
-    """The lines of `pool` that a correction restated (not as they were found), then the
-    pool's lines that say they correct a figure and name it: what a reader must not miss."""
-    found = {ln.text for ln in as_found}
-    saying = {ln.text for ln in restating.correcting(clashes)}
-    return [ln for ln in pool if ln.text not in found] + \
-        [ln for ln in pool if ln.text in saying]
-
-
-async def _taken(picker: Picker, lines: list[Line], most: int = CORRECTED_MOST) -> list[Line]:
-    """Up to `most` of the lines, in their order, that repeat nothing chosen."""
-    taken: list[Line] = []
-    for line in lines:
-        if len(taken) < most and await picker.take(line):
-            taken.append(line)
-    return taken
-
-
-async def _lead(picker: Picker, question: str, pool: list[Line],
-                corrected: Sequence[Line] = ()) -> list[Line]:
-    """2–4 sentences with figures that answer the question, in time order: a line that a
-    correction restated, on the question's point, first (what the reader must not miss)."""
+async def _lead(picker: Picker, question: str, pool: list[Line]) -> list[Line]:
+    """2–4 sentences with figures that answer the question, in time order."""
     pool = _on_point(question, pool)
-    first = await _taken(picker, [ln for ln in corrected if ln in pool])
     with_figures = [ln for ln in pool if labels.has_figures(ln.text)] or pool
     # one sentence a source (the lead is not one report's), none far below the best
-    chosen = first + await picker.pick(
-        question, _measured(question, [ln for ln in with_figures
-                                       if ln.source_id not in {f.source_id for f in first}]),
-        LEAD_MOST - len(first), figures_first=True, per_source=1)
+    chosen = await picker.pick(question, _measured(question, with_figures), LEAD_MOST,
+                               figures_first=True, per_source=1)
     if len(chosen) < 2:
         chosen += await picker.pick(question, pool, 2 - len(chosen))
     return sorted(chosen, key=lambda ln: time_key(ln.text, ln.evidence.published))

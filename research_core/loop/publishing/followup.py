@@ -159,7 +159,7 @@ async def _assembled(r: Researcher, question: str, carried: list[Evidence],
 
     lines = await builder.follow_up(r.similarity, question, carried,
                                     lambda e: mark(e.source_id), read=r.read,
-                                    root=r.state.question, context=r.state.kept())
+                                    root=r.state.question)
     top = extremes.extreme_line(question, carried, mark)
     lines = [top, *lines] if top else lines  # "which month was highest?": the series says
     while lines and len(_fallback_text(lines)) > FALLBACK_CHARS:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from research_core.delivery.publications import Delivery
 from research_core.loop.answering import builder
 from research_core.loop.answering.completion import Reader, local_reader, page_lines
-from research_core.loop.answering.restating import states_figure
 from research_core.loop.gathering import executor
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.memory.goal_tree import Node
@@ -21,6 +20,7 @@ from research_core.models.gateway import Gateway
 from research_core.protocols import SearchBackend, Similarity
 from research_core.settings import EngineSettings
 from research_core.text import conflicts
+from research_core.text.figures import states_figure
 from research_core.text.sentences import sentences
 from research_core.text.terms import speaks_to
 
