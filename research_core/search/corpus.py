@@ -27,7 +27,7 @@ from research_core import safe_yaml
 from research_core.errors import CorpusError
 from research_core.protocols import SearchHit, SearchRequest, Similarity
 from research_core.search import snippets
-from research_core.search.fusion import GIST_CHARS, Gist, dense_ranking, rrf
+from research_core.search.fusion import PASSAGE_CHARS, PASSAGES_MOST, Gist, dense_ranking, rrf
 from research_core.search.reading import clean_markdown, split_paragraphs
 from research_core.search.tables import with_tables_as_sentences
 from research_core.text.terms import segment
@@ -329,7 +329,8 @@ class CorpusBackend:
         return [self._hit(self._docs[i], plan) for i in self._search_ids(plan, request)]
 
     def _gists(self) -> list[Gist]:
-        return [Gist(d.source_id, f"{d.title}. {clean_markdown(d.body)[:GIST_CHARS]}",
+        return [Gist(d.source_id, tuple(f"{d.title}. {clean_markdown(p)[:PASSAGE_CHARS]}"
+                                        for p in split_paragraphs(d.body)[:PASSAGES_MOST]),
                      d.published, d.lang) for d in self._docs.values()]
 
     def _hit(self, doc: CorpusDocument, plan: QueryPlan) -> SearchHit:
