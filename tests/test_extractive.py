@@ -17,7 +17,7 @@ from research_core.loop.gathering import relevance
 from research_core.loop.memory import labels
 from research_core.loop.memory.evidence import Evidence, combined_score, credibility
 from research_core.loop.memory.pool import key, lines_of, whole
-from research_core.loop.planning import asked, subquestions
+from research_core.loop.planning import subquestions
 from research_core.protocols import SearchHit
 from research_core.search import snippets
 from research_core.settings import EngineSettings
@@ -199,15 +199,6 @@ async def test_what_the_evidence_does_not_cover_is_named_as_not_found() -> None:
                                 "Veloria and Norway move in 2026?", SECTIONS[:1], _numbered)
     last = text.splitlines()[-1]
     assert last == "Not found in the sources: the question's “Norway”."
-
-
-def test_reasons_given_by_a_why_section_are_not_listed_as_not_found() -> None:
-    """A why-section that was answered gives the reasons, whatever its sentences' wording
-    ("juice makers take the small apples" names no 'because')."""
-    question = "Why did apple and pear prices diverge?"
-    chosen = "Juice makers take the small apples while pear prices diverge."
-    assert asked.not_found(question, [], chosen, chosen) == ["the reasons (why)"]
-    assert asked.not_found(question, [], chosen, chosen, reasons_given=True) == []
 
 
 @pytest.mark.parametrize(("question", "one_clause"), [

@@ -246,7 +246,7 @@ def test_a_figure_takes_the_period_no_other_figure_stands_between() -> None:
 
 
 async def test_a_follow_up_answer_reads_the_kept_pages_too() -> None:
-    question = "Why did Ivorian cocoa prices fall?"
+    question = "What did the rain do to Ivorian mid-crop output?"
     bare = await builder.follow_up(default_similarity(), question, [_snippet()], _cite)
     assert not any("Heavy rain" in ln for ln in bare)
     item = _snippet()

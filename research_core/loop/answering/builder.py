@@ -67,15 +67,13 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     picker.remember(said)
     backed = backing(as_found)
     blocks = [Block("", [" ".join(_cited(ln, cite, backed) for ln in lead)], whole=True)]
-    unanswered, reasons_given = [], False
+    unanswered: list[str] = []
     on_topic = _on_point(question, pool, len(pool))
     told = set(said)
     for section in sections:
         if _node(section) in published:
-            reasons_given |= asked.asks_why(section.question)
             continue
         chosen = await _section(picker, section.question, on_topic, SECTION_MOST)
-        reasons_given |= bool(chosen) and asked.asks_why(section.question)
         if chosen:
             blocks.append(Block(f"*{section.question}*",
                                 [f"• {_cited(ln, cite, backed)}" for ln in chosen]))
@@ -85,8 +83,7 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     if disputed:
         blocks.append(Block(disputed[0], [ln for ln in disputed[1:] if ln], whole=True))
     used = " ".join(picker.chosen)
-    missing = asked.not_found(question, unanswered, " ".join(ln.text for ln in pool), used,
-                                 reasons_given)
+    missing = asked.not_found(question, unanswered, " ".join(ln.text for ln in pool), used)
     if missing:
         blocks.append(Block("", [words["not_found"] + "; ".join(missing) + ("。" if zh else ".")],
                             whole=True))
@@ -175,10 +172,8 @@ async def _lead(picker: Picker, question: str, pool: list[Line]) -> list[Line]:
 
 
 async def _section(picker: Picker, question: str, pool: list[Line], most: int) -> list[Line]:
-    """A sub-question's sentences: reasons first when it asks why, else figures on what it
-    measures."""
-    if asked.asks_why(question):
-        return await picker.pick(question, pool, most, causes_first=True)
+    """A sub-question's sentences: figures on what it measures first (a why-question's
+    reasons first earned no group on suites written after that rule, issue 42)."""
     measured = _measured(question, pool)
     latest = subquestions.asks_latest(question)
     newest = await _newest_first(picker, question, measured) if latest else []

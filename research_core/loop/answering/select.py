@@ -10,7 +10,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from research_core.loop.memory.pool import Line, key
-from research_core.loop.planning.asked import asks_why, causal
 from research_core.protocols import Similarity
 from research_core.text.figures import figure_keys, figures_in, measured
 from research_core.text.periods import latest_stated
@@ -23,9 +22,7 @@ SAME_WORDS = 0.6  # term Jaccard above which two sentences say the same
 SAME_MEANING = 0.9  # embedder similarity above which two sentences say the same
 SAME_TOPIC = 0.3  # term Jaccard above which equal figures mean the same statement
 SAME_FIGURES = 2  # telling figures two sentences share when they make the same statement
-CAUSE_BONUS = 0.15
 LATEST_BONUS = 0.1
-OPENS_BONUS = 0.05
 KEEP_SHARE = 0.55  # a sentence must score at least this share of the best one
 MIN_SIMILARITY = 0.12
 SOURCE_MOST = 4  # sentences of one source in one answer section
@@ -43,15 +40,15 @@ class Picker:
         self.chosen.extend(t for t in texts if key(t))
 
     async def pick(self, question: str, lines: list[Line], most: int,
-                   figures_first: bool = False, causes_first: bool = False,
-                   latest: bool = False, per_source: int = SOURCE_MOST) -> list[Line]:
+                   figures_first: bool = False, latest: bool = False,
+                   per_source: int = SOURCE_MOST) -> list[Line]:
         """Up to `most` lines for `question`, the best first (a page heading's second only after
         every heading's first), none redundant, at most
         `per_source` of one source (`latest`: those on the latest period the lines state rank
         a little higher)."""
         if most <= 0:
             return []
-        good = await self.ranked(question, lines, figures_first, causes_first, latest)
+        good = await self.ranked(question, lines, figures_first, latest)
         taken: list[Line] = []
         for line in _headings_spread(good):
             if len(taken) >= most:
@@ -64,16 +61,14 @@ class Picker:
         return taken
 
     async def ranked(self, question: str, lines: list[Line], figures_first: bool = False,
-                     causes_first: bool = False, latest: bool = False) -> list[Line]:
+                     latest: bool = False) -> list[Line]:
         """The lines not said yet that score near the best, best first."""
         fresh = [ln for ln in lines if not self._said(ln.text, None)]
         if not fresh:
             return []
-        scores = await self.scores(question, fresh, figures_first, not causes_first)
+        scores = await self.scores(question, fresh, figures_first)
         if latest:
             scores = [s + b for s, b in zip(scores, _latest_bonus(fresh), strict=True)]
-        if causes_first:
-            scores = [s + _reason_bonus(ln) for s, ln in zip(scores, fresh, strict=True)]
         best = max(scores)
         ranked = sorted(zip(scores, range(len(fresh)), fresh, strict=True), reverse=True)
         return [line for score, _, line in ranked
@@ -86,16 +81,14 @@ class Picker:
         self.chosen.append(line.text)
         return True
 
-    async def scores(self, question: str, lines: list[Line], figures_first: bool,
-                     figures: bool = True) -> list[float]:
+    async def scores(self, question: str, lines: list[Line], figures_first: bool) -> list[float]:
         """Similarity to `question`, a little more for a credible source, for the share of
         the question's terms the sentence, its heading and its source's title name (the
-        full-text half: the bundled embedder scores a field's sentences nearly alike) and
-        (unless `figures` is False: a question why) for a sentence that states a measure (a
-        percentage, an amount; not a date)."""
+        full-text half: the bundled embedder scores a field's sentences nearly alike) and for
+        a sentence that states a measure (a percentage, an amount; not a date)."""
         contexts = [_in_context(ln) for ln in lines]
         sims = (await self.similarity.matrix([question], contexts))[0]
-        bonus = FIGURE_BONUS * (2 if figures_first else 1) if figures else 0.0
+        bonus = FIGURE_BONUS * (2 if figures_first else 1)
         return [s + (bonus if states_measure(ln.text) else 0.0)
                 + CREDIBILITY_WEIGHT * ln.evidence.credibility
                 + TERMS_WEIGHT * overlap(question, f"{ln.evidence.title} {context}")
@@ -133,14 +126,6 @@ def _in_context(line: Line) -> str:
     """A sentence with the page heading it stands under, which often names what the sentence
     leaves out ("Why the two wools diverged. A drought that hit only the fine-wool flocks.")."""
     return f"{line.heading} {line.text}" if line.heading else line.text
-
-
-def _reason_bonus(line: Line) -> float:
-    """A sentence that gives a reason, or stands under a page's "why" heading (its
-    paragraph's opening sentence most: the reason, before its details)."""
-    under_why = asks_why(line.heading)
-    return (CAUSE_BONUS if causal(line.text) or under_why else 0.0) + (
-        OPENS_BONUS if under_why and line.opens else 0.0)
 
 
 def _latest_bonus(lines: list[Line]) -> list[float]:

@@ -26,12 +26,11 @@ _ZH_NAME_TAGS = ("nr", "ns", "nt", "nz")  # jieba's tags of names: people, place
 
 
 def not_found(question: str, unanswered: list[str], evidence_text: str,
-              chosen_text: str, reasons_given: bool = False) -> list[str]:
+              chosen_text: str) -> list[str]:
     """What to list as not found: unanswered sub-questions, the names the question gives (a
     place, a firm, a product written as a name) that no kept evidence states, and "the
-    reasons" when why was asked and nothing chosen says why (`reasons_given`: a section that
-    asks why was answered). A name in one script is not looked for in evidence written in
-    another (a Chinese source may name it in Chinese)."""
+    reasons" when why was asked and nothing chosen says why. A name in one script is not
+    looked for in evidence written in another (a Chinese source may name it in Chinese)."""
     missing = list(unanswered)
     have = evidence_text.casefold()
     absent = [t for t in names_in(question) if t.casefold() not in have
@@ -39,7 +38,7 @@ def not_found(question: str, unanswered: list[str], evidence_text: str,
     if absent:
         quoted = ", ".join(f"“{t}”" for t in absent[:MAX_TERMS])
         missing.append(("问题中的 " if has_cjk(question) else "the question's ") + quoted)
-    if _WHY.search(question) and not reasons_given and not _CAUSAL.search(chosen_text):
+    if _WHY.search(question) and not _CAUSAL.search(chosen_text):
         missing.append("原因（为什么）" if has_cjk(question) else "the reasons (why)")
     return missing
 
