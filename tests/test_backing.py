@@ -51,6 +51,5 @@ async def test_a_part_cites_the_table_beside_the_news_report() -> None:
     table = _evidence("bureau", "official_statistics", TABLE, node="N2")
     text = await builder.part(default_similarity(),
                               builder.Section("How did acacia honey prices move?", [news]),
-                              lambda e: f"[{e.source_id}]", [], context=[news, table],
-                              root="How did acacia honey prices move in 2026?")
+                              lambda e: f"[{e.source_id}]", [], context=[news, table])
     assert "traders said. [news][bureau]" in text, text

@@ -348,17 +348,6 @@ def test_figures_far_apart_measure_different_things_not_a_disagreement() -> None
     assert {found.first[1].value, found.second[1].value} == {"2100", "1900"}
 
 
-async def test_a_past_year_answer_leaves_out_sources_from_years_before() -> None:
-    old = _evidence(8, "N1", "old-2024", "news", "2024-06-18",
-                    "Merino wool exports from Veloria collapsed to 0.61 million bales in the "
-                    "second quarter of 2024 amid a drought.")
-    text = await builder.report(default_similarity(), "How did Veloria's wool exports move "
-                                "over the past year?", [builder.Section(
-                                    "How much wool did Veloria export?", [*WOOL[:2], old])],
-                                lambda e: f"[{e.source_id}]")
-    assert "0.61 million" not in text and "1.42 million" in text
-
-
 def test_a_numbered_section_heading_is_no_sentence_of_an_answer() -> None:
     assert not whole("三、批发价不是果农收入的核心变量")
     assert whole("三、批发价不是核心变量，收购价才是果农收入的来源。")

@@ -142,20 +142,6 @@ def test_a_signature_line_is_no_sentence_of_an_answer() -> None:
     assert whole("富士苹果（80#一级）：2026年三季度均价0.93万元/吨，同比+13.8%。")
 
 
-async def test_a_part_keeps_to_the_period_its_run_asks_about() -> None:
-    old = _evidence(2, "N1", "fee-2024", "news", "6月富士苹果冷库仓储费已跌破0.13万元/吨，"
-                    "部分企业报价低至0.11万元/吨。", published="2024-06-20")
-    new = _evidence(1, "N1", "fee-2026", "industry_association", "2026年9月富士苹果冷库仓储费"
-                    "均价为0.17万元/吨，环比上涨1.2%。", published="2026-10-31")
-    section = builder.Section("富士苹果：最新一个月冷库仓储费多少？", [new, old])
-    cite = {"fee-2026": "[1]", "fee-2024": "[2]"}
-    alone = await builder.part(default_similarity(), section, lambda e: cite[e.source_id], [])
-    assert "0.13万元/吨" in alone  # the sub-question alone names no period
-    text = await builder.part(default_similarity(), section, lambda e: cite[e.source_id], [],
-                              root="过去一年富士苹果的供需和冷库仓储费是怎么走的？")
-    assert "0.17万元/吨" in text and "0.13万元/吨" not in text
-
-
 async def _fruit_report(question: str, extra: Evidence) -> str:
     """The report on the two price lists and one more source."""
     sources = [*FRUIT, extra]

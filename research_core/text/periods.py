@@ -146,25 +146,11 @@ def _full_year(text: str | None) -> int | None:
 
 _PAST_YEAR = re.compile(r"\b(?:past|last)\s+(?:year|12\s+months|twelve\s+months)\b|"
                         r"近一年|过去一年|最近一年|近12个月|过去12个月|近一年来", re.I)
-PAST_YEAR_GRACE_DAYS = 456  # a year and a quarter: last year's closing figures still count
 
 
 def asks_past_year(question: str) -> bool:
     """Whether the question asks about the past year ("近一年", "over the past year")."""
     return _PAST_YEAR.search(question) is not None
-
-
-_THIS_YEAR = re.compile(r"\bthis\s+year\b|今年|这一年|本年度", re.I)  # the calendar year so far
-
-
-def past_year_start(question: str, published: list[dt.date | None]) -> dt.date | None:
-    """For a question about the past year (or this year so far), the oldest publish date that
-    can still speak to it, counted back from the newest source; None when the question names
-    no such span."""
-    dates = [d for d in published if d is not None]
-    if not dates or not (_PAST_YEAR.search(question) or _THIS_YEAR.search(question)):
-        return None
-    return max(dates) - dt.timedelta(days=PAST_YEAR_GRACE_DAYS)
 
 
 _CODE = re.compile(r"(?:q[1-4]|h[12])(?:\s*\d{4})?|(?:fy|cy)\d{2,4}", re.I)

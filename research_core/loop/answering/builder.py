@@ -21,7 +21,7 @@ from research_core.loop.memory.evidence import Evidence
 from research_core.loop.memory.pool import Line, lines_of, quoted
 from research_core.loop.planning import asked, subquestions
 from research_core.protocols import Similarity
-from research_core.text import conflicts, periods
+from research_core.text import conflicts
 from research_core.text.conflicts import Disagreement
 from research_core.text.periods import latest_stated, time_key
 from research_core.text.terms import has_cjk
@@ -53,7 +53,7 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     zh = has_cjk(question)
     words = labels.ZH if zh else labels.EN
     kept = await completed([e for s in sections for e in s.items], read)
-    pool = usable(await _with_pages(kept, read), cite, question)
+    pool = usable(await _with_pages(kept, read), cite)
     if not pool:
         return words["nothing"]
     picker = Picker(similarity)
@@ -94,23 +94,23 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
 
 async def part(similarity: Similarity, section: Section, cite: Cite,
                said: list[str], read: Reader | None = None,
-               context: list[Evidence] | None = None, root: str = "",
+               context: list[Evidence] | None = None,
                budget: int | None = None) -> str:
     """One sub-question's part: its best sentences not `said` in other parts, its conflicts
-    (`context`: the run's other kept evidence, which tells what the run is about; `root`: the
-    run's question, whose period the part keeps to), within `budget` characters."""
+    (`context`: the run's other kept evidence, whose more credible sources back a line),
+    within `budget` characters."""
     zh = has_cjk(section.question)
     picker = Picker(similarity)
     picker.remember(said)
     kept = await completed(section.items, read)
     run = await _with_pages(context, read) if context else None
-    pool = usable(await _with_pages(kept, read), cite, section.question, root)
+    pool = usable(await _with_pages(kept, read), cite)
     pool = _on_point(section.question, pool, len(pool))  # not a line about something else
     disputed = conflict_lines(pool, cite, zh, told=said)
     as_found = pool
     picker.remember(disputed)
     chosen = await _section(picker, section.question, pool, PART_MOST)
-    backed = backing(usable(run, cite, root, root) if run else as_found)
+    backed = backing(usable(run, cite) if run else as_found)
     bullets = [f"• {_cited(ln, cite, backed)}" for ln in chosen]
     if not chosen:
         bullets = [(labels.ZH if zh else labels.EN)["part_not_found"]]
@@ -126,11 +126,11 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
 
 async def follow_up(similarity: Similarity, question: str, items: list[Evidence],
                     cite: Cite, most: int = FOLLOW_UP_MOST,
-                    read: Reader | None = None, root: str = "") -> list[str]:
+                    read: Reader | None = None) -> list[str]:
     """A follow-up's answer from the evidence closest to it (and its pages, where reading is
-    free), within the period of the run's `root` question: its best whole sentences as cited
-    bullets, then the disagreements among them; [] when nothing can be cited."""
-    pool = usable(await _with_pages(items, read), cite, f"{root} {question}".strip())
+    free): its best whole sentences as cited bullets, then the disagreements among them; []
+    when nothing can be cited."""
+    pool = usable(await _with_pages(items, read), cite)
     if not pool:
         return []
     picker = Picker(similarity)
@@ -147,16 +147,12 @@ async def _with_pages(items: list[Evidence], read: Reader | None) -> list[Line]:
     return lines_of(items, await page_lines(items, read))
 
 
-def usable(lines: list[Line], cite: Cite, question: str = "", root: str = "") -> list[Line]:
-    """Lines that can be cited, from sources credible and recent enough to carry an answer:
-    for a question (or its `root`) about the past year, none published well before that year
-    began (a 2024 article does not say how 2026 went)."""
-    cited = [ln for ln in lines if cite(ln.evidence) is not None and ln.evidence.recency > 0
-             and ln.evidence.credibility >= MIN_CREDIBILITY]
-    oldest = periods.past_year_start(f"{root} {question}",
-                                     [ln.evidence.published for ln in cited])
-    return [ln for ln in cited if oldest is None or ln.evidence.published is None
-            or ln.evidence.published >= oldest]
+def usable(lines: list[Line], cite: Cite) -> list[Line]:
+    """Lines that can be cited, from sources credible and recent enough to carry an answer
+    (a filter on the period the question names, "the past year", earned no group on suites
+    written after it and was deleted, issue 42)."""
+    return [ln for ln in lines if cite(ln.evidence) is not None and ln.evidence.recency > 0
+            and ln.evidence.credibility >= MIN_CREDIBILITY]
 
 
 async def _lead(picker: Picker, question: str, pool: list[Line]) -> list[Line]:

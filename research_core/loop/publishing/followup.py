@@ -158,8 +158,7 @@ async def _assembled(r: Researcher, question: str, carried: list[Evidence],
         return f"[{numbers[source_id]}]" if source_id in numbers else None
 
     lines = await builder.follow_up(r.similarity, question, carried,
-                                    lambda e: mark(e.source_id), read=r.read,
-                                    root=r.state.question)
+                                    lambda e: mark(e.source_id), read=r.read)
     top = extremes.extreme_line(question, carried, mark)
     lines = [top, *lines] if top else lines  # "which month was highest?": the series says
     while lines and len(_fallback_text(lines)) > FALLBACK_CHARS:
