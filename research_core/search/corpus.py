@@ -262,6 +262,7 @@ class CorpusBackend:
         self._lock = threading.Lock()
         self._docs: dict[str, CorpusDocument] = {}
         self._paths: set[Path] = set()
+        self._gists: list[Gist] = []  # what the dense ranking reads, made once per document
 
     @classmethod
     def from_folder(cls, folder: Path, similarity: Similarity | None = None) -> CorpusBackend:
@@ -293,6 +294,7 @@ class CorpusBackend:
             self._db.executemany(_INSERT, [doc.index_row() for doc in new])
         self._docs.update((doc.source_id, doc) for doc in new)
         self._paths.update(doc.path.resolve() for doc in new)
+        self._gists += [_gist(doc) for doc in new]
         return len(new)
 
     def _check_ids(self, docs: list[CorpusDocument]) -> None:
@@ -328,11 +330,6 @@ class CorpusBackend:
         plan = plan_query(request.query)
         return [self._hit(self._docs[i], plan) for i in self._search_ids(plan, request)]
 
-    def _gists(self) -> list[Gist]:
-        return [Gist(d.source_id, tuple(f"{d.title}. {clean_markdown(p)[:PASSAGE_CHARS]}"
-                                        for p in split_paragraphs(d.body)[:PASSAGES_MOST]),
-                     d.published, d.lang) for d in self._docs.values()]
-
     def _hit(self, doc: CorpusDocument, plan: QueryPlan) -> SearchHit:
         paragraph = best_paragraph(split_paragraphs(doc.body), plan.needles)
         return SearchHit(
@@ -353,7 +350,7 @@ class CorpusBackend:
             return self.search_sync(request)
         plan = plan_query(request.query)
         lexical = self._search_ids(plan, request)
-        dense = await dense_ranking(self.similarity, request, self._gists())
+        dense = await dense_ranking(self.similarity, request, self._gists)
         return [self._hit(self._docs[i], plan) for i in rrf([lexical, dense])[:request.limit]]
 
     async def read_body(self, source_id: str) -> str | None:
@@ -362,6 +359,14 @@ class CorpusBackend:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _gist(doc: CorpusDocument) -> Gist:
+    """A document's passages as the dense ranking compares them: its first paragraphs, each
+    after its title."""
+    return Gist(doc.source_id, tuple(f"{doc.title}. {clean_markdown(p)[:PASSAGE_CHARS]}"
+                                     for p in split_paragraphs(doc.body)[:PASSAGES_MOST]),
+                doc.published, doc.lang)
 
 
 def _check_folder(folder: Path) -> None:
