@@ -72,7 +72,6 @@ FAMILIES: dict[str, list[Patch]] = {
                       (A + "builder", "_on_point", _second_as_is),
                       (A + "builder", "_telling_things", lambda *_: []),
                       (A + "builder", "_newest_first", _none_async)],
-    "backing": [(A + "builder", "backing", lambda *_: (lambda _line: None))],
     "recheck": [("research_core.loop.engine", "_Research._recheck", _false_async)],
     "across-languages": [("research_core.loop.gathering.across", "figures_query",
                           lambda *_: "")],

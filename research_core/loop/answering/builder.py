@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from research_core.loop.answering.backing import Backing, backing, no_backing
 from research_core.loop.answering.budget_fit import Block, fit
 from research_core.loop.answering.completion import Reader, completed, page_lines
 from research_core.loop.answering.select import Picker, states_measure
@@ -65,8 +64,7 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     as_found = pool
     lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted])
     picker.remember(said)
-    backed = backing(as_found)
-    blocks = [Block("", [" ".join(_cited(ln, cite, backed) for ln in lead)], whole=True)]
+    blocks = [Block("", [" ".join(_cited(ln, cite) for ln in lead)], whole=True)]
     unanswered: list[str] = []
     on_topic = _on_point(question, pool, len(pool))
     told = set(said)
@@ -76,7 +74,7 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
         chosen = await _section(picker, section.question, on_topic, SECTION_MOST)
         if chosen:
             blocks.append(Block(f"*{section.question}*",
-                                [f"• {_cited(ln, cite, backed)}" for ln in chosen]))
+                                [f"• {_cited(ln, cite)}" for ln in chosen]))
         elif not any(ln.evidence.node_id == _node(section) and (ln in lead or ln.text in told)
                      for ln in pool):
             unanswered.append(section.question)
@@ -94,24 +92,20 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
 
 async def part(similarity: Similarity, section: Section, cite: Cite,
                said: list[str], read: Reader | None = None,
-               context: list[Evidence] | None = None,
                budget: int | None = None) -> str:
-    """One sub-question's part: its best sentences not `said` in other parts, its conflicts
-    (`context`: the run's other kept evidence, whose more credible sources back a line),
-    within `budget` characters."""
+    """One sub-question's part: its best sentences not `said` in other parts and its
+    conflicts, within `budget` characters."""
     zh = has_cjk(section.question)
     picker = Picker(similarity)
     picker.remember(said)
     kept = await completed(section.items, read)
-    run = await _with_pages(context, read) if context else None
     pool = usable(await _with_pages(kept, read), cite)
     pool = _on_point(section.question, pool, len(pool))  # not a line about something else
     disputed = conflict_lines(pool, cite, zh, told=said)
     as_found = pool
     picker.remember(disputed)
     chosen = await _section(picker, section.question, pool, PART_MOST)
-    backed = backing(usable(run, cite) if run else as_found)
-    bullets = [f"• {_cited(ln, cite, backed)}" for ln in chosen]
+    bullets = [f"• {_cited(ln, cite)}" for ln in chosen]
     if not chosen:
         bullets = [(labels.ZH if zh else labels.EN)["part_not_found"]]
     blocks = [Block(f"*{section.question}*", bullets)]
@@ -263,12 +257,10 @@ def _told(d: Disagreement[Line], told: Sequence[str]) -> bool:
     return any(d.period in t and d.first[1].text in t and d.second[1].text in t for t in told)
 
 
-def _cited(line: Line, cite: Cite, backed: Backing = no_backing) -> str:
-    """The line with its source's mark, and the mark of a more credible source that states
-    its figures too (`research_core.loop.answering.backing`)."""
-    backer = backed(line)
-    marks = [cite(line.evidence), cite(backer) if backer is not None else None]
-    return f"{line.text} {''.join(dict.fromkeys(m for m in marks if m))}".strip()
+def _cited(line: Line, cite: Cite) -> str:
+    """The line with its source's mark (a second mark for a more credible source that
+    states its figures too earned no group on suites written after it, issue 42)."""
+    return f"{line.text} {cite(line.evidence) or ''}".strip()
 
 
 def _node(section: Section) -> str:

@@ -133,7 +133,7 @@ class Parts:
                 for s in sentences(p.text, clauses=False)]
         return await builder.part(self.similarity, builder.Section(node.question, items),
                                   lambda e: f"[{e.source_id}]", said, self.read,
-                                  self.state.kept(), self._budget())
+                                  self._budget())
 
     def _budget(self) -> int:
         """A part's share of the reading budget: the parts share what the report leaves
