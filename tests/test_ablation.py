@@ -66,3 +66,11 @@ async def test_a_run_with_the_clause_grammar_off_still_answers(
         backend.close()
     subs = [n.question for n in state.tree.nodes.values() if n.depth == 1]
     assert subs and report.cited
+
+
+def test_a_missing_suite_is_one_line_and_exit_2(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    assert ablation.main(["--family", "none", "--suite", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().startswith("ablation: error: suite folder not found")
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1

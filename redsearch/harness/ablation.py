@@ -21,6 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from redsearch.harness.evaluate import add_arguments, evaluate
+from redsearch.terminal import report_error
+from research_core.errors import RunError
 from research_core.text.terms import has_cjk
 
 Patch = tuple[str, str, Callable[..., Any]]
@@ -97,7 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.family != "none":
         switch_off(args.family)
-    return asyncio.run(evaluate(args))
+    try:
+        return asyncio.run(evaluate(args))
+    except RunError as exc:  # a missing suite, a bad setting: one line, exit 2
+        return report_error("ablation", exc)
 
 
 if __name__ == "__main__":
