@@ -12,7 +12,7 @@ import datetime as dt
 from research_core.loop.answering import builder, completion
 from research_core.loop.answering.select import Picker
 from research_core.loop.memory.evidence import Evidence, credibility
-from research_core.loop.memory.pool import Line, label, whole
+from research_core.loop.memory.pool import Line, whole
 from research_core.loop.planning import subquestions
 from research_core.text.sentences import sentences
 from tests.engine_run import default_similarity
@@ -199,8 +199,6 @@ def test_what_a_review_found_stays_fixed() -> None:
     assert periods_in("12月均价", dt.date(2026, 1, 15)) == ["2025-12"]  # last December
     assert latest_stated("预计2026年需求增长20%。", day) == ""  # a year is no latest month
     assert latest_stated("2027年一季度投产，三季度均价0.93万元/吨", day) == ""  # no forecast
-    assert label("Q3 2026: sales 3.47 million units, up 9.6%.") == ""
-    assert label("Merino tops: 1.37 million yuan/t, up 8.1%.") == "Merino tops"
     assert subquestions.names_measure("Prices rose", ["price"])
     assert not subquestions.names_measure("Singapore rose", ["gap"])
 

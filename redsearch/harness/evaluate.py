@@ -241,8 +241,7 @@ def _end_line(result: TaskResult, groups: int) -> str:
     line = (f"{result.groups_passed}/{groups} groups (naive {result.naive_groups_passed}/"
             f"{groups}, quoter {result.quoter_groups_passed}/{groups}, evidence recall "
             f"{_recall(result.evidence_recall)}, retrieved {_recall(result.retrieval_recall)}), "
-            f"{_chars(result)} chars, "
-            f"{result.completion_s:.1f}s, "
+            f"{_chars(result)} chars, {result.completion_s:.1f}s, "
             f"{result.model_calls} model calls")
     return line + (f", error: {result.error}" if result.error else "")
 

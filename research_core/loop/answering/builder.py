@@ -61,7 +61,6 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     disputed = conflict_lines(pool, cite, zh, found, said)
     picker.remember(disputed)
     outvoted = {d.second[0].text for d in found}
-    as_found = pool
     lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted])
     picker.remember(said)
     blocks = [Block("", [" ".join(_cited(ln, cite) for ln in lead)], whole=True)]
@@ -86,7 +85,7 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
         blocks.append(Block("", [words["not_found"] + "; ".join(missing) + ("。" if zh else ".")],
                             whole=True))
     text = fit(blocks, budget if budget is not None else UNBOUNDED)
-    quoted(as_found, text)
+    quoted(pool, text)
     return text
 
 
@@ -102,7 +101,6 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     pool = usable(await _with_pages(kept, read), cite)
     pool = _on_point(section.question, pool, len(pool))  # not a line about something else
     disputed = conflict_lines(pool, cite, zh, told=said)
-    as_found = pool
     picker.remember(disputed)
     chosen = await _section(picker, section.question, pool, PART_MOST)
     bullets = [f"• {_cited(ln, cite)}" for ln in chosen]
@@ -114,7 +112,7 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     # a part says something: its first line even where the share it was given is smaller
     text = fit(blocks, budget if budget is not None else UNBOUNDED) or \
         fit([Block(blocks[0].header, blocks[0].lines[:1])], UNBOUNDED)
-    quoted(as_found, text)
+    quoted(pool, text)
     return text
 
 

@@ -15,7 +15,6 @@ EN = {
     "nothing": "No evidence above the reliability threshold was found, so there is no answer "
                "to give from the sources.",
     "conflicts": "Where the sources disagree",
-    "each": "Item by item",
     "explained": "Explanation: ",
     "not_found": "Not found in the sources: ",
     "part_not_found": "Not found in the sources: no reliable evidence answers this yet.",
@@ -23,7 +22,6 @@ EN = {
 ZH = {
     "nothing": "没有找到可靠性达标的证据，无法根据资料作答。",
     "conflicts": "来源之间的分歧",
-    "each": "逐项",
     "explained": "解释：",
     "not_found": "资料中未找到：",
     "part_not_found": "资料中未找到：暂无可靠证据回答这一问题。",

@@ -14,8 +14,6 @@ from itertools import chain
 
 from research_core.loop.memory.evidence import Evidence
 from research_core.search.snippets import is_cut
-from research_core.text.figures import measured
-from research_core.text.periods import periods_in
 from research_core.text.sentences import sentences
 from research_core.text.terms import CJK, terms
 
@@ -24,9 +22,6 @@ _MIN_TERMS = 4
 _NUMBERED_HEADING = re.compile(r"^\s*(?:[一二三四五六七八九十]+|\d{1,2})[、.]\s*\S")
 _SENTENCE_END = re.compile(r"[。！？!?；;]|\.\s*(?:\[\d+\])?\s*$")
 _MIN_CJK = 10
-LIST_FIGURES = 2  # measured figures of a listed line
-_ZH_LABEL = re.compile(r"^([\u4e00-\u9fffA-Za-z0-9μ]{2,12}?)(?:（[^）]{1,24}）)?[：:]")
-_EN_LABEL = re.compile(r"^([A-Z][\w\-/ ]{1,40}?)(?: \([^)]{1,30}\))?:\s")
 UNENDED_MOST = 40  # a line this short without a sentence end: a heading or a signature
 
 
@@ -111,24 +106,3 @@ def whole(text: str) -> bool:
         return True
     return len(terms(text)) >= _MIN_TERMS
 
-
-def label(text: str) -> str:
-    """The label a listed line starts with ("细羊毛" of "细羊毛（19微米）：5.62万元/吨，同比
-    +6.1%"), or "": a listed line states two figures with a unit or a percent sign at least (a
-    table's row does; a paragraph that opens "羊毛脂：" and mentions one does not list)."""
-    match = _ZH_LABEL.match(text) or _EN_LABEL.match(text)
-    name = match.group(1).strip() if match and measured(text, LIST_FIGURES) else ""
-    return "" if periods_in(name) or name.isdigit() else name  # "Q3 2026：" is no item
-
-
-def same_item(a: str, b: str) -> bool:
-    """Whether two labels name one item: one is the other with a qualifier before it
-    ("澳洲美利奴羊毛") or a specification after it ("羊毛条MX450"); "羊毛脂" is not
-    "羊毛"."""
-    short, long = sorted((a.casefold(), b.casefold()), key=len)
-    if not short:
-        return False
-    if not CJK.search(long):  # "copper" is not "copper foil"; "total" not "subtotal"
-        return long == short
-    return long.endswith(short) or (
-        long.startswith(short) and not CJK.match(long[len(short):]))

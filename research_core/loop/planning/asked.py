@@ -93,11 +93,6 @@ def names_in(question: str) -> list[str]:
     return list(dict.fromkeys([*english, *chinese]))
 
 
-def causal(text: str) -> bool:
-    """Whether a sentence gives a reason ("because", "driven by", "由于" …)."""
-    return _CAUSAL.search(text) is not None
-
-
 def asks_why(question: str) -> bool:
     return _WHY.search(question) is not None or question.casefold().startswith("what caused")
 
