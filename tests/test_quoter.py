@@ -10,6 +10,7 @@ from pathlib import Path
 from research_core.evaluation import quoter
 from research_core.evaluation.recall import evidence_recall, needed_ids
 from research_core.evaluation.suite import Check, Requirement
+from research_core.search import bm25
 from research_core.search.corpus import CorpusBackend
 from tests.conftest import write_doc
 
@@ -67,7 +68,7 @@ def test_a_small_budget_quotes_only_what_fits(tmp_path: Path) -> None:
 def test_chinese_questions_are_matched_word_by_word(tmp_path: Path) -> None:
     quotes = quoter.quote("黑麦面粉出厂价多少？", corpus(tmp_path).documents(), 2400)
     assert quotes[0].source_id == "zh-mianfen"
-    assert quoter.words("黑麦面粉出厂价") == ["黑麦", "面粉", "出厂价"]
+    assert bm25.words("黑麦面粉出厂价") == ["黑麦", "面粉", "出厂价"]
 
 
 def test_evidence_recall_is_the_share_of_the_accepted_citations_kept() -> None:

@@ -12,14 +12,13 @@ grades it beside every run, as the shared script grades it, on the whole corpus.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from research_core.search.bm25 import scores, words
 from research_core.search.corpus import CorpusDocument
-from research_core.text.terms import segment
 
 WEIGHT = {"official_statistics": 1.0, "exchange_data": 1.0, "company_filing": 0.95,
           "research_report": 0.95, "industry_association": 0.85, "news": 0.8,
@@ -28,8 +27,6 @@ OTHER_WEIGHT = 0.7
 MIN_PARAGRAPH = 40
 PER_DOCUMENT = 2
 SAME_OPENING = 60  # paragraphs that open with the same characters are one paragraph
-K1, B = 1.2, 0.75
-_WORD = re.compile(r"\w")
 _FRONT = re.compile(r"\n\s*\n")
 
 
@@ -39,40 +36,21 @@ class Quote:
     text: str
 
 
-def words(text: str) -> list[str]:
-    """Lower-cased jieba words that hold a letter or a digit."""
-    return [w for w in (p.strip() for p in segment(text.lower(), search_mode=False))
-            if w and _WORD.search(w)]
-
-
 def quote(question: str, documents: Sequence[CorpusDocument], budget: int) -> list[Quote]:
     """The quoter's answer: the best paragraphs with their ids, within `budget` characters."""
     units = [(d, p, Counter(words(f"{d.title} {p}"))) for d in documents
              for p in _paragraphs(d.raw_body or d.body)]
     if not units:
         return []
-    scores = _bm25(Counter(words(question)), [c for _, _, c in units])
+    ranks = scores(Counter(words(question)), [c for _, _, c in units])
     ranked = sorted(((s * WEIGHT.get(d.source_type, OTHER_WEIGHT), i)
-                     for i, (s, (d, _, _)) in enumerate(zip(scores, units, strict=True))),
+                     for i, (s, (d, _, _)) in enumerate(zip(ranks, units, strict=True))),
                     key=lambda t: (-t[0], t[1]))
     return _take([(units[i][0].source_id, units[i][1]) for _, i in ranked], budget)
 
 
 def _paragraphs(body: str) -> list[str]:
     return [p.strip() for p in _FRONT.split(body) if len(p.strip()) >= MIN_PARAGRAPH]
-
-
-def _bm25(query: Counter[str], docs: list[Counter[str]]) -> list[float]:
-    n = len(docs)
-    average = sum(sum(c.values()) for c in docs) / n
-    df = Counter(w for c in docs for w in c)
-    out = []
-    for c in docs:
-        length = sum(c.values())
-        out.append(sum(math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) * c[w] * (K1 + 1)
-                       / (c[w] + K1 * (1 - B + B * length / average))
-                       for w in query if w in c))
-    return out
 
 
 def _take(ranked: list[tuple[str, str]], budget: int) -> list[Quote]:
