@@ -5,7 +5,7 @@ names, and region words ("North") that are no proper name. Fixtures: a wool mark
 
 from __future__ import annotations
 
-from research_core.loop.answering.select import states_measure
+from research_core.loop.answering.ranking import states_measure
 from research_core.loop.gathering.across import figures_query, stating
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.planning.asked import known_names, names_in

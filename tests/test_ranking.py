@@ -35,5 +35,5 @@ async def test_the_question_s_words_break_an_embedder_tie() -> None:
     question = "What was Varella's latest quarterly olive oil output?"
     lines = [Line(OUTPUT.text, OUTPUT), Line(MILLS.text, MILLS)]
     for order in (lines, lines[::-1]):
-        chosen = await Picker(FlatSimilarity()).pick(question, order, 1)
+        chosen = await Picker(FlatSimilarity()).pick([question], order, 1)
         assert [ln.source_id for ln in chosen] == ["varella-output"]

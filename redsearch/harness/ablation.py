@@ -55,25 +55,12 @@ async def _plain_split(similarity: Any, question: str, hits: list[Any], limit: i
                                         limit)
 
 
-async def _none_async(*_: Any, **__: Any) -> list[Any]:
-    return []
-
-
 async def _false_async(*_: Any, **__: Any) -> bool:
     return False
 
 
-def _second_as_is(question: str, pool: Any, *_: Any, **__: Any) -> Any:
-    return pool
-
-
-A = "research_core.loop.answering."
 FAMILIES: dict[str, list[Patch]] = {
     "clause-grammar": [("research_core.loop.planning.decomposition", "split", _plain_split)],
-    "measure-point": [(A + "builder", "_measured", _second_as_is),
-                      (A + "builder", "_on_point", _second_as_is),
-                      (A + "builder", "_telling_things", lambda *_: []),
-                      (A + "builder", "_newest_first", _none_async)],
     "recheck": [("research_core.loop.engine", "_Research._recheck", _false_async)],
     "across-languages": [("research_core.loop.gathering.across", "figures_query",
                           lambda *_: "")],

@@ -14,24 +14,21 @@ from dataclasses import dataclass
 
 from research_core.loop.answering.budget_fit import Block, fit
 from research_core.loop.answering.completion import Reader, completed, page_lines
-from research_core.loop.answering.select import Picker, states_measure
+from research_core.loop.answering.select import Picker
 from research_core.loop.memory import labels
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.memory.pool import Line, lines_of, quoted
-from research_core.loop.planning import asked, subquestions
+from research_core.loop.planning import asked
 from research_core.protocols import Similarity
 from research_core.text import conflicts
 from research_core.text.conflicts import Disagreement
-from research_core.text.periods import latest_stated, time_key
+from research_core.text.periods import time_key
 from research_core.text.terms import has_cjk
 
 Cite = Callable[[Evidence], str | None]  # the citation mark of an item ("[3]"), None: none
 LEAD_MOST, SECTION_MOST, PART_MOST = 4, 5, 7
 FOLLOW_UP_MOST = 4
-LEAD_FLOOR = 0.5
-COMMON_SHARE = 0.6  # a thing more of a section's lines name than this tells none apart
-THINGS_MOST = 3
-MEASURED_ENOUGH = 2
+SECTION_WEIGHTS = (2.0, 1.0)  # of a section's sub-question and of the whole question
 UNBOUNDED = 1_000_000  # no budget: every line the builder chose
 MIN_CREDIBILITY = 0.35  # company releases, SEO blogs and forums do not carry the answer
 
@@ -48,7 +45,8 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     """The whole answer to `question` from the sections' evidence (`read`: page bodies that
     complete cut snippets; `said`: the sentences the published parts said, which only the
     lead may repeat; `published`: the sub-questions whose parts are in the thread already,
-    which get no section again), within `budget` characters."""
+    whose sections give only what their parts left out: the reader's budget is spent on
+    more of the evidence, issue 42), within `budget` characters."""
     zh = has_cjk(question)
     words = labels.ZH if zh else labels.EN
     kept = await completed([e for s in sections for e in s.items], read)
@@ -65,17 +63,14 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     picker.remember(said)
     blocks = [Block("", [" ".join(_cited(ln, cite) for ln in lead)], whole=True)]
     unanswered: list[str] = []
-    on_topic = _on_point(question, pool, len(pool))
     told = set(said)
     for section in sections:
-        if _node(section) in published:
-            continue
-        chosen = await _section(picker, section.question, on_topic, SECTION_MOST)
+        chosen = await picker.pick([section.question, question], pool, SECTION_MOST,
+                                   weights=SECTION_WEIGHTS)
         if chosen:
             blocks.append(Block(f"*{section.question}*",
                                 [f"• {_cited(ln, cite)}" for ln in chosen]))
-        elif not any(ln.evidence.node_id == _node(section) and (ln in lead or ln.text in told)
-                     for ln in pool):
+        elif _node(section) not in published and not _said_by(section, pool, lead, told):
             unanswered.append(section.question)
     if disputed:
         blocks.append(Block(disputed[0], [ln for ln in disputed[1:] if ln], whole=True))
@@ -91,18 +86,18 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
 
 async def part(similarity: Similarity, section: Section, cite: Cite,
                said: list[str], read: Reader | None = None,
-               budget: int | None = None) -> str:
-    """One sub-question's part: its best sentences not `said` in other parts and its
-    conflicts, within `budget` characters."""
+               budget: int | None = None, leading: Sequence[Line] = ()) -> str:
+    """One sub-question's part: the `leading` lines (a correction's), then its best sentences
+    not `said` in other parts, and its conflicts, within `budget` characters."""
     zh = has_cjk(section.question)
     picker = Picker(similarity)
     picker.remember(said)
     kept = await completed(section.items, read)
     pool = usable(await _with_pages(kept, read), cite)
-    pool = _on_point(section.question, pool, len(pool))  # not a line about something else
     disputed = conflict_lines(pool, cite, zh, told=said)
     picker.remember(disputed)
-    chosen = await _section(picker, section.question, pool, PART_MOST)
+    first = [ln for ln in leading if await picker.take(ln)]
+    chosen = first + await picker.pick([section.question], pool, PART_MOST - len(first))
     bullets = [f"• {_cited(ln, cite)}" for ln in chosen]
     if not chosen:
         bullets = [(labels.ZH if zh else labels.EN)["part_not_found"]]
@@ -128,7 +123,7 @@ async def follow_up(similarity: Similarity, question: str, items: list[Evidence]
     picker = Picker(similarity)
     disputed = conflict_lines(pool, cite, has_cjk(question))
     picker.remember(disputed)
-    chosen = await _section(picker, question, _on_point(question, pool, len(pool)), most)
+    chosen = await picker.pick([question], pool, most)
     out = [*(f"• {_cited(ln, cite)}" for ln in chosen), *(c for c in disputed if c)]
     quoted(pool, "\n".join(out))
     return out
@@ -148,82 +143,11 @@ def usable(lines: list[Line], cite: Cite) -> list[Line]:
 
 
 async def _lead(picker: Picker, question: str, pool: list[Line]) -> list[Line]:
-    """2–4 sentences with figures that answer the question, in time order."""
-    pool = _on_point(question, pool)
-    with_figures = [ln for ln in pool if labels.has_figures(ln.text)] or pool
-    # one sentence a source (the lead is not one report's), none far below the best
-    chosen = await picker.pick(question, _measured(question, with_figures), LEAD_MOST,
-                               figures_first=True, per_source=1)
-    if len(chosen) < 2:
-        chosen += await picker.pick(question, pool, 2 - len(chosen))
+    """Up to LEAD_MOST of the sentences that answer the question best, the best supported
+    first (their figures stated by other sources too), one a source (the lead is not one
+    report's), in time order."""
+    chosen = await picker.pick([question], pool, LEAD_MOST, per_source=1, supported=True)
     return sorted(chosen, key=lambda ln: time_key(ln.text, ln.evidence.published))
-
-
-async def _section(picker: Picker, question: str, pool: list[Line], most: int) -> list[Line]:
-    """A sub-question's sentences: figures on what it measures first (a why-question's
-    reasons first earned no group on suites written after that rule, issue 42)."""
-    measured = _measured(question, pool)
-    latest = subquestions.asks_latest(question)
-    newest = await _newest_first(picker, question, measured) if latest else []
-    first = newest + [ln for thing in _telling_things(question, measured)
-             for ln in await picker.pick(question, [m for m in measured if states_measure(m.text)
-                                                    and thing in m.text.casefold()],
-                                         1, figures_first=True, latest=latest)]
-    return first + await picker.pick(question, measured, most - len(first),
-                                     figures_first=True, latest=latest)
-
-
-async def _newest_first(picker: Picker, question: str, pool: list[Line]) -> list[Line]:
-    """The best line on the newest period among the lines that rank near the best for the
-    question (an off-topic line on the newest quarter does not lead)."""
-    newest = {id(ln) for ln in _newest(pool)}
-    for line in await picker.ranked(question, pool, figures_first=True, latest=True):
-        if id(line) in newest and await picker.take(line):
-            return [line]
-    return []
-
-
-def _newest(pool: list[Line]) -> list[Line]:
-    """The lines that state a measure for the newest month or quarter any line states: a
-    question on the latest figures is answered by them first, not by last quarter's."""
-    stated = [(latest_stated(ln.text, ln.evidence.published), ln) for ln in pool
-              if states_measure(ln.text)]
-    newest = max((k for k, _ in stated), default="")
-    return [ln for k, ln in stated if newest and k == newest]
-
-
-def _telling_things(question: str, pool: list[Line]) -> list[str]:
-    """The things a question names that set its lines apart ("carbonate", "hydroxide"; not
-    the "lithium" nearly every line names): each gets its best line first."""
-    share = {t: sum(t in ln.text.casefold() for ln in pool) / max(1, len(pool))
-             for t in asked.named(question)}
-    return [t for t, s in share.items() if 0 < s < COMMON_SHARE][:THINGS_MOST]
-
-
-def _measured(question: str, pool: list[Line]) -> list[Line]:
-    """The lines that name what the question measures (its "sales", its "价格"): in their own
-    text where two lines at least do, else in their text or title; all of them when it names
-    no measure or no line names one."""
-    wanted = subquestions.measures_in(question)
-    if not wanted:
-        return pool
-    own = [ln for ln in pool if subquestions.names_measure(ln.text, wanted)]
-    titled = [ln for ln in pool
-              if subquestions.names_measure(f"{ln.evidence.title} {ln.text}", wanted)]
-    return own if len(own) >= MEASURED_ENOUGH else titled or pool
-
-
-def _on_point(question: str, pool: list[Line], enough: int = 2) -> list[Line]:
-    """The lines that name the most of what the question names (in their own words or their
-    source's title): the best-named `enough` lines and those that name as much, never lines
-    that name less than half of it."""
-    shares = [asked.named_share(question, f"{ln.evidence.title} {ln.text}") for ln in pool]
-    for floor in sorted(set(shares), reverse=True):
-        chosen = [ln for ln, s in zip(pool, shares, strict=True) if s >= floor]
-        if len(chosen) >= enough or floor <= LEAD_FLOOR:
-            return [ln for ln, s in zip(pool, shares, strict=True)
-                    if s >= max(floor, LEAD_FLOOR)] or pool
-    return pool
 
 
 def conflict_lines(pool: list[Line], cite: Cite, zh: bool,
@@ -259,6 +183,12 @@ def _cited(line: Line, cite: Cite) -> str:
     """The line with its source's mark (a second mark for a more credible source that
     states its figures too earned no group on suites written after it, issue 42)."""
     return f"{line.text} {cite(line.evidence) or ''}".strip()
+
+
+def _said_by(section: Section, pool: list[Line], lead: list[Line], told: set[str]) -> bool:
+    """Whether the lead or a published part says one of the section's own lines."""
+    return any(ln.evidence.node_id == _node(section) and (ln in lead or ln.text in told)
+               for ln in pool)
 
 
 def _node(section: Section) -> str:

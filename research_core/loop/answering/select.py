@@ -1,30 +1,30 @@
-"""Choosing sentences for a question: the most similar first (a sentence with figures and a
-credible source ranks a little higher), none that repeats what is already chosen anywhere in
-the answer: the same sentence, nearly the same words, or the same figures on the same topic
-in other words (three outlets rewriting one release), or two telling figures in common ("fell
-8.0% to 474,000 units" said twice)."""
+"""Choosing sentences for a question: by maximal marginal relevance over their relevance
+(`ranking`), the gain scaled by length as in budgeted summarisation, and none that repeats
+what is already chosen anywhere in the answer: the same sentence, nearly the same words, or
+the same figures on the same topic in other words (three outlets rewriting one release), or
+two telling figures in common ("fell 8.0% to 474,000 units" said twice)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from research_core.loop.answering import ranking
+from research_core.loop.answering.ranking import telling
 from research_core.loop.memory.pool import Line, key
 from research_core.protocols import Similarity
-from research_core.text.figures import figure_keys, figures_in, measured
-from research_core.text.periods import latest_stated
-from research_core.text.terms import overlap, terms
+from research_core.text.figures import figure_keys
+from research_core.text.terms import terms
 
-FIGURE_BONUS = 0.1
-CREDIBILITY_WEIGHT = 0.1
-TERMS_WEIGHT = 0.15  # of the question's terms that the line, its heading and title name
 SAME_WORDS = 0.6  # term Jaccard above which two sentences say the same
 SAME_MEANING = 0.9  # embedder similarity above which two sentences say the same
 SAME_TOPIC = 0.3  # term Jaccard above which equal figures mean the same statement
 SAME_FIGURES = 2  # telling figures two sentences share when they make the same statement
-LATEST_BONUS = 0.1
-KEEP_SHARE = 0.55  # a sentence must score at least this share of the best one
-MIN_SIMILARITY = 0.12
+KEEP_SHARE = 0.3  # a sentence must score at least this share of the best one
+MMR_LAMBDA = 0.7  # relevance's share of the marginal relevance (Carbonell & Goldstein 1998)
+NEW_FIGURES_CREDIT = 0.5  # of the redundancy of a sentence that states figures not yet said
+LENGTH_SCALE = 0.5  # r of gain / cost^r in budgeted selection (Lin & Bilmes 2010)
+LENGTH_UNIT = 100  # characters: a sentence this long costs 1
 SOURCE_MOST = 4  # sentences of one source in one answer section
 
 
@@ -39,40 +39,60 @@ class Picker:
     def remember(self, texts: Iterable[str]) -> None:
         self.chosen.extend(t for t in texts if key(t))
 
-    async def pick(self, question: str, lines: list[Line], most: int,
-                   figures_first: bool = False, latest: bool = False,
-                   per_source: int = SOURCE_MOST) -> list[Line]:
-        """Up to `most` lines for `question`, the best first (a page heading's second only after
-        every heading's first), none redundant, at most
-        `per_source` of one source (`latest`: those on the latest period the lines state rank
-        a little higher)."""
+    async def pick(self, queries: Sequence[str], lines: list[Line], most: int,
+                   per_source: int = SOURCE_MOST, weights: Sequence[float] | None = None,
+                   supported: bool = False) -> list[Line]:
+        """Up to `most` lines for the queries by maximal marginal relevance (Carbonell &
+        Goldstein, SIGIR 1998): each next line the one whose relevance, less its similarity to
+        what is chosen, is highest; a line that states figures not yet said is half as
+        redundant; none that repeats a chosen sentence, none below KEEP_SHARE of the best, at
+        most `per_source` of one source."""
         if most <= 0:
             return []
-        good = await self.ranked(question, lines, figures_first, latest)
+        scored = await self.ranked(queries, lines, weights, supported)
         taken: list[Line] = []
-        for line in _headings_spread(good):
-            if len(taken) >= most:
+        while scored and len(taken) < most:
+            best = await self._most_marginal(scored, taken, per_source)
+            if best is None:
                 break
-            if sum(t.source_id == line.source_id for t in taken) >= per_source:
-                continue  # one source's table does not crowd out the others
-            if not self._said(line.text, await self._similarities(line.text)):
-                taken.append(line)
-                self.chosen.append(line.text)
+            scored = [(s, ln) for s, ln in scored if ln is not best]
+            taken.append(best)
+            self.chosen.append(best.text)
         return taken
 
-    async def ranked(self, question: str, lines: list[Line], figures_first: bool = False,
-                     latest: bool = False) -> list[Line]:
-        """The lines not said yet that score near the best, best first."""
+    async def ranked(self, queries: Sequence[str], lines: list[Line],
+                     weights: Sequence[float] | None = None, supported: bool = False
+                     ) -> list[tuple[float, Line]]:
+        """The lines not said yet that score near the best, with their scores, best first."""
         fresh = [ln for ln in lines if not self._said(ln.text, None)]
         if not fresh:
             return []
-        scores = await self.scores(question, fresh, figures_first)
-        if latest:
-            scores = [s + b for s, b in zip(scores, _latest_bonus(fresh), strict=True)]
+        scores = await ranking.relevance(self.similarity, queries, fresh, weights, supported)
         best = max(scores)
         ranked = sorted(zip(scores, range(len(fresh)), fresh, strict=True), reverse=True)
-        return [line for score, _, line in ranked
-                if score >= max(MIN_SIMILARITY, KEEP_SHARE * best)]
+        return [(score, line) for score, _, line in ranked
+                if best > 0 and score >= KEEP_SHARE * best]
+
+    async def _most_marginal(self, scored: list[tuple[float, Line]], taken: list[Line],
+                             per_source: int) -> Line | None:
+        """The scored line of highest marginal relevance that may be chosen, if any."""
+        said_figures = {f for text in self.chosen for f in telling(text)}
+        best: tuple[float, Line] | None = None
+        for score, line in scored:
+            if best is not None and MMR_LAMBDA * score / _cost(line) <= best[0]:
+                continue  # no better even were it new
+            if sum(t.source_id == line.source_id for t in taken) >= per_source:
+                continue  # one source's table does not crowd out the others
+            similar = await self._similarities(line.text)
+            if self._said(line.text, similar):
+                continue
+            redundancy = max(similar, default=0.0)
+            if telling(line.text) - said_figures:
+                redundancy *= NEW_FIGURES_CREDIT
+            marginal = (MMR_LAMBDA * score - (1 - MMR_LAMBDA) * redundancy) / _cost(line)
+            if best is None or marginal > best[0]:
+                best = (marginal, line)
+        return best[1] if best else None
 
     async def take(self, line: Line) -> bool:
         """Choose `line` unless it repeats a chosen sentence; whether it was chosen."""
@@ -80,19 +100,6 @@ class Picker:
             return False
         self.chosen.append(line.text)
         return True
-
-    async def scores(self, question: str, lines: list[Line], figures_first: bool) -> list[float]:
-        """Similarity to `question`, a little more for a credible source, for the share of
-        the question's terms the sentence, its heading and its source's title name (the
-        full-text half: the bundled embedder scores a field's sentences nearly alike) and for
-        a sentence that states a measure (a percentage, an amount; not a date)."""
-        contexts = [_in_context(ln) for ln in lines]
-        sims = (await self.similarity.matrix([question], contexts))[0]
-        bonus = FIGURE_BONUS * (2 if figures_first else 1)
-        return [s + (bonus if states_measure(ln.text) else 0.0)
-                + CREDIBILITY_WEIGHT * ln.evidence.credibility
-                + TERMS_WEIGHT * overlap(question, f"{ln.evidence.title} {context}")
-                for s, ln, context in zip(sims, lines, contexts, strict=True)]
 
     async def _similarities(self, text: str) -> list[float]:
         if not self.chosen:
@@ -122,42 +129,8 @@ class Picker:
         return False
 
 
-def _in_context(line: Line) -> str:
-    """A sentence with the page heading it stands under, which often names what the sentence
-    leaves out ("Why the two wools diverged. A drought that hit only the fine-wool flocks.")."""
-    return f"{line.heading} {line.text}" if line.heading else line.text
-
-
-def _latest_bonus(lines: list[Line]) -> list[float]:
-    """LATEST_BONUS for each line that gives the latest month or quarter any line gives."""
-    stated = [latest_stated(ln.text, ln.evidence.published) for ln in lines]
-    newest = max(stated, default="")
-    return [LATEST_BONUS if k and k == newest else 0.0 for k in stated]
-
-
-def _headings_spread(lines: list[Line]) -> list[Line]:
-    """The lines in their order, except that a second line under one page heading ("Why the
-    two wools diverged Fibre mix.") waits until every heading has had its first: three
-    reasons a page gives are three lines, not one reason said three ways."""
-    first: list[Line] = []
-    later: list[Line] = []
-    seen: set[tuple[str, str]] = set()
-    for line in lines:
-        place = (line.source_id, line.heading)
-        (later if line.heading and place in seen else first).append(line)
-        seen.add(place)
-    return first + later
-
-
-def states_measure(text: str) -> bool:
-    """Whether a sentence states a measure: a telling figure, or a figure with its unit
-    ("9.8小时", "31.5 hours"); a date ("12 January 2027", "9月") or a year is none."""
-    return bool(telling(text)) or measured(text)
-
-
-def telling(text: str) -> set[tuple[str, bool]]:
-    """The figures that identify a statement: percentages and numbers of 100 or more that
-    are not years ("474,000 units", "8.0%"), not "14 markets" or "2026"."""
-    return {f.key for f in figures_in(text) if f.percent or (
-        f.amount >= 100 and not (f.value.isdigit() and 1900 <= int(f.value) <= 2100
-                                 and not f.unit))}
+def _cost(line: Line) -> float:
+    """A sentence's share of the reading budget, scaled (Lin & Bilmes, "Multi-document
+    Summarization via Budgeted Maximization of Submodular Functions", NAACL 2010): of two
+    sentences that say as much, the shorter leaves room for another."""
+    return float(max(1.0, len(line.text) / LENGTH_UNIT) ** LENGTH_SCALE)

@@ -10,10 +10,9 @@ import re
 from collections.abc import Iterable
 
 from research_core.text.periods import is_period_code
-from research_core.text.terms import function_words, has_cjk, names_a_thing, pos_tags, terms
+from research_core.text.terms import function_words, has_cjk, pos_tags
 
 MAX_TERMS = 5
-NAMED_ENOUGH = 4  # naming this many of the things a long question names is naming enough
 _CAUSAL = re.compile(r"\b(?:because|due to|driven by|owing to|as a result|reflects?|reflecting|"
                      r"led by|supported by|caused|after|amid|thanks to|explain\w*|helped by|"
                      r"hit by|held back|weigh\w*|boost\w*|kept|lifted|drove|driven)\b|由于|因为|"
@@ -95,25 +94,3 @@ def names_in(question: str) -> list[str]:
 
 def asks_why(question: str) -> bool:
     return _WHY.search(question) is not None or question.casefold().startswith("what caused")
-
-
-def named(question: str) -> list[str]:
-    """The things a question names (not the words that ask), lowercased, each once."""
-    return list(dict.fromkeys(t.casefold() for t in _words(question) if _names_something(t)))
-
-
-def named_share(question: str, text: str) -> float:
-    """The share of the things the question names that the text names too (1.0: all)."""
-    asked = {t.rstrip("s") for t in named(question)}
-    have = {t.rstrip("s") for t in _words(text)}
-    return min(1.0, len(asked & have) / min(len(asked), NAMED_ENOUGH)) if asked else 1.0
-
-
-def _words(text: str) -> list[str]:
-    return [w for t in terms(text) if (w := t.strip(".-%"))]
-
-
-def _names_something(term: str) -> bool:
-    if term in function_words() or term.strip("%").replace(".", "").isdigit():
-        return False
-    return len(term) >= 2 and names_a_thing(term) if has_cjk(term) else len(term) >= 4
