@@ -5,6 +5,8 @@ summary fell back, the part is the extractive builder's (`research_core.loop.ans
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from research_core.delivery.publications import Delivery
 from research_core.loop.answering import builder
 from research_core.loop.answering.completion import Reader, local_reader, page_lines
@@ -12,15 +14,15 @@ from research_core.loop.gathering import executor
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.memory.goal_tree import Node
 from research_core.loop.memory.memory import Summary
-from research_core.loop.memory.pool import Line
+from research_core.loop.memory.pool import Line, lines_of
 from research_core.loop.memory.state import RunState
 from research_core.loop.publishing import cadence, followup
+from research_core.loop.publishing.corrections import Correction, corrections
 from research_core.loop.review import coverage
 from research_core.models.gateway import Gateway
 from research_core.protocols import SearchBackend, Similarity
 from research_core.settings import EngineSettings
-from research_core.text import conflicts
-from research_core.text.figures import states_figure
+from research_core.text.figures import figures_in, states_figure
 from research_core.text.sentences import sentences
 from research_core.text.terms import speaks_to
 
@@ -88,52 +90,54 @@ class Parts:
         close = [e for e, sc in zip(fresh, scores, strict=True)
                  if sc >= self.config.revise_similarity
                  and speaks_to(e.text, node.question, self._others(node))]
-        corrections = await self._corrections(node, fresh, published)
-        news = list({e.id: e for e in [*corrections, *cadence.revising_evidence(
-            published, close)]}.values())
+        corrected = await self._corrections(node, fresh, published)
+        news = list({e.id: e for e in [*(c.later.evidence for c in corrected),
+                                       *cadence.revising_evidence(published, close)]}.values())
         if not news:
             return
         summary = await executor.summarise(self.gateway, node.id, node.question, news,
                                            self.state.summaries.get(node.id), deep)
         self.state.summaries[node.id] = summary
         sources = frozenset(e.source_id for e in news)
-        how = "corrected by " if corrections else "new evidence from "
+        how = "corrected by " if corrected else "new evidence from "
         reason = self.reason_prefix + how + ", ".join(sorted(sources))
         text = await self._text(node, summary, [*news, *self.state.kept_for({node.id})],
-                                sources)
+                                sources, [c.later for c in corrected])
         await self.delivery.part(node.id, text, summary.source_ids, reason=reason)
 
     async def _corrections(self, node: Node, fresh: list[Evidence], published: str
-                           ) -> list[Evidence]:
-        """Later evidence, kept for any sub-question, that states another figure for what the
-        part's own evidence states (same thing, period and unit), is preferred to it (as
-        credible and later, or more credible), and corrects a figure the `published` part
-        states: a correction revises the part it corrects, and no other. The sources' pages are
-        read whole where reading is free: a kept snippet may be a table's row alone."""
+                           ) -> list[Correction]:
+        """Later evidence, kept for any sub-question, that gives another value for a figure
+        the `published` part states (`corrections`): a correction revises the part it
+        corrects, and no other. The sources' pages are read whole where reading is free: a
+        kept snippet may be a table's row alone."""
         recent = {e.id for e in fresh}  # kept for the part's own sub-question (a recheck) too
         own = [e for e in self.state.kept_for({node.id}) if e.id not in recent]
         known = {e.source_id for e in own}
         new = [f for f in fresh if f.source_id not in known]  # a source kept twice is no news
-        ids = {e.id for e in new}
-        lines = [Line(t, e) for e in [*own, *new] for t in sentences(e.text, clauses=False)]
-        said = {ln.text for ln in lines}
-        pages = [ln for ln in await page_lines([*own, *new], self.read) if ln.text not in said]
-        found = conflicts.every([*lines, *pages])
-        return list({d.first[0].evidence.id: d.first[0].evidence for d in found
-                     if d.first[0].evidence.id in ids and d.second[0].evidence.id not in ids
-                     and d.reason and states_figure(published, d.second[1])}.values())
+        if not new:
+            return []
+        stated = [ln for ln in await self._lines(own)
+                  if any(states_figure(published, f) for f in figures_in(ln.text))]
+        return await corrections(self.similarity, stated, await self._lines(new))
+
+    async def _lines(self, items: list[Evidence]) -> list[Line]:
+        """The items' and their pages' sentences that an answer may cite."""
+        lines = lines_of(items, await page_lines(items, self.read))
+        return builder.usable(lines, lambda e: e.source_id)
 
     async def _text(self, node: Node, summary: Summary, items: list[Evidence],
-                    first: frozenset[str] = frozenset()) -> str:
+                    first: frozenset[str] = frozenset(), leading: Sequence[Line] = ()) -> str:
         """The model's summary as a part; a fallback summary's part is extractive: the node's
-        best sentences not already said by another part, each citing its source id."""
+        best sentences not already said by another part, each citing its source id, the
+        `leading` ones (the sentences that correct it) first."""
         if not summary.lossless_fallback:
             return cadence.part_text(summary, first)
         said = [s for p in self.delivery.parts() if p.part_key != node.id
                 for s in sentences(p.text, clauses=False)]
         return await builder.part(self.similarity, builder.Section(node.question, items),
                                   lambda e: f"[{e.source_id}]", said, self.read,
-                                  self._budget())
+                                  self._budget(), leading)
 
     def _budget(self) -> int:
         """A part's share of the reading budget: the parts share what the report leaves
