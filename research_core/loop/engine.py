@@ -203,13 +203,13 @@ class _Research:
                                  self.delivery, self.config, self.deep) or await self._recheck()
 
     async def _recheck(self) -> bool:
-        """Standard with steps left and nothing more to research: one more round for the most
+        """Steps left and nothing more to research (either mode): one more round for the most
         valuable sub-question whose part leans on figures, seeking their corrections and
-        newer versions (as deep's rounds do), each sub-question once, while steps last.
+        newer versions, each sub-question once, while steps last.
         Without it a correction published after the first part was never read (issue 25;
         keeping half the steps back for the answer revised no part on suites written after
         it, issue 42). True when a step was spent."""
-        if self.deep or self.owner.finalising or self.owner.available("steps") < 1:
+        if self.owner.finalising or self.owner.available("steps") < 1:
             return False
         nodes = [n for n in self.state.tree.nodes.values() if n.depth > 0 and n.status == "done"
                  and n.id not in self.state.extra.rechecked
