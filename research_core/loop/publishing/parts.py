@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from research_core.delivery.publications import Delivery
 from research_core.loop.answering import builder
 from research_core.loop.answering.completion import Reader, local_reader, page_lines
+from research_core.loop.answering.ranking import telling
 from research_core.loop.gathering import executor
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.memory.goal_tree import Node
@@ -117,8 +118,7 @@ class Parts:
         new = [f for f in fresh if f.source_id not in known]  # a source kept twice is no news
         if not new:
             return []
-        stated = [ln for ln in await self._lines(own)
-                  if any(states_figure(published, f) for f in figures_in(ln.text))]
+        stated = [ln for ln in await self._lines(own) if _states_one(published, ln.text)]
         return await corrections(self.similarity, stated, await self._lines(new))
 
     async def _lines(self, items: list[Evidence]) -> list[Line]:
@@ -146,3 +146,10 @@ class Parts:
                 and n.status != "pruned"]
         share = self.config.reading_budget_chars * PARTS_SHARE
         return int(share / max(MIN_PARTS, len(subs)))
+
+
+def _states_one(published: str, text: str) -> bool:
+    """Whether the published part states one of the telling figures of `text` (a year it
+    shares with every line of the period is none)."""
+    told = telling(text)
+    return any(states_figure(published, f) for f in figures_in(text) if f.key in told)
