@@ -5,7 +5,6 @@ names, and region words ("North") that are no proper name. Fixtures: a wool mark
 
 from __future__ import annotations
 
-from research_core.loop.answering.ranking import states_measure
 from research_core.loop.gathering.across import figures_query, stating
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.planning.asked import known_names, names_in
@@ -15,6 +14,7 @@ from research_core.text.figures import (
     figures_in,
     measured,
     states_figure,
+    states_measure,
     without_figures,
     written_for,
 )

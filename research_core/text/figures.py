@@ -126,6 +126,26 @@ def measured(text: str, least: int = 1) -> bool:
     return sum(1 for f in figures_in(text) if f.unit or f.percent) >= least
 
 
+def telling(text: str) -> set[tuple[str, bool]]:
+    """The figures that identify a statement: percentages and numbers of 100 or more that
+    are not years ("474,000 units", "8.0%"), not "14 markets" or "2026"."""
+    return {f.key for f in figures_in(text) if f.percent or (
+        f.amount >= 100 and not (f.value.isdigit() and 1900 <= int(f.value) <= 2100
+                                 and not f.unit))}
+
+
+def telling_figures(text: str) -> list[Figure]:
+    """The text's figures whose value is one of its telling ones (`telling`), in order."""
+    keys = telling(text)
+    return [f for f in figures_in(text) if f.key in keys]
+
+
+def states_measure(text: str) -> bool:
+    """Whether a sentence states a measure: a telling figure, or a figure with its unit
+    ("9.8小时", "31.5 hours"); a date ("12 January 2027", "9月") or a year is none."""
+    return bool(telling(text)) or measured(text)
+
+
 WAN = 10_000  # the Chinese magnitude word 万: ten thousand
 
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from research_core.loop.memory.pool import Line
 from research_core.protocols import Similarity
 from research_core.search import bm25
-from research_core.text.figures import figures_in, measured
+from research_core.text.figures import states_measure, telling
 
 MEASURE_WEIGHT = 1.25  # a sentence that states a measure
 SUPPORT_WEIGHT = 0.25  # per other source that states one of a lead sentence's figures
@@ -101,17 +101,3 @@ def _spread(values: Sequence[float]) -> list[float]:
     together, and only their spread tells them apart (all 0 where they are all alike)."""
     low, high = min(values, default=0.0), max(values, default=0.0)
     return [(v - low) / (high - low) if high > low else 0.0 for v in values]
-
-
-def states_measure(text: str) -> bool:
-    """Whether a sentence states a measure: a telling figure, or a figure with its unit
-    ("9.8小时", "31.5 hours"); a date ("12 January 2027", "9月") or a year is none."""
-    return bool(telling(text)) or measured(text)
-
-
-def telling(text: str) -> set[tuple[str, bool]]:
-    """The figures that identify a statement: percentages and numbers of 100 or more that
-    are not years ("474,000 units", "8.0%"), not "14 markets" or "2026"."""
-    return {f.key for f in figures_in(text) if f.percent or (
-        f.amount >= 100 and not (f.value.isdigit() and 1900 <= int(f.value) <= 2100
-                                 and not f.unit))}

@@ -10,10 +10,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from research_core.loop.answering import ranking
-from research_core.loop.answering.ranking import telling
 from research_core.loop.memory.pool import Line, key
 from research_core.protocols import Similarity
-from research_core.text.figures import figure_keys
+from research_core.text.figures import figure_keys, telling
 from research_core.text.terms import terms
 
 SAME_WORDS = 0.6  # term Jaccard above which two sentences say the same

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from research_core.loop.answering.ranking import in_context, telling
+from research_core.loop.answering.ranking import in_context
 from research_core.loop.memory.pool import Line
 from research_core.protocols import Similarity
 from research_core.text.conflicts import SAME_MEASURE_RATIO, unit_of
-from research_core.text.figures import Figure, figures_in
+from research_core.text.figures import Figure, telling_figures
 from research_core.text.terms import overlap
 
 SAME_STATEMENT = 0.9  # cosine plus term overlap (0..2) above which two sentences say one thing
@@ -56,18 +56,13 @@ def _revalues(stated: Line, later: Line) -> bool:
         return False
     if later.credibility < stated.credibility - CREDIBILITY_SLACK:
         return False
-    mine = _telling_figures(stated.text)
-    theirs = _telling_figures(later.text)  # an erratum may quote the old figure beside it
+    mine = telling_figures(stated.text)
+    theirs = telling_figures(later.text)  # an erratum may quote the old figure beside it
     return any(_close(a, b) for a in mine for b in theirs)
 
 
 def _newer(later: Line, stated: Line) -> bool:
     return bool(later.published and stated.published and later.published > stated.published)
-
-
-def _telling_figures(text: str) -> list[Figure]:
-    keys = telling(text)
-    return [f for f in figures_in(text) if f.key in keys]
 
 
 def _close(a: Figure, b: Figure) -> bool:

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from research_core.delivery.publications import Delivery
 from research_core.loop.answering import builder
 from research_core.loop.answering.completion import Reader, local_reader, page_lines
-from research_core.loop.answering.ranking import telling
 from research_core.loop.gathering import executor
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.memory.goal_tree import Node
@@ -23,7 +22,7 @@ from research_core.loop.review import coverage
 from research_core.models.gateway import Gateway
 from research_core.protocols import SearchBackend, Similarity
 from research_core.settings import EngineSettings
-from research_core.text.figures import figures_in, states_figure
+from research_core.text.figures import states_figure, telling_figures
 from research_core.text.sentences import sentences
 from research_core.text.terms import speaks_to
 
@@ -151,5 +150,4 @@ class Parts:
 def _states_one(published: str, text: str) -> bool:
     """Whether the published part states one of the telling figures of `text` (a year it
     shares with every line of the period is none)."""
-    told = telling(text)
-    return any(states_figure(published, f) for f in figures_in(text) if f.key in told)
+    return any(states_figure(published, f) for f in telling_figures(text))
