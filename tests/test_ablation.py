@@ -1,6 +1,5 @@
 """The ablation harness (`redsearch.harness.ablation`): every family names functions that
-exist where the answer path looks them up, and the plain split of a question that replaces the
-clause grammar splits at punctuation and plain coordinators only."""
+exist where the answer path looks them up, and a run with one switched off still answers."""
 
 from __future__ import annotations
 
@@ -40,25 +39,16 @@ def test_a_renamed_function_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> Non
         ablation.switch_off("gone", monkeypatch.setattr)
 
 
-def test_the_plain_split_keeps_clauses_not_grammar() -> None:
-    assert ablation.plain_clauses("@RED 各区出口多少袋、同比怎么变，为什么？要数据") == [
-        "各区出口多少袋", "同比怎么变"]
-    assert ablation.plain_clauses(
-        "we're on 7.2 — does the change hit us, and is the fork a real option? links pls") == [
-        "we're on 7.2", "does the change hit us", "is the fork a real option", "links pls"]
-    # a request to the bot is a clause too: no source speaks to it, so it is not researched
-
-
-async def test_a_run_with_the_clause_grammar_off_still_answers(
+async def test_a_run_with_the_evidence_facets_off_still_answers(
         corpus_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    ablation.switch_off("clause-grammar", monkeypatch.setattr)
+    ablation.switch_off("evidence-facets", monkeypatch.setattr)
     settings = Settings.from_env({f"RED_{t}_MODEL": "none"
                                   for t in ("PLANNER", "EXECUTOR", "REPORTER")})
     store = await SqlStore.open(f"sqlite+aiosqlite:///{tmp_path / 'runs.db'}")
     backend = CorpusBackend.from_folder(corpus_dir)
     try:
-        state = RunState.new("How did heat pump sales and prices move in 2026?", AS_OF,
-                             settings, mode="standard")
+        state = RunState.new("How did heat pump sales move in 2026, and what happened to "
+                             "prices?", AS_OF, settings, mode="standard")
         report = await Engine.build(settings, build_tiers(settings), backend, store,
                                     similarity=default_similarity()).run(state)
     finally:

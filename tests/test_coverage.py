@@ -34,12 +34,12 @@ def _system(body: dict[str, Any]) -> str:
 
 
 def test_a_question_s_facets_are_its_clauses_and_why() -> None:
-    """The facets are the question's clauses as written (issue 25): its topic, with the
-    measure and period it names, then a clause that asks beside it ("why", "which markets")
-    completed with the topic; no template, and no cause unless the question asks why. Orchard
-    fruit, a field no evaluation suite uses."""
+    """The facets are the question's clauses as written (issue 25, issue 42): its topic, then
+    a clause that asks beside it ("why", "which markets") completed with the topic; no
+    template, and no cause unless the question asks why. Orchard fruit, a field no
+    evaluation suite uses."""
     topic = "How did Fuji apple wholesale prices move in 2026"
-    assert coverage.facets(f"{topic}, and why?") == [f"{topic}?", f"Why: {topic}?"]
+    assert coverage.facets(f"{topic}, and why?") == [f"{topic}?", f"Why ({topic})?"]
     which = coverage.facets(f"{topic}, and which markets paid the most?")
     assert which[0] == f"{topic}?" and which[1].startswith("Which markets paid the most")
     assert len(which) == 2 and not any(f.startswith("Why") for f in which)
@@ -95,7 +95,7 @@ async def test_uncovered_root_facets_become_sub_questions_then_unknowns(
                                   ("Which countries bought the most heat pumps?", 0.8)],
                     rules={"CoverageOut": check})  # two: a plan of one is widened at once
     out = await run_engine(serve, script, backend, store, question=question, mode="deep")
-    why = "Why: How did heat pump sales move in 2026?"  # the question's clause, no template
+    why = "Why (How did heat pump sales move in 2026)?"  # the question's clause, no template
     gaps = out.state.log.of_kind("coverage-gap")
     assert gaps and why in gaps[0].message
     assert why in out.state.extra.unknowns

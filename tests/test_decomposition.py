@@ -1,6 +1,6 @@
-"""The root's split without the planner (issue 25): the question's clauses, one sub-question per
-named thing, and what the retrieved sources are about, never the question alone. Questions and
-sources from beekeeping and orchards, a field no evaluation suite uses."""
+"""The root's split without the planner (issue 25, issue 42 item 2): the question's clauses that
+the retrieved passages speak to, and the facets those passages cluster into, never the question
+alone. Questions and sources from beekeeping and orchards, a field no evaluation suite uses."""
 
 from __future__ import annotations
 
@@ -17,54 +17,11 @@ from research_core.loop.planning.asked import names_in, not_found
 from research_core.loop.review import gaps
 from research_core.loop.review.expansion import unkept_for
 from research_core.protocols import SearchHit, TimeRange
+from research_core.search.clustering import average_link, medoid
 from research_core.settings import EngineSettings, Settings
 from research_core.store.sql import SqlStore
+from research_core.text.clauses import read
 from tests.engine_run import default_similarity as similarity
-
-COMPARE = ("Meadowbrook Apiaries vs Hollin Honey in Vestland: how many hives does each really "
-           "run, how hard are their colonies working, and which one is better placed from here?")
-REGIONS = ("Give me a region-by-region picture of Vestland's orchards at the end of Q3 (North, "
-           "Coast and Valley): acreage, how it compares with a year earlier, and the main "
-           "constraint in each region.")
-
-
-def test_a_comparison_gets_one_sub_question_per_side_and_none_equal_to_the_root() -> None:
-    texts = subquestions.compose(subquestions.clauses(COMPARE), COMPARE)
-    assert texts[0].startswith("Meadowbrook Apiaries in Vestland")
-    assert texts[1].startswith("Hollin Honey in Vestland")
-    assert "Meadowbrook" not in texts[1] and "Hollin" not in texts[0]
-    assert COMPARE not in texts and all(len(t) <= subquestions.MAX_CHARS for t in texts)
-
-
-def test_a_listed_group_gives_one_sub_question_per_item_and_its_commas_cut_nothing() -> None:
-    c = subquestions.clauses(REGIONS)
-    assert c.things == ["North", "Coast", "Valley"]
-    assert "(North" not in c.topic and "acreage" in c.asks
-    texts = subquestions.compose(c, REGIONS)
-    assert [t.split(":")[0] for t in texts[:3]] == ["North", "Coast", "Valley"]
-    assert not any("What are the latest figures for" in t for t in texts)
-
-
-def test_a_clause_that_only_asks_is_completed_with_the_topic() -> None:
-    question = "Clover and heather honey went in opposite directions this year. Why?"
-    c = subquestions.clauses(question)
-    assert c.things == ["Clover", "heather honey"]
-    texts = subquestions.compose(c, question)
-    assert "Why: Clover and heather honey went in opposite directions this year?" in texts
-
-
-def test_a_topic_every_ask_carries_is_no_sub_question_of_its_own() -> None:
-    question = "norland honey exports — what's the newest month, and how's it trended since spring?"
-    texts = subquestions.compose(subquestions.clauses(question), question)
-    assert texts == ["What's the newest month (norland honey exports)?",
-                     "How's it trended since spring (norland honey exports)?"]
-    asks_itself = "How many hives did Vestland count in 2026, and why did yields fall?"
-    assert subquestions.compose(subquestions.clauses(asks_itself), asks_itself)[0] == \
-        "How many hives did Vestland count in 2026?"
-
-
-def test_a_chinese_pair_is_read_by_its_parts_of_speech() -> None:
-    assert subquestions.clauses("苹果和梨的价格为何分化？").things == ["苹果", "梨"]
 
 
 def _hit(source_id: str, title: str, snippet: str, kind: str = "official_statistics") -> SearchHit:
@@ -90,18 +47,6 @@ async def test_the_split_reads_what_the_sources_are_about_and_drops_requests() -
     assert any("census" in t or "Varroa" in t for t in texts)  # what the sources are about
     assert not any("amazing" in t for t in texts)  # a blog names no facet
     assert not any("Monday" in t for t in texts)  # no source speaks to the deadline
-
-
-async def test_a_clause_that_asks_about_the_topic_is_kept_and_a_request_is_not() -> None:
-    """"how has it moved" names little of its own (its "it" is the topic), so no source is
-    close to it alone; it opens as a question, so it is asked of the sources."""
-    question = ("What's the latest hive count in Vestland, and how has it moved over the past "
-                "year?")
-    subs = await decomposition.split(similarity(), question, HITS, 4, EngineSettings(),
-                                     dt.date(2026, 10, 31))
-    texts = [s.question for s in subs]
-    assert any(t.startswith("How has it moved over the past year") for t in texts), texts
-    assert subquestions.asks("哪个产区拖了后腿、为什么") and not subquestions.asks("要数据和出处")
 
 
 def test_not_found_lists_names_only_never_words_that_ask() -> None:
@@ -154,43 +99,46 @@ def test_an_aside_cut_by_a_comma_leaves_no_bracket_in_a_sub_question() -> None:
                 "data (how much of the price drop is what, and when it happened).")
     texts = [s.question for s in subquestions.derive(question)]
     assert texts and all(t.count("(") == t.count(")") for t in texts), texts
-    assert any(t.startswith("How much of the price drop is what") for t in texts), texts
+    assert any("how much of the price drop is what" in t for t in texts), texts
 
 
-ORCHARD_HITS = [
-    _hit("otago-apples", "Otago apple prices, October 2026",
-         "Otago Gala apple prices averaged 2.40 a kilo in October, up 11% on the year."),
-    _hit("otago-pears", "Otago pear prices, October 2026",
-         "Otago Packham pear prices averaged 1.85 a kilo in October, down 6% on the year."),
-    _hit("fruit-board", "Fruit board: apples over pears",
-         "Gala apple prices rose while Packham pear prices slid; the gap is the widest yet."),
-]
+def test_a_clause_that_names_little_is_completed_with_the_topic() -> None:
+    question = "How many hives did Vestland count in 2026? How big is the gap now?"
+    texts = subquestions.compose(read(question), question)
+    assert texts == ["How many hives did Vestland count in 2026?",
+                     "How big is the gap now (How many hives did Vestland count in 2026)?"]
+    assert subquestions.derive("How did honey sell in 2026?") == []  # one clause: no split
 
 
-async def test_things_named_apart_are_found_by_the_embedder_and_named_as_the_sources_do() -> None:
-    """"Gala went one way and Packham the other": no pattern sets the two side by side, the
-    embedder does (two varieties, not "months" against "Packham"); the sources write "Gala
-    apple" and "Packham pear" every time, and so does each side's sub-question, which asks
-    what the first half of the clause asks, of that side alone."""
-    question = ("over the last 12 months Gala went one way and Packham the other — what's "
-                "behind that? numbers pls")
-    subs = await decomposition.split(similarity(), question, ORCHARD_HITS, 4, EngineSettings(),
+async def test_a_request_to_the_bot_is_no_sub_question() -> None:
+    question = ("What's the latest hive count in Vestland, and how did varroa losses move "
+                "over the past year? pls send the links by Monday morning")
+    subs = await decomposition.split(similarity(), question, HITS, 4, EngineSettings(),
                                      dt.date(2026, 10, 31))
     texts = [s.question for s in subs]
-    assert texts[0] == "Over the last 12 months Gala apple went one way?", texts
-    assert texts[1] == "Over the last 12 months Packham pear went one way?", texts
-    assert not any(t.startswith("What's behind that —") for t in texts)
+    assert any(t.startswith("What's the latest hive count") for t in texts), texts
+    assert not any("Monday" in t for t in texts), texts
 
 
-async def test_no_things_where_the_conjunction_joins_unlike_words() -> None:
-    question = "How did Otago orchards do this year and what should growers plant next?"
-    assert await decomposition.coordinated(similarity(), question,
-                                           [f"{h.title}. {h.snippet}" for h in ORCHARD_HITS]) == []
+async def test_facets_are_the_clusters_of_the_evidence_named_by_their_medoid() -> None:
+    """Two near-identical price releases are one facet, named by the one most like the
+    cluster's others; no title becomes a facet twice."""
+    question = "How did Vestland honey do in 2026?"
+    facets = await decomposition.facets_of(similarity(), question, [*HONEY, HONEY_AGAIN], [],
+                                           4, EngineSettings(), dt.date(2026, 10, 31))
+    assert facets and len(set(facets)) == len(facets)
+    assert sum(f in facets for f in ("Vestland honey prices, October 2026",
+                                     HONEY_AGAIN.title)) == 1
 
 
-def test_a_dash_ends_a_clause() -> None:
-    c = subquestions.clauses("Otago sold more cherries but earned less — why?")
-    assert c.topic == "Otago sold more cherries but earned less" and "why" in c.asks
+def test_average_linkage_joins_what_is_alike_and_the_medoid_is_central() -> None:
+    sims = [[1.0, 0.9, 0.8, 0.1], [0.9, 1.0, 0.85, 0.2], [0.8, 0.85, 1.0, 0.15],
+            [0.1, 0.2, 0.15, 1.0]]
+    clusters = average_link(sims, 2)
+    assert clusters == [[0, 1, 2], [3]]
+    assert medoid(sims, clusters[0]) == 1 and medoid(sims, [3]) == 3
+    assert average_link(sims, 4, alike=0.88) == [[0, 1], [2], [3]]  # copies merge anyway
+    assert average_link([], 2) == [] and average_link([[1.0]], 2) == [[0]]
 
 
 async def test_a_facet_the_plan_would_refuse_takes_no_clauses_place() -> None:
@@ -207,7 +155,7 @@ async def test_a_source_that_answers_the_main_clause_is_related_to_a_long_reques
     """A long request dilutes the whole question: its filler ("please report … and describe …,
     with sources") leaves the census that answers its main clause below the plan's threshold
     against the whole. Related is to the whole or to its main clause."""
-    question = ("Please report Vestland's most recent quarterly registered beehive count and "
+    question = ("Please report Vestland's most recent quarterly registered beehive count, and "
                 "describe its development over the past year, including year-on-year and "
                 "quarter-on-quarter changes, with sources and a short note on method.")
     facet = "Vestland beehive census, third quarter 2026"
@@ -218,51 +166,6 @@ async def test_a_source_that_answers_the_main_clause_is_related_to_a_long_reques
                                        [facet, "Ten tips for a tidy garden shed"],
                                        EngineSettings())
     assert kept == [facet]
-
-
-def test_names_set_off_by_a_dash_are_the_things_and_a_measure_list_is_not() -> None:
-    question = ("Can someone give me the county-by-county picture for Vestland's apiaries in Q3 "
-                "— Norby, Eastmark, Kilde: hives, y/y and how many colonies were lost? "
-                "numbers + sources pls")
-    c = subquestions.clauses(question)
-    assert c.things == ["Norby", "Eastmark", "Kilde"]
-    assert "hives" in c.asks and "Norby" not in c.asks
-    texts = subquestions.compose(c, question)
-    assert [t.split(":")[0] for t in texts[:3]] == ["Norby", "Eastmark", "Kilde"]
-    assert subquestions.clauses("Vestland honey — prices, yields: how did 2026 go?").things == []
-
-
-def test_a_clause_that_asks_is_the_topic_before_a_greeting() -> None:
-    c = subquestions.clauses("hey — quick one: how did honey sell in 2026?")
-    assert c.topic == "how did honey sell in 2026"
-
-
-def test_and_before_a_verb_and_its_object_opens_a_clause_and_a_gapped_side_does_not() -> None:
-    c = subquestions.clauses("Please report Vestland's latest hive count and describe its "
-                             "development over the past year, with sources.")
-    assert c.asks[:2] == ["Please report Vestland's latest hive count",
-                          "describe its development over the past year"]
-    c = subquestions.clauses("over the year Gala went one way and Packham the other — why?")
-    assert c.topic == "over the year Gala went one way and Packham the other"
-
-
-def test_a_request_around_a_question_is_left_out_and_them_is_named() -> None:
-    question = ("Could you explain what caused acacia honey and heather honey prices to move "
-                "apart over the past year, and quantify the current price gap between them?")
-    texts = subquestions.compose(subquestions.clauses(question), question)
-    assert texts[:2] == ["What caused acacia honey prices to move apart over the past year?",
-                         "What caused heather honey prices to move apart over the past year?"]
-    assert "Quantify the current price gap between acacia honey and heather honey?" in texts
-    assert not any(t.startswith("Could you") for t in texts)
-
-
-def test_a_clause_that_opens_with_two_things_is_the_topic_before_a_greeting() -> None:
-    """Both name three things; the one that sets two against each other is the topic."""
-    question = ("Quick one for the orchard team: cider and perry went in opposite directions "
-                "over the past year. Why, and how big is the gap now?")
-    c = subquestions.clauses(question)
-    assert c.things == ["cider", "perry"]
-    assert c.topic.startswith("cider and perry went")
 
 
 def test_the_keyword_query_leaves_out_the_words_of_a_request() -> None:
@@ -301,14 +204,9 @@ HONEY = [
 ]
 
 
-async def test_a_clause_that_says_them_is_asked_of_the_sources_as_what_it_names() -> None:
-    question = ("Could you explain what caused acacia honey and heather honey prices to move "
-                "apart over the past year, and quantify the current price gap between them?")
-    subs = await decomposition.split(similarity(), question, HONEY, 4, EngineSettings(),
-                                     dt.date(2026, 10, 31))
-    texts = [s.question for s in subs]
-    assert "Quantify the current price gap between acacia honey and heather honey?" in texts, \
-        texts
+HONEY_AGAIN = _hit("honey-prices-2", "Honey prices in Vestland: October release",
+                   "Acacia honey averaged 14.2 euros per kg in October, 12% above a year "
+                   "earlier; heather honey averaged 11.0 euros, 5% below.")
 
 
 def test_a_title_too_short_to_research_is_no_sub_question() -> None:

@@ -13,7 +13,6 @@ from research_core.loop.answering import builder, completion, ranking
 from research_core.loop.answering.select import Picker
 from research_core.loop.memory.evidence import Evidence, credibility
 from research_core.loop.memory.pool import Line, whole
-from research_core.loop.planning import subquestions
 from research_core.text.sentences import sentences
 from tests.engine_run import default_similarity
 
@@ -87,17 +86,6 @@ def test_a_question_is_no_answer_line_and_an_abbreviation_ends_no_sentence() -> 
     assert not whole("价差扩大的原因是什么？")
     said = sentences("Futures settled at 86,600 yuan on Oct. 30. Spot was thin.", clauses=False)
     assert said == ["Futures settled at 86,600 yuan on Oct. 30.", "Spot was thin."]
-
-
-def test_a_question_s_measures_are_the_words_it_uses() -> None:
-    """A measure is one the question names as a word: no "gap" read as a "spread" (issue 25),
-    and "car-share" names no "share"."""
-    assert subquestions.measures_in("How big is the gap now?") == []
-    assert subquestions.measures_in("How wide is the spread now?") == ["spread"]
-    assert subquestions.measures_in("两者价差有多大？") == ["价差"]
-    assert subquestions.measures_in("How did car-share rentals move?") == []  # no "share"
-    assert subquestions.measures_in("How did the market share of car-share firms move?") == [
-        "share"]
 
 
 # Two price lists of one statistics office and one trade body, a row a fruit (a label with a
@@ -199,8 +187,6 @@ def test_what_a_review_found_stays_fixed() -> None:
     assert periods_in("12月均价", dt.date(2026, 1, 15)) == ["2025-12"]  # last December
     assert latest_stated("预计2026年需求增长20%。", day) == ""  # a year is no latest month
     assert latest_stated("2027年一季度投产，三季度均价0.93万元/吨", day) == ""  # no forecast
-    assert subquestions.names_measure("Prices rose", ["price"])
-    assert not subquestions.names_measure("Singapore rose", ["gap"])
 
 
 def test_two_things_priced_in_one_month_are_no_disagreement() -> None:

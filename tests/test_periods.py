@@ -58,13 +58,9 @@ def test_the_month_a_span_ends_in_and_its_label() -> None:
     assert periods.month_label("2026-03", zh=True) == "2026年3月"
 
 
-def test_the_clause_reader_uses_the_same_grammar() -> None:
-    # a bracketed period is not a list of things to split on
-    for question in ("How did ferry passengers change (this year and last year)?",
-                     "渡轮客运量怎么变的（2025年、2026年）？"):
-        assert subquestions.clauses(question).things == [], question
-    assert subquestions.clauses("Ferry passengers by port (Harwick, Dunmere and Olby)?"
-                                ).things == ["Harwick", "Dunmere", "Olby"]
+def test_a_period_sub_question_asks_the_topic_for_that_period() -> None:
+    assert periods.asks_latest("What's the latest count?") and periods.asks_latest("目前多少？")
+    assert not periods.asks_latest("How did it move in 2025?")
     assert subquestions.for_period("How did ferry passengers change over the past year?",
                                    "October 2026") == \
         "How did ferry passengers change in October 2026?"

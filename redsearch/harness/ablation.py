@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
-import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -23,36 +22,11 @@ from typing import Any
 from redsearch.harness.evaluate import add_arguments, evaluate
 from redsearch.terminal import report_error
 from research_core.errors import RunError
-from research_core.text.terms import has_cjk
 
 Patch = tuple[str, str, Callable[..., Any]]
 
-_PLAIN_SPLIT = re.compile(r"[,，;；:：?？。!！、]+|\s+[—–-]+\s+|\s+(?:and|or|but)\s+"
-                          r"|以及|并且|还有")
-_MENTION = re.compile(r"@\S+\s*")
-MIN_CLAUSE, MIN_CJK_CLAUSE = 8, 4
-
-
-def plain_clauses(question: str) -> list[str]:
-    """The question's clauses split at punctuation and plain coordinators only."""
-    pieces = (p.strip() for p in _PLAIN_SPLIT.split(_MENTION.sub("", question)))
-    return [p for p in pieces if len(p) >= (MIN_CJK_CLAUSE if has_cjk(p) else MIN_CLAUSE)]
-
-
-async def _plain_split(similarity: Any, question: str, hits: list[Any], limit: int,
-                       cfg: Any, as_of: Any) -> list[Any]:
-    """The root's split without the clause grammar: the plain clauses the sources speak to,
-    then the facets of the evidence."""
-    from research_core.loop.planning import decomposition, subquestions
-
-    texts = [f"{h.title}. {h.snippet}" for h in hits]
-    clauses = plain_clauses(question)
-    spoken = await decomposition.spoken_to(similarity, clauses, texts, cfg) if clauses else set()
-    own = [c for c in clauses if c in spoken][:limit]
-    room = max(limit - len(own), 1 if hits else 0)
-    facets = await decomposition.facets_of(similarity, question, hits, own, room, cfg, as_of)
-    return subquestions.as_subquestions([*own[: limit - min(room, len(facets))], *facets],
-                                        limit)
+async def _no_facets(*_: Any, **__: Any) -> list[str]:
+    return []
 
 
 async def _false_async(*_: Any, **__: Any) -> bool:
@@ -60,7 +34,8 @@ async def _false_async(*_: Any, **__: Any) -> bool:
 
 
 FAMILIES: dict[str, list[Patch]] = {
-    "clause-grammar": [("research_core.loop.planning.decomposition", "split", _plain_split)],
+    "evidence-facets": [("research_core.loop.planning.decomposition", "facets_of", _no_facets)],
+    "period-end": [("research_core.loop.planning.period_end", "facet", lambda *_: None)],
     "recheck": [("research_core.loop.engine", "_Research._recheck", _false_async)],
     "across-languages": [("research_core.loop.gathering.across", "figures_query",
                           lambda *_: "")],

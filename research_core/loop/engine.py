@@ -158,7 +158,7 @@ class _Research:
     @cached_property
     def _topic(self) -> str:
         """What the run's question is about: the clause of it that names the most."""
-        return subquestions.clauses(self.state.question).topic
+        return subquestions.topic(self.state.question)
 
     @property
     def similarity(self) -> Similarity:

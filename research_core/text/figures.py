@@ -4,6 +4,8 @@ written differently compares equal: "1,860" = "1860" = "1.86千"; "0.5%" = "0.50
 
 A number glued to a letter before it is a name, not a figure ("Q3", "MX450", "H2O",
 "A320"). A sign is ignored (a claim says "fell 3.5%" where a source writes "-3.5%").
+The numbers and dates of a text as written ("1,860", "2026-10-31": `number_strings`) are
+what a summary must keep of it.
 """
 
 from __future__ import annotations
@@ -178,3 +180,18 @@ def same_figure(stated: Figure, figure: Figure) -> bool:
 def states_figure(text: str, figure: Figure) -> bool:
     """Whether a text states the figure in any form (`same_figure`)."""
     return any(same_figure(f, figure) for f in figures_in(text))
+
+
+# A run of digits with the separators of numbers and dates between them: "1,860", "3.5",
+# "2026-10-31", "10:30", "9/30".
+_DIGITS = re.compile(r"\d+(?:[.,:/-]\d+)*")
+
+
+def number_strings(text: str) -> list[str]:
+    """Every number or date of the text as written ("1,860", "2026-10-31"), in order."""
+    return _DIGITS.findall(text)
+
+
+def is_number_string(text: str) -> bool:
+    """Whether the text is one number or date and nothing else ("1860", "2026-10-31")."""
+    return _DIGITS.fullmatch(text) is not None

@@ -148,6 +148,15 @@ _PAST_YEAR = re.compile(r"\b(?:past|last)\s+(?:year|12\s+months|twelve\s+months)
                         r"近一年|过去一年|最近一年|近12个月|过去12个月|近一年来", re.I)
 
 
+_LATEST = re.compile(
+    r"\b(?:latest|current|currently|now|most recent)\b|最新|目前|当前|现在|最近一个月", re.I)
+
+
+def asks_latest(question: str) -> bool:
+    """Whether the question asks for the latest figures ("latest", "now", "目前")."""
+    return _LATEST.search(question) is not None
+
+
 def asks_past_year(question: str) -> bool:
     """Whether the question asks about the past year ("近一年", "over the past year")."""
     return _PAST_YEAR.search(question) is not None
@@ -191,3 +200,18 @@ def month_label(month: str, zh: bool) -> str:
     """A month key ("2026-10") as a reader writes it: "2026年10月", "October 2026"."""
     year, number = (int(p) for p in month.split("-"))
     return f"{year}年{number}月" if zh else f"{MONTH_NAMES[number - 1].capitalize()} {year}"
+
+
+# A sentence that states a total over a span ("November 2025 to October 2026", "the twelve
+# months", "1—9月") gives no value of one period, whatever periods it names.
+_SPAN = re.compile(
+    rf"{MONTH}\.?(?:\s+\d{{4}})?\s*(?:to|through|until|till|and|[–—-])\s*{MONTH}|"
+    r"\b(?:twelve|12|nine|six|three|9|6|3)[\s-]months?\b|year[\s-]to[\s-]date|\bytd\b|"
+    r"\d{1,2}\s*[—–~-]\s*\d{1,2}\s*月|前[一二三四五六七八九十]+个?(?:季度|月)", re.I)
+
+
+def states_span(text: str) -> bool:
+    """Whether the text states a total over a span of months or quarters ("November 2025 to
+    October 2026", "the twelve months", "year to date", "1—9月", "前三季度"), which gives no
+    value of one period."""
+    return _SPAN.search(text) is not None

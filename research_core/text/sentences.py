@@ -4,6 +4,11 @@ Lines are split first (a list item or a heading is its own sentence, its marker 
 then each line after a sentence end: ". ", "! ", "? ", "; " in English (a decimal point is no
 end), and after 。！？； in Chinese. A fragment that holds only citations ("[2]" after the
 full stop, "[2] Next sentence") belongs to the sentence before it.
+
+Also the sentence grammar that other code reads a text with: where a sentence around a snippet
+starts and ends on its page (`sentence_start`, `sentence_end`), a paragraph's emphasised title
+(`lead_in`), whether a line ends as a sentence or is a numbered heading, and what makes two
+sentences the same (`sentence_key`).
 """
 
 from __future__ import annotations
@@ -20,6 +25,14 @@ _NOT_AFTER = "".join(
 _END = re.compile(rf"(?<=[.!?;]){_NOT_AFTER}\s+(?=\S)|(?<=[。！？；])")
 _FULL_STOP = re.compile(rf"(?<=[.!?]){_NOT_AFTER}\s+(?=\S)|(?<=[。！？])")
 _LEADING_CITATIONS = re.compile(r"^(?:\[\d+(?:\s*,\s*\d+)*\][\s.。;；]*)+")
+# A paragraph's emphasised title ("1. *Fibre mix.* …"), not a subject ("**北岭牧业：** …").
+_LEAD_IN = re.compile(r"^\s*(?:\d{1,2}[.)]\s*)?(\*{1,2})([^*\n]{1,80}[.。])\1\s*(?=\S)")
+# A sentence's closing mark with the quotes and brackets closed after it.
+_CLOSING = re.compile(r"[。！？][”’」』)）]*|[.!?][\"'”’)\]]*(?=\s|$)")
+_CITATION = re.compile(r"\s*\[[^\]\n]{1,80}\]")
+_NOT_WORD = re.compile(r"[^\w%]+")
+_NUMBERED_HEADING = re.compile(r"^\s*(?:[一二三四五六七八九十]+|\d{1,2})[、.]\s*\S")
+_SENTENCE_END = re.compile(r"[。！？!?；;]|\.\s*(?:\[\d+\])?\s*$")
 
 
 def is_heading(line: str) -> bool:
@@ -45,3 +58,43 @@ def sentences(text: str, headings: bool = True, clauses: bool = True) -> list[st
             if part:
                 out.append(part)
     return out
+
+
+def lead_in(paragraph: str) -> tuple[str, str]:
+    """A paragraph's emphasised title and the rest of it ("1. *Fibre mix.* Finer wools …":
+    "Fibre mix.", "Finer wools …"); the title is "" and the rest the whole paragraph where it
+    opens with none."""
+    lead = _LEAD_IN.match(paragraph)
+    return (lead.group(2), paragraph[lead.end():]) if lead else ("", paragraph)
+
+
+def sentence_end(text: str, start: int) -> int:
+    """Where the first sentence end at or after `start` finishes (its closing quotes and
+    brackets included); the end of the text where none follows."""
+    match = _CLOSING.search(text, start)
+    return match.end() if match else len(text)
+
+
+def sentence_start(text: str, at: int) -> int:
+    """Where the sentence that holds position `at` starts: just after the last sentence end
+    before it (0 where none is)."""
+    start = 0
+    for match in _CLOSING.finditer(text, 0, at + 1):
+        start = match.end() if match.end() <= at else start
+    return start
+
+
+def ends_sentence(line: str) -> bool:
+    """Whether the line holds a sentence end: 。！？!?；; anywhere, or a full stop at its end
+    (a citation after it allowed: "… rose. [2]")."""
+    return _SENTENCE_END.search(line) is not None
+
+
+def is_numbered_heading(line: str) -> bool:
+    """Whether the line opens as a numbered heading does ("三、羊毛价格…", "2. Prices")."""
+    return _NUMBERED_HEADING.match(line) is not None
+
+
+def sentence_key(text: str) -> str:
+    """What makes two sentences the same: their words, without citations, case or spacing."""
+    return " ".join(_NOT_WORD.sub(" ", _CITATION.sub("", text).casefold()).split())

@@ -6,7 +6,6 @@ pages' other sentences are offered to the extractive answer (`page_lines`)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 
 from research_core.loop.memory.evidence import Evidence
@@ -17,13 +16,16 @@ from research_core.search.reading import clean_markdown, split_paragraphs
 from research_core.search.snippets import ELLIPSIS, is_cut
 from research_core.text.conflicts import CUE
 from research_core.text.figures import figures_in
-from research_core.text.sentences import is_heading, sentences
+from research_core.text.sentences import (
+    is_heading,
+    lead_in,
+    sentence_end,
+    sentence_start,
+    sentences,
+)
 
 Reader = Callable[[str], Awaitable[str | None]]
 MAX_CHARS = 600
-# A paragraph's emphasised title ("1. *Fibre mix.* …"), not a subject ("**北岭牧业：** …").
-_LEAD_IN = re.compile(r"^\s*(?:\d{1,2}[.)]\s*)?(\*{1,2})([^*\n]{1,80}[.。])\1\s*(?=\S)")
-_END = re.compile(r"[。！？][”’」』)）]*|[.!?][\"'”’)\]]*(?=\s|$)")
 
 
 def local_reader(backend: SearchBackend) -> Reader | None:
@@ -72,9 +74,8 @@ def _lines_under_headings(body: str | None, item: Evidence) -> list[Line]:
         if is_heading(paragraph):
             heading = clean_markdown(paragraph)
             continue
-        lead = _LEAD_IN.match(paragraph)  # "1. *Fibre mix.* Finer wools …": a label
-        under = f"{heading} {lead.group(2)}".strip() if lead else heading
-        rest = paragraph[lead.end():] if lead else paragraph
+        title, rest = lead_in(paragraph)  # "1. *Fibre mix.* Finer wools …": a label
+        under = f"{heading} {title}".strip() if title else heading
         said = [clean_markdown(t) for t in sentences(rest, headings=False, clauses=False)]
         out += [Line(text, item, under, i == 0) for i, text in enumerate(t for t in said if t)]
     return out
@@ -93,8 +94,7 @@ def next_sentence(text: str, body: str) -> str | None:
     if at < 0:
         return None
     end = at + len(text)
-    following = _END.search(body, end + 1)
-    extended = body[at:following.end() if following else len(body)].strip()
+    extended = body[at:sentence_end(body, end + 1)].strip()
     return extended if len(extended) <= MAX_CHARS else None
 
 
@@ -105,10 +105,7 @@ def whole_text(snippet: str, body: str) -> str | None:
     at = body.find(head)
     if at < 0 or not head:
         return None
-    start = 0
-    for match in _END.finditer(body, 0, at + 1):
-        start = match.end() if match.end() <= at else start
-    end_match = _END.search(body, at + len(head) - 1)
-    end = end_match.end() if end_match else len(body)
+    start = sentence_start(body, at)
+    end = sentence_end(body, at + len(head) - 1)
     text = body[start:end].strip()
     return text if len(text) <= MAX_CHARS else None

@@ -11,12 +11,12 @@ from research_core.budget.owner import BudgetOwner
 from research_core.loop.memory.evidence import Evidence, combined_score, credibility, recency
 from research_core.loop.memory.goal_tree import Node
 from research_core.loop.memory.state import QueryRecord, RunState
-from research_core.loop.planning.asked import asks_why
 from research_core.models.schemas import HitScore
 from research_core.protocols import SearchBackend, SearchHit, Similarity
 from research_core.search.reading import deep_read
 from research_core.search.tool import DatesPages, QueryResult
 from research_core.settings import EngineSettings
+from research_core.text.causes import asks_why
 from research_core.text.figures import figure_keys
 
 RETRIEVED_SNIPPET_CHARS = 200  # what the run keeps of a retrieved hit it did not keep

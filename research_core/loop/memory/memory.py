@@ -6,16 +6,15 @@ checked here in code, not trusted to the model.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from research_core.loop.memory import labels
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.memory.pool import lines_of
 from research_core.text import conflicts
+from research_core.text.figures import is_number_string, number_strings
 
 MAX_CONFLICTS = 3
-_NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
 
 
 @dataclass
@@ -64,7 +63,7 @@ class WorkingMemory:
 
 def numbers_in(text: str) -> set[str]:
     """The numbers and dates in a text, thousands separators removed."""
-    return {_normalise(n) for n in _NUMBER.findall(text)}
+    return {_normalise(n) for n in number_strings(text)}
 
 
 def facts_of(items: list[Evidence]) -> set[str]:
@@ -87,7 +86,7 @@ def missing_facts(summary_text: str, required: set[str]) -> list[str]:
     have = numbers_in(summary_text)
     lowered = summary_text.lower()
     return sorted(f for f in required if f not in have and (
-        _NUMBER.fullmatch(f) or f.lower() not in lowered))
+        is_number_string(f) or f.lower() not in lowered))
 
 
 def lossless_summary(node_id: str, question: str, items: list[Evidence],

@@ -7,20 +7,21 @@ source."""
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain
 
 from research_core.loop.memory.evidence import Evidence
 from research_core.search.snippets import is_cut
-from research_core.text.sentences import sentences
+from research_core.text.sentences import (
+    ends_sentence,
+    is_numbered_heading,
+    sentence_key,
+    sentences,
+)
 from research_core.text.terms import CJK, terms
 
-_CITATION = re.compile(r"\s*\[[^\]\n]{1,80}\]")
 _MIN_TERMS = 4
-_NUMBERED_HEADING = re.compile(r"^\s*(?:[一二三四五六七八九十]+|\d{1,2})[、.]\s*\S")
-_SENTENCE_END = re.compile(r"[。！？!?；;]|\.\s*(?:\[\d+\])?\s*$")
 _MIN_CJK = 10
 UNENDED_MOST = 40  # a line this short without a sentence end: a heading or a signature
 
@@ -62,7 +63,7 @@ class Line:
 
 def key(text: str) -> str:
     """What makes two sentences the same: their words, without citations, case or spacing."""
-    return " ".join(re.sub(r"[^\w%]+", " ", _CITATION.sub("", text).casefold()).split())
+    return sentence_key(text)
 
 
 def lines_of(items: list[Evidence], pages: Iterable[Line] = ()) -> list[Line]:
@@ -99,8 +100,7 @@ def whole(text: str) -> bool:
     """A sentence that can stand in an answer: not a fragment, not a bare heading."""
     if is_cut(text) or text.rstrip().endswith((":", "：", "?", "？")) or text.count("|") >= 2:
         return False  # a fragment, a lead-in, a question, a table row
-    if not _SENTENCE_END.search(text) and (_NUMBERED_HEADING.match(text)
-                                           or len(text) <= UNENDED_MOST):
+    if not ends_sentence(text) and (is_numbered_heading(text) or len(text) <= UNENDED_MOST):
         return False  # "三、羊毛价格不是牧场盈利的关键", "某协会 2026年10月31日": no sentence
     if len(CJK.findall(text)) >= _MIN_CJK:
         return True

@@ -35,6 +35,7 @@ from research_core.models.schemas import HitScore, SubQuestion
 from research_core.protocols import SearchHit, Similarity
 from research_core.runlog import RunLog
 from research_core.settings import EngineSettings
+from research_core.text.clauses import read
 
 
 @dataclass(frozen=True)
@@ -119,12 +120,11 @@ async def vet_subquestions(similarity: Similarity, root: str, candidates: list[S
 
 
 async def relatedness(similarity: Similarity, root: str, texts: list[str]) -> list[float]:
-    """Each text's similarity to the root question: to the whole or to its main clause (the
-    one that names the most, `subquestions.clauses`), whichever is closer."""
+    """Each text's similarity to the root question: to the whole or to one of its clauses
+    (`research_core.text.clauses`), whichever is closer: a long request dilutes the whole."""
     if not texts:
         return []
-    topic = subquestions.clauses(root).topic
-    roots = [root, topic] if subquestions.is_part(topic, root) else [root]
+    roots = [root, *(c for c in read(root).clauses if subquestions.is_part(c, root))]
     rows = await similarity.matrix(roots, texts)
     return [max(column) for column in zip(*rows, strict=True)]
 

@@ -11,7 +11,13 @@ from collections.abc import Sequence
 
 from research_core.loop.planning import subquestions
 from research_core.text.figures import measured
-from research_core.text.periods import asks_past_year, latest_stated, month_label, span_end
+from research_core.text.periods import (
+    asks_latest,
+    asks_past_year,
+    latest_stated,
+    month_label,
+    span_end,
+)
 from research_core.text.sentences import sentences
 from research_core.text.terms import has_cjk
 
@@ -20,14 +26,12 @@ MONTH_DONE_DAY = 20  # from this day of the as-of month on, that month's figures
 
 def last_month(question: str, as_of: dt.date) -> str | None:
     """"2026-10": the month the question's span ends in (named, or the as-of month for a span
-    up to now, when it asks for a measure); None when it names no span that ends now or on a
-    named month."""
+    up to now); None when it names no span that ends now or on a named month."""
     named = span_end(question)
     if named:
         return named
-    if not subquestions.measures_in(question) or not (
-            asks_past_year(question) or subquestions.asks_latest(question)):
-        return None  # "目前行业格局如何？" asks for no month's figures
+    if not (asks_past_year(question) or asks_latest(question)):
+        return None
     month = as_of if as_of.day >= MONTH_DONE_DAY else as_of.replace(day=1) - dt.timedelta(1)
     return f"{month.year}-{month.month:02d}"
 
@@ -43,7 +47,8 @@ def facet(question: str, as_of: dt.date, texts: Sequence[str],
           published: Sequence[dt.date | None]) -> tuple[str, bool] | None:
     """The sub-question for the span's last month and whether the findings reach it."""
     month = last_month(question, as_of)
-    if month is None:
-        return None
+    newest = newest_stated(texts, published)
+    if month is None or not newest:
+        return None  # findings that state no period's figure were asked for none
     label = month_label(month, has_cjk(question))
-    return subquestions.for_period(question, label), newest_stated(texts, published) >= month
+    return subquestions.for_period(question, label), newest >= month

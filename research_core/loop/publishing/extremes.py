@@ -9,23 +9,15 @@ point's source is cited. No series, or one of another grain than the question as
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import replace
 
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.publishing.series import Point, Series, every_series, longest
 from research_core.text.sentences import sentences
+from research_core.text.superlatives import asked_extreme, asked_grain
 from research_core.text.terms import content_terms, has_cjk
 
-# superlatives in English and Chinese (the languages' own words, not any question's)
-_HIGH = re.compile(r"\b(?:highest|most|biggest|largest|greatest|peak(?:ed)?|strongest|best|"
-                   r"busiest|top)\b|最高|最多|最大|最强|峰值|高峰", re.I)
-_LOW = re.compile(r"\b(?:lowest|least|fewest|smallest|weakest|worst|quietest|bottom)\b|"
-                  r"最低|最少|最小|最弱|低谷|谷底", re.I)
-_GRAINS = {"month": re.compile(r"\bmonths?\b|月份|哪个月|哪一个月|几月", re.I),
-           "quarter": re.compile(r"\bquarters?\b|季度", re.I),
-           "half year": re.compile(r"\bhalf\b|\bhalves\b|半年", re.I)}
 _WORDS = {False: {"high": "the highest", "low": "the lowest"},
           True: {"high": "最高", "low": "最低"}}
 _GRAIN_ZH = {"month": "个月", "quarter": "个季度", "half year": "个半年"}
@@ -33,14 +25,7 @@ _GRAIN_ZH = {"month": "个月", "quarter": "个季度", "half year": "个半年"
 
 def asked(question: str) -> str | None:
     """"high" or "low" where the question asks for a period's extreme (the first named)."""
-    high, low = _HIGH.search(question), _LOW.search(question)
-    if high and (not low or high.start() < low.start()):
-        return "high"
-    return "low" if low else None
-
-
-def _grain(question: str) -> str | None:
-    return next((g for g, words in _GRAINS.items() if words.search(question)), None)
+    return asked_extreme(question)
 
 
 def extreme_line(question: str, items: list[Evidence],
@@ -52,7 +37,7 @@ def extreme_line(question: str, items: list[Evidence],
     if side is None:
         return None
     found = every_series(_about(question, items), question)
-    grain = _grain(question)
+    grain = asked_grain(question)
     series = longest([s for s in found if grain in (None, s.grain)]) or longest(found)
     if series is None:
         return None
@@ -77,8 +62,7 @@ def _about(question: str, items: list[Evidence]) -> list[Evidence]:
     """The items cut to their sentences that share a content word with the question (its
     time and superlative words left out)."""
     wanted = {t for t in content_terms(question)
-              if not (_HIGH.search(t) or _LOW.search(t) or any(g.search(t)
-                                                                for g in _GRAINS.values()))}
+              if asked_extreme(t) is None and asked_grain(t) is None}
     out = []
     for item in items:
         said = [t for t in sentences(item.text, clauses=False)

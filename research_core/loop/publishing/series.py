@@ -17,7 +17,6 @@ channel's business (workers/charts.py); this module imports nothing to draw with
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 
 from research_core.loop.memory.evidence import Evidence
@@ -26,7 +25,7 @@ from research_core.text import measures
 from research_core.text.conflicts import SAME_MEASURE_RATIO, names_in, unit_of
 from research_core.text.dated import dated_figures
 from research_core.text.figures import Figure
-from research_core.text.periods import MONTH, MONTH_NAMES
+from research_core.text.periods import MONTH_NAMES, states_span
 from research_core.text.terms import content_terms
 
 MIN_POINTS = 3
@@ -35,12 +34,6 @@ MAX_POINTS = 24
 MAX_SPREAD = 20.0  # the largest value of a series at most this many times its smallest
 GRAIN = {"Q": "quarter", "H": "half year"}
 SHARED_TERMS = 1  # content words two sentences share (not time words, not the unit)
-# A sentence that states a total over a span ("November 2025 to October 2026", "the twelve
-# months", "1—9月") gives no value of one period, whatever periods it names.
-_SPAN = re.compile(
-    rf"{MONTH}\.?(?:\s+\d{{4}})?\s*(?:to|through|until|till|and|[–—-])\s*{MONTH}|"
-    r"\b(?:twelve|12|nine|six|three|9|6|3)[\s-]months?\b|year[\s-]to[\s-]date|\bytd\b|"
-    r"\d{1,2}\s*[—–~-]\s*\d{1,2}\s*月|前[一二三四五六七八九十]+个?(?:季度|月)", re.I)
 _TIME_TEXT = """quarter quarters half year years month months first second third fourth q1 q2 q3
     q4 h1 h2 week weeks 季度 月 年 上半年 下半年"""
 _TIME_WORDS = frozenset(m for name in MONTH_NAMES for m in (name, name[:3])) | frozenset(
@@ -133,7 +126,7 @@ def every_series(items: list[Evidence], about: str) -> list[Series]:
 def _candidates(lines: list[Line]) -> list[_Candidate]:
     out = []
     for line in lines:
-        if _SPAN.search(line.text):
+        if states_span(line.text):  # a total over a span: no value of one period
             continue
         dated = dated_figures(line.text, line.published)
         for period, figure, at in dated:

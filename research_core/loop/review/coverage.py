@@ -10,7 +10,6 @@ one included: it judges nothing) falls back on the embedder.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,11 +22,12 @@ from research_core.models.prompts import render
 from research_core.models.schemas import CoverageOut
 from research_core.protocols import Similarity
 from research_core.settings import EngineSettings
+from research_core.text.causes import asks_explanation
+from research_core.text.clauses import read
 from research_core.text.figures import figures_in
 
 MAX_FACETS = 5
 RELIED_CHARS = 160
-_WHY = re.compile(r"\b(?:why|reasons?|causes?|drivers?|explain\w*)\b|为什么|为何|原因|驱动", re.I)
 
 
 @dataclass
@@ -52,11 +52,15 @@ class Coverage:
 
 
 def facets(question: str) -> list[str]:
-    """The facets of a question: its derived sub-questions (a cause only when it asks why),
-    or the question itself when it asks one thing."""
+    """The facets of a question: its derived sub-questions (a cause only when it asks why;
+    a bare "why" completed with the topic), or the question itself when it asks one
+    thing."""
+    reading = read(question)
     derived = [s.question for s in subquestions.derive(question, limit=MAX_FACETS)]
-    asks_why = bool(_WHY.search(question))
-    kept = [d for d in derived if asks_why or not _WHY.search(d)]
+    derived += [subquestions.as_question(subquestions.completed(b, reading.topic))
+                for b in reading.bare if asks_explanation(b)][:1]
+    asks_why = asks_explanation(question)
+    kept = [d for d in derived if asks_why or not asks_explanation(d)]
     return kept if len(kept) > 1 else [question]
 
 
@@ -69,7 +73,7 @@ async def by_embedder(similarity: Similarity, wanted: list[str], texts: list[str
     matrix = await similarity.matrix(wanted, texts)
     answered = []
     for i, (facet, row) in enumerate(zip(wanted, matrix, strict=True)):
-        cause = bool(_WHY.search(facet))
+        cause = asks_explanation(facet)
         if any(_close(c, facet, t, cfg) and (cause or figures_in(t))
                for c, t in zip(row, texts, strict=True)):
             answered.append(i)

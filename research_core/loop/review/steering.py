@@ -19,7 +19,6 @@ resumed run reads each once.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from research_core.budget.axes import Budget
@@ -31,24 +30,19 @@ from research_core.models.prompts import render
 from research_core.models.schemas import SteerOut, SubQuestion
 from research_core.protocols import Similarity, Steer, SteerSource
 from research_core.settings import BUNDLED, NO_MODEL, EngineSettings, Settings
+from research_core.text.requests import (
+    CUES,
+    capitalised_names,
+    request_clauses,
+    says_away,
+    says_toward,
+)
 from research_core.text.terms import function_words, terms
 
 FIRST_VALUE = 1.0  # a sub-question asked for first
 OTHERS_BELOW = 0.95  # every other open sub-question waits below it
 ADDED_VALUE = 0.9
 STEER_CHARS = 500  # what of a steer is read (the bot takes longer messages as questions)
-_CLAUSES = re.compile(r"[,;.!?\n，；。！？、]|\b(?:and|but|then|also|instead)\b", re.I)
-_AWAY = re.compile(r"\b(?:skip|drop|ignore|forget|exclude|excluding|without|not|no|don'?t|"
-                   r"stop|leave|less|never)\b|不要|跳过|忽略|别|去掉|不用|不看", re.I)
-_TOWARD = re.compile(r"\b(?:focus|prioriti[sz]e|priority|first|more|only|concentrate|instead|"
-                     r"rather|mainly|mostly|emphasi[sz]e)\b|重点|关注|优先", re.I)
-# words that say how to steer, not what about
-_NAME = re.compile(r"\b[A-Z][A-Za-z]*[A-Z]\b|\b[A-Z][a-z]+\b")
-_CUE_TEXT = """skip drop ignore forget exclude excluding without leave out less never
-    stop focus prioritise prioritize priority concentrate first more only please look dig
-    instead rather mainly mostly emphasis emphasise emphasize interested care want need
-    let's lets rest 重点 关注 优先 先 跳过 忽略 不要 去掉 不用 不看"""
-_CUES = frozenset(_CUE_TEXT.split())
 
 
 @dataclass(frozen=True)
@@ -125,11 +119,10 @@ def rule(text: str, opened: list[Node]) -> tuple[list[str], list[str]]:
     raised: list[str] = []
     dropped: list[str] = []
     away = False
-    for clause in _CLAUSES.split(text):
-        clause = clause or ""
-        if _AWAY.search(clause) or _TOWARD.search(clause):  # a clause without a cue of its
-            away = _AWAY.search(clause) is not None  # own goes the way of the one before
-        words = _words(clause) - _CUES
+    for clause in request_clauses(text):
+        if says_away(clause) or says_toward(clause):  # a clause without a cue of its
+            away = says_away(clause)  # own goes the way of the one before
+        words = _words(clause) - CUES
         named = [n.id for n in opened if words & _words(n.question)]
         (dropped if away else raised).extend(named)
     raised = list(dict.fromkeys(raised))
@@ -139,7 +132,7 @@ def rule(text: str, opened: list[Node]) -> tuple[list[str], list[str]]:
 def _words(text: str) -> set[str]:
     """The words that name something: content words, and names written with a capital
     that a stop-word list would take for function words ("the UK", "US")."""
-    names = {w.casefold() for w in _NAME.findall(text)}
+    names = capitalised_names(text)
     return {_stem(w) for w in terms(text)
             if (w in names or w not in function_words()) and not w.isdigit()}
 
