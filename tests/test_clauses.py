@@ -10,7 +10,7 @@ from research_core.text.clauses import read, without_mentions
 
 def test_clauses_are_cut_at_punctuation_and_coordinators() -> None:
     reading = read("@RED 各区出口多少袋、同比怎么变，为什么？要数据")
-    assert reading.clauses == ("各区出口多少袋、同比怎么变", "要数据")
+    assert reading.clauses == ("各区出口多少袋、同比怎么变", "为什么", "要数据")  # "why" asks
     reading = read("we're on 7.2 in prod — does the relicensing hit us, and is the fork "
                    "a real option? need facts + links for the arch review")
     assert reading.clauses == ("we're on 7.2 in prod", "does the relicensing hit us",

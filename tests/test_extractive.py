@@ -77,14 +77,15 @@ TEMPLATES = ("What were", "What caused", "What are the latest", "latest figures 
 def test_sub_questions_are_read_off_an_english_question() -> None:
     """Each clause as written (issue 25): the clause that names the most, then each clause
     that asks something beside it, completed with it; no template, never the question
-    itself; a bare "and why" names nothing and asks nothing of its own."""
+    itself."""
     question = ("How did wholesale prices of Fuji apples move between November 2025 and "
                 "October 2026, which markets paid the most, and why?")
     subs = [s.question for s in subquestions.derive(question)]
     topic = ("How did wholesale prices of Fuji apples move between November 2025 and "
              "October 2026")
-    assert len(subs) == 2 and subs[0] == f"{topic}?"
+    assert len(subs) == 3 and subs[0] == f"{topic}?"
     assert subs[1].casefold().startswith("which markets paid the most") and topic in subs[1]
+    assert subs[2] == f"Why ({topic})?"
     assert question not in subs
     assert not any(t in s for s in subs for t in TEMPLATES)
 

@@ -225,7 +225,7 @@ def _cosine(a: Counter[str], b: Counter[str]) -> float:
 def blend(cosines: Vectors, rows: list[str], cols: list[str]) -> Vectors:
     """Model cosines, with bigram overlap weighted in by how Chinese the pair is:
     s = (1 - w)·cos + w·overlap, w = CJK_LEXICAL_WEIGHT × the larger CJK share of the two."""
-    w = CJK_LEXICAL_WEIGHT * np.maximum.outer([cjk_share(t) for t in rows],
+    w = CJK_LEXICAL_WEIGHT * np.minimum.outer([cjk_share(t) for t in rows],
                                               [cjk_share(t) for t in cols])
     if not w.any():
         return cosines

@@ -27,13 +27,12 @@ LIST_TERMS = 2  # a piece naming fewer things is an item of its neighbour's list
 
 @dataclass(frozen=True)
 class Reading:
-    """A question's clauses that name something, in order; its topic: the clause that names
-    the most, one of a sentence that asks ("…?") before others (the first of equals); and
-    its bare pieces, which name nothing ("why", "pls")."""
+    """A question's clauses that name something or ask something ("why"), in order, and its
+    topic: the clause that names the most, one of a sentence that asks ("…?") before others
+    (the first of equals)."""
 
     clauses: tuple[str, ...]
     topic: str
-    bare: tuple[str, ...] = ()
 
 
 def without_mentions(text: str) -> str:
@@ -46,19 +45,16 @@ def read(question: str) -> Reading:
     topic."""
     text = without_mentions(question)
     asked: dict[str, bool] = {}
-    bare: list[str] = []
     for sentence in _SENTENCE.split(text):
         for piece in (_balanced(c) for part in _PUNCTUATION.split(sentence)
                       for c in _coordinated(part)):
-            if content_terms(piece):
+            if content_terms(piece) or asks(piece):
                 asked[piece] = asked.get(piece, False) or sentence.rstrip().endswith(("?", "？"))
-            elif piece:
-                bare.append(piece)
-    if not asked:
-        return Reading((), text, tuple(bare))
-    named = list(asked)
+    named = [c for c in asked if content_terms(c)]
+    if not named:
+        return Reading(tuple(asked), text)
     topic = max(named, key=lambda c: (asked[c], len(set(content_terms(c))), -named.index(c)))
-    return Reading(tuple(named), topic, tuple(bare))
+    return Reading(tuple(asked), topic)
 
 
 def asks(clause: str) -> bool:

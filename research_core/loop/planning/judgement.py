@@ -140,7 +140,7 @@ def real_subquestion(question: str, value: float) -> SubQuestion | str:
 def scaled(threshold: float, a: str, b: str) -> float:
     """An English-pair threshold for the pair (a, b), shrunk by the weight bigram overlap has
     in the similarity of a Chinese pair."""
-    return threshold * (1.0 - CJK_LEXICAL_WEIGHT * max(cjk_share(a), cjk_share(b)))
+    return threshold * (1.0 - CJK_LEXICAL_WEIGHT * min(cjk_share(a), cjk_share(b)))
 
 
 def _problem(candidate: SubQuestion, related: float, root: str, seen: set[str],

@@ -23,7 +23,6 @@ from research_core.models.schemas import CoverageOut
 from research_core.protocols import Similarity
 from research_core.settings import EngineSettings
 from research_core.text.causes import asks_explanation
-from research_core.text.clauses import read
 from research_core.text.figures import figures_in
 
 MAX_FACETS = 5
@@ -52,13 +51,9 @@ class Coverage:
 
 
 def facets(question: str) -> list[str]:
-    """The facets of a question: its derived sub-questions (a cause only when it asks why;
-    a bare "why" completed with the topic), or the question itself when it asks one
-    thing."""
-    reading = read(question)
+    """The facets of a question: its derived sub-questions (a cause only when it asks why),
+    or the question itself when it asks one thing."""
     derived = [s.question for s in subquestions.derive(question, limit=MAX_FACETS)]
-    derived += [subquestions.as_question(subquestions.completed(b, reading.topic))
-                for b in reading.bare if asks_explanation(b)][:1]
     asks_why = asks_explanation(question)
     kept = [d for d in derived if asks_why or not asks_explanation(d)]
     return kept if len(kept) > 1 else [question]
