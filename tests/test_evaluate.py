@@ -42,7 +42,6 @@ TASKS_YAML = """
       checks:
         - mentions_any: ["from the sources"]
         - cites_any: [stats-sales-2026-09]
-        - cites_none: [zh-export-2026-10]
     - id: R2
       why: a fact no scripted text states
       checks:
