@@ -16,6 +16,7 @@ from bot.app import ResearchRequestMsg
 from contract.slack_client import make_client
 from research_core.plan import PlanSource, PlanTask, PlanView
 from tests.playground_stack import TOKEN, StandInQueue, playground_stack
+from tests.slack_stack import wait_for
 from tests.test_playground_browser import browser, open_page, redis, save_screenshot, say
 from tests.test_playground_browser import pytestmark as browser_marks
 from workers.slack_publisher import SlackPublisher
@@ -103,6 +104,8 @@ async def test_a_plan_fills_in_an_answer_streams_and_takes_feedback_and_home_sho
         await say(page, "#composer-text", f"/research standard {QUESTION}")
         status = page.locator("#messages .message", has_text="Depth: Standard")
         await expect(status).to_contain_text(QUESTION)
+        # the status message is posted before the job is handed to the worker: wait for it
+        await wait_for(lambda: bool(worker.researched), 10, "the job to reach the worker")
         [request] = worker.researched
         assert request.depth == "standard" and request.team == "T0FAKE"
 
