@@ -55,6 +55,8 @@ def test_not_found_lists_names_only_never_words_that_ask() -> None:
     assert missing == ["the question's “Vestland”"]
     assert names_in("How did sales move in Norland and Sudmark?") == ["Norland", "Sudmark"]
     assert names_in("Even though prices rose, why?") == []
+    # a day or a month is a period word, not a name the sources must state
+    assert names_in("Numbers for Thursday's committee on Norland in Sept. pls?") == ["Norland"]
 
 
 def _line(source_id: str, text: str, lang_title: str = "", publisher: str = "P") -> Line:

@@ -162,18 +162,15 @@ def asks_past_year(question: str) -> bool:
     return _PAST_YEAR.search(question) is not None
 
 
-_CODE = re.compile(r"(?:q[1-4]|h[12])(?:\s*\d{4})?|(?:fy|cy)\d{2,4}", re.I)
-
-
-DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_CODE = re.compile(rf"(?:q[1-4]|h[12])(?:\s*\d{{4}})?|(?:fy|cy)\d{{2,4}}|(?:{MONTH}|{_DAY})\.*",
+                   re.I)
 
 
 def is_period_code(word: str) -> bool:
     """Whether a word is a period's short code ("Q3", "H1", "Q3 2026", "FY2026") or a day's or
     a month's name ("Thursday", "Sept"), which a capital letter does not make a name."""
-    plain = word.strip().casefold().rstrip(".")
-    calendar = plain in DAY_NAMES or plain in MONTH_NAMES or plain in _MONTHS or plain == "sept"
-    return calendar or _CODE.fullmatch(word.strip()) is not None
+    return _CODE.fullmatch(word.strip()) is not None
 
 
 def names_period(text: str) -> bool:

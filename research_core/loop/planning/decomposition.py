@@ -119,8 +119,8 @@ async def _cluster_names(similarity: Similarity,
     sims = await similarity.matrix(texts, texts)
     clusters = average_link(sims, k, SAME_TOPIC)
     weight = [sum(scored[i][1] for i in members) for members in clusters]
-    order = sorted(range(len(clusters)), key=lambda k: -weight[k])
-    return [_title(scored[medoid(sims, clusters[k])][0]) for k in order]
+    order = sorted(range(len(clusters)), key=lambda c: -weight[c])
+    return [_title(scored[medoid(sims, clusters[c])][0]) for c in order]
 
 
 def _score(cosine: float, question: str, hit: SearchHit, cfg: EngineSettings,
