@@ -11,8 +11,10 @@ from research_core.loop.planning.asked import known_names, names_in
 from research_core.protocols import SearchHit, TimeRange
 from research_core.search.tool import QueryResult
 from research_core.text.figures import (
+    Figure,
     figures_in,
     measured,
+    rounding_of,
     states_figure,
     states_measure,
     without_figures,
@@ -103,3 +105,19 @@ def test_a_figures_query_keeps_only_the_hits_that_state_one_of_its_figures() -> 
     kept = stating([words, figures], "8.62万 86,200")
     assert [h.source_id for h in kept[0].hits] == ["table", "other", "same"]  # word query
     assert [h.source_id for h in kept[1].hits] == ["table", "same"]
+
+
+def test_a_chinese_figure_with_digits_after_wan_is_one_figure() -> None:
+    [figure] = figures_in("死亡人数修正为6万7873人")
+    assert (figure.value, figure.unit, figure.text) == ("67873", "人", "6万7873")
+    assert [f.value for f in figures_in("8.62万元/吨和6万人")] == ["86200", "60000"]
+
+
+def test_a_rounded_figure_is_no_other_version_of_the_precise_one() -> None:
+    def one(text: str) -> Figure:
+        return figures_in(text)[0]
+    assert rounding_of(one("11,600 deaths"), one("11,637 deaths"))
+    assert rounding_of(one("1.16万人"), one("11,637 deaths"))
+    assert not rounding_of(one("61,000 deaths"), one("61,672 deaths"))  # 672 is no rounding
+    assert not rounding_of(one("120 deaths"), one("124 deaths"))  # "120" may be exact
+    assert not rounding_of(one("8.34万元/吨"), one("7.33万元/吨"))

@@ -91,3 +91,17 @@ async def test_no_correction_from_another_topic_an_older_source_or_a_blog() -> N
     assert await corrections(default_similarity(), [OUTPUT], [OLD_ERRATUM]) == []
     later_blog = _line(9, "glass-blog", "blog", BLOG.text, published="2026-10-30")
     assert await corrections(default_similarity(), [OUTPUT], [later_blog]) == []
+
+
+async def test_a_correction_in_the_other_language_revises_and_another_year_does_not() -> None:
+    """"17,900吨" revises "18,400 tonnes" though the unit words differ in script; a figure
+    of 2025 re-values nothing of 2026, however alike the sentences."""
+    zh_erratum = _line(10, "guild-erratum-zh", "official_statistics",
+                       "更正：Brennmark's furnaces 2026年第三季度熔制玻璃17,900吨，而非18,400吨。",
+                       published="2026-10-30")
+    found = await corrections(default_similarity(), [OUTPUT], [zh_erratum])
+    assert [c.later.source_id for c in found] == ["guild-erratum-zh"]
+    last_year = _line(11, "guild-2025", "official_statistics",
+                      "Brennmark's furnaces melted 17,900 tonnes of glass in the third quarter "
+                      "of 2025.", published="2026-10-30")
+    assert await corrections(default_similarity(), [OUTPUT], [last_year]) == []

@@ -21,7 +21,7 @@ from typing import Generic, Protocol, TypeVar
 
 from research_core.text import measures
 from research_core.text.dated import a_year, aside, period_of, places_of, year_before
-from research_core.text.figures import Figure, figures_in
+from research_core.text.figures import Figure, figures_in, rounding_of
 from research_core.text.periods import named
 from research_core.text.sentences import sentences
 from research_core.text.terms import function_words, has_cjk, nouns, overlap
@@ -187,6 +187,8 @@ def _close_pair(mine: list[Figure], theirs: list[Figure]) -> tuple[Figure, Figur
         for y in theirs:
             if x.unit and y.unit and x.unit != y.unit:
                 continue  # tonnes and a price per tonne, both in 万: compared by magnitude only
+            if rounding_of(x, y):
+                continue  # "11,600" is 11,637 rounded, no other version of it
             low, high = sorted((x.amount, y.amount))
             if low > 0 and high / low <= SAME_MEASURE_RATIO:
                 return x, y

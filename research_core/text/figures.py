@@ -29,6 +29,7 @@ NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"  # "4,210", "4.21", "8620
 _FIGURE = re.compile(
     rf"(?<![A-Za-z\d.,])({NUMBER})"
     rf"(?:\s?({_SUFFIX})(?![A-Za-z]))?"
+    r"(?:(?<=万)(\d{1,4})(?![\d,.]))?"  # "6万7873": the ten-thousands, then the rest
     r"(?:\s?([A-Za-z]{3,}|[\u4e00-\u9fff](?:/[\u4e00-\u9fff])?))?", re.IGNORECASE)
 _EMPTY_BRACKETS = re.compile(r"[(（\[]\s*[)）\]]")
 _MONTHS = frozenset(MONTH_NAMES) | {m[:3] for m in MONTH_NAMES}  # "12 January" is a date
@@ -65,9 +66,9 @@ def figures_in(text: str) -> list[Figure]:
     """Every figure of `text`, in order."""
     found = []
     for match in _FIGURE.finditer(text):
-        number, suffix, unit = match.group(1), (match.group(2) or "").lower(), match.group(3)
-        figure = _figure(text[match.start():match.end(2) if suffix else match.end(1)], number,
-                         suffix, _unit(unit))
+        number, suffix, unit = match.group(1), (match.group(2) or "").lower(), match.group(4)
+        end = match.end(3) if match.group(3) else match.end(2) if suffix else match.end(1)
+        figure = _figure(text[match.start():end], number, suffix, _unit(unit), match.group(3))
         if figure is not None:
             found.append(figure)
     return found
@@ -79,7 +80,7 @@ def without_figures(text: str) -> str:
     off (a sentence stating a quarter's exports in thousands and in millions and their change
     scored 0.15 against a question on that country's export volume, 0.34 without its
     figures)."""
-    kept = _FIGURE.sub(lambda m: f" {m.group(3) or ''} ", text)
+    kept = _FIGURE.sub(lambda m: f" {m.group(4) or ''} ", text)
     return " ".join(_EMPTY_BRACKETS.sub(" ", kept).split())
 
 
@@ -100,15 +101,17 @@ def date_keys(day: dt.date | None) -> set[tuple[str, bool]]:
     return {(str(n), False) for n in (day.year, day.month, day.day)}
 
 
-def _figure(text: str, number: str, suffix: str, unit: str) -> Figure | None:
+def _figure(text: str, number: str, suffix: str, unit: str,
+            rest: str | None = None) -> Figure | None:
+    """`rest`: the digits after 万 in a figure written "6万7873" (67,873)."""
     try:
         mantissa = Decimal(number.replace(",", ""))
     except InvalidOperation:
         return None
     percent = suffix in _PERCENT
-    scale = _MAGNITUDES.get(suffix, 1)
-    return Figure(text.strip(), _plain(mantissa * scale), percent, _plain(mantissa),
-                  "%" if percent else unit)
+    value = mantissa * _MAGNITUDES.get(suffix, 1) + Decimal(rest or 0)
+    return Figure(text.strip(), _plain(value), percent,
+                  _plain(value if rest else mantissa), "%" if percent else unit)
 
 
 def _unit(word: str | None) -> str:
@@ -120,6 +123,28 @@ def _plain(value: Decimal) -> str:
     """A decimal without exponent or trailing zeros: 86200, 0.5, 1.86."""
     text = format(value.normalize(), "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+ROUND_ZEROS = 2  # trailing zeros that mark a rounded whole number ("11,600"; "120" may be exact)
+
+
+def rounding_of(a: Figure, b: Figure) -> bool:
+    """Whether one figure is the other rounded to the places it is written with: "11,600"
+    of 11,637, "1.16万" of 11,637 (a source that rounds does not disagree)."""
+    coarse = max(_precision(a), _precision(b))
+    return coarse > 1 and abs(a.amount - b.amount) < coarse / 2
+
+
+def _precision(figure: Figure) -> float:
+    """The place a figure is written to: 100 for "11,600", 100 for "1.16万", 1 for "11,637"
+    and for "120"."""
+    mantissa = figure.mantissa
+    if figure.value != mantissa or "." in mantissa:
+        scale = float(figure.value) / float(mantissa) if float(mantissa) else 1.0
+        places = len(mantissa.partition(".")[2])
+        return float(scale * 10 ** -places)
+    zeros = len(mantissa) - len(mantissa.rstrip("0"))
+    return float(10 ** zeros) if zeros >= ROUND_ZEROS else 1.0
 
 
 def measured(text: str, least: int = 1) -> bool:

@@ -111,6 +111,11 @@ def latest_stated(text: str, published: dt.date | None) -> str:
     return max((k for k in keys if k <= limit), default="")
 
 
+def years_in(text: str) -> frozenset[int]:
+    """The years (20xx) a text names."""
+    return frozenset(int(y) for y in _YEAR.findall(text))
+
+
 def time_key(text: str, published: dt.date | None) -> str:
     """When a sentence is about: its first period, else its publish date (undated: last)."""
     keys = periods_in(text, published)
