@@ -85,7 +85,14 @@ def test_a_line_that_names_nothing_is_read_under_its_heading_or_title() -> None:
     assert conflicts.find([under, fine_row]) == []
 
 
-def test_a_disagreement_a_published_part_states_is_not_said_again() -> None:
+class _FlatSimilarity:
+    """An embedder that finds every pair of texts equally similar."""
+
+    async def matrix(self, rows: list[str], cols: list[str]) -> list[list[float]]:
+        return [[0.3 for _ in cols] for _ in rows]
+
+
+async def test_a_disagreement_a_published_part_states_is_not_said_again() -> None:
     """A thread once showed one correction four times (each part and the report): the block
     leaves out what a published part's sentences already state."""
     from research_core.loop.answering import builder
@@ -103,10 +110,13 @@ def test_a_disagreement_a_published_part_states_is_not_said_again() -> None:
                    dt.date(2026, 10, 29))
     def cite(e: Evidence) -> str:
         return f"[{e.source_id}]"
-    block = builder.conflict_lines([first, revised], cite, False)
+    sim, asked = _FlatSimilarity(), ["Norland wool exports?"]
+    block = await builder.conflict_lines(sim, asked, [first, revised], cite, False)
     assert block and "1,476" in block[1]
-    assert builder.conflict_lines([first, revised], cite, False, told=[block[1]]) == []
-    assert builder.conflict_lines([first, revised], cite, False, told=["unrelated"]) == block
+    assert await builder.conflict_lines(sim, asked, [first, revised], cite, False,
+                                        told=[block[1]]) == []
+    assert await builder.conflict_lines(sim, asked, [first, revised], cite, False,
+                                        told=["unrelated"]) == block
 
 
 def test_the_body_a_figure_is_attributed_to_is_not_what_it_measures() -> None:
@@ -118,3 +128,28 @@ def test_the_body_a_figure_is_attributed_to_is_not_what_it_measures() -> None:
     found = conflicts.find([_said(quoted, "wool-note"),
                             _said("2026年10月细羊毛月度均价为4.96万元/吨。", "wool-board", 0.9)])
     assert [(d.first[0].source_id, d.first[1].mantissa) for d in found] == [("wool-board", "4.96")]
+
+
+async def test_the_disagreements_shown_are_those_the_question_asks_about() -> None:
+    """Three pairs of sources disagree; the block shows the CONFLICTS_MOST pairs whose
+    sentences answer the question best, the asked one among them."""
+    from research_core.loop.answering import builder
+    from research_core.loop.memory.evidence import Evidence
+    from research_core.loop.memory.pool import Line
+    from tests.engine_run import default_similarity
+
+    def line(source_id: str, text: str) -> Line:
+        return Line(text, Evidence(f"E{source_id}", "N1", "Q1", source_id, source_id,
+                                   "https://x.example", dt.date(2026, 10, 9), "news",
+                                   source_id, text, 0.9, 0.85, 1.0, 0.9, "", True))
+
+    pairs = [("Norland's Q3 2026 wool exports were {} thousand bales.", "1,508", "1,476"),
+             ("Ostmark's Q3 2026 rye bread sales were {} thousand loaves.", "820", "905"),
+             ("Brennmark's Q3 2026 glass output was {} thousand tonnes.", "18.4", "17.9")]
+    pool = [line(f"{n}-{i}", text.format(figure)) for n, (text, *figures) in enumerate(pairs)
+            for i, figure in enumerate(figures)]
+    block = await builder.conflict_lines(default_similarity(), ["How much glass did "
+                                         "Brennmark's furnaces melt in Q3 2026?"], pool,
+                                         lambda e: f"[{e.source_id}]", False)
+    shown = [ln for ln in block[1:] if ln.startswith("•")]
+    assert len(shown) == builder.CONFLICTS_MOST and any("18.4" in ln for ln in shown)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from research_core.loop.answering import ranking
 from research_core.loop.answering.budget_fit import Block, fit
 from research_core.loop.answering.completion import Reader, completed, page_lines
 from research_core.loop.answering.select import Picker
@@ -31,6 +32,8 @@ FOLLOW_UP_MOST = 4
 SECTION_WEIGHTS = (2.0, 1.0)  # of a section's sub-question and of the whole question
 UNBOUNDED = 1_000_000  # no budget: every line the builder chose
 MIN_CREDIBILITY = 0.35  # company releases, SEO blogs and forums do not carry the answer
+CONFLICTS_MOST = 2  # disagreements shown in one block, the most relevant
+NOTES_MOST = 1  # sentences shown that report a disagreement themselves
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,7 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     picker = Picker(similarity)
     clashes = conflicts.every(pool)
     found = conflicts.find(pool, clashes)
-    disputed = conflict_lines(pool, cite, zh, found, said)
+    disputed = await conflict_lines(similarity, [question], pool, cite, zh, found, said)
     picker.remember(disputed)
     outvoted = {d.second[0].text for d in found}
     lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted])
@@ -94,7 +97,7 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     picker.remember(said)
     kept = await completed(section.items, read)
     pool = usable(await _with_pages(kept, read), cite)
-    disputed = conflict_lines(pool, cite, zh, told=said)
+    disputed = await conflict_lines(similarity, [section.question], pool, cite, zh, told=said)
     picker.remember(disputed)
     first = [ln for ln in leading if await picker.take(ln)]
     chosen = first + await picker.pick([section.question], pool, PART_MOST - len(first))
@@ -121,7 +124,7 @@ async def follow_up(similarity: Similarity, question: str, items: list[Evidence]
     if not pool:
         return []
     picker = Picker(similarity)
-    disputed = conflict_lines(pool, cite, has_cjk(question))
+    disputed = await conflict_lines(similarity, [question], pool, cite, has_cjk(question))
     picker.remember(disputed)
     chosen = await picker.pick([question], pool, most)
     out = [*(f"• {_cited(ln, cite)}" for ln in chosen), *(c for c in disputed if c)]
@@ -150,19 +153,20 @@ async def _lead(picker: Picker, question: str, pool: list[Line]) -> list[Line]:
     return sorted(chosen, key=lambda ln: time_key(ln.text, ln.evidence.published))
 
 
-def conflict_lines(pool: list[Line], cite: Cite, zh: bool,
-                   found: list[Disagreement[Line]] | None = None,
-                   told: Sequence[str] = ()) -> list[str]:
-    """The "where the sources disagree" block (empty when they agree); `found`: the pool's
-    disagreements where the caller has them already. A disagreement or a note that a
-    published part's sentences (`told`) say already is not said again: a thread once showed
-    one correction four times."""
+async def conflict_lines(similarity: Similarity, queries: Sequence[str], pool: list[Line],
+                         cite: Cite, zh: bool, found: list[Disagreement[Line]] | None = None,
+                         told: Sequence[str] = ()) -> list[str]:
+    """The "where the sources disagree" block (empty when they agree): the CONFLICTS_MOST
+    disagreements whose sentences answer the `queries` best, and one sentence that reports a
+    disagreement itself; `found`: the pool's disagreements where the caller has them already.
+    A disagreement or a note that a published part's sentences (`told`) say already is not
+    said again: a thread once showed one correction four times."""
     words = labels.ZH if zh else labels.EN
-    found = [d for d in (conflicts.find(pool) if found is None else found)
-             if not _told(d, told)]
+    found = await _most_relevant(similarity, queries, [
+        d for d in (conflicts.find(pool) if found is None else found) if not _told(d, told)])
     shown = {d.explained_by.text for d in found if d.explained_by}
     notes = [ln for ln in conflicts.documented(pool) if ln.text not in shown
-             and not any(ln.text in t for t in told)][:2]
+             and not any(ln.text in t for t in told)][:NOTES_MOST]
     if not found and not notes:
         return []
     out = [f"*{words['conflicts']}*"]
@@ -172,6 +176,18 @@ def conflict_lines(pool: list[Line], cite: Cite, zh: bool,
             out.append(f"  {words['explained']}{_cited(d.explained_by, cite)}")
     out += [f"• {_cited(ln, cite)}" for ln in notes]
     return [*out, ""]
+
+
+async def _most_relevant(similarity: Similarity, queries: Sequence[str],
+                         found: list[Disagreement[Line]]) -> list[Disagreement[Line]]:
+    """The CONFLICTS_MOST disagreements whose two sentences answer the queries best: a
+    disagreement the question does not ask about takes the reader's budget from one it does."""
+    if len(found) <= CONFLICTS_MOST:
+        return found
+    lines = [ln for d in found for ln in (d.first[0], d.second[0])]
+    scores = await ranking.relevance(similarity, queries, lines)
+    order = sorted(range(len(found)), key=lambda i: -(scores[2 * i] + scores[2 * i + 1]))
+    return [found[i] for i in sorted(order[:CONFLICTS_MOST])]
 
 
 def _told(d: Disagreement[Line], told: Sequence[str]) -> bool:
