@@ -79,6 +79,8 @@ class TaskResult:
     quoter_answer: str = ""
     evidence_recall: float | None = None  # needed documents kept (None: the task names none)
     retrieval_recall: float | None = None  # needed documents any search of the run returned
+    kept_ids: list[str] = field(default_factory=list)  # the sources the pool kept
+    retrieved_ids: list[str] = field(default_factory=list)  # the sources any search returned
 
     @property
     def mode_shown(self) -> str:
@@ -166,6 +168,8 @@ class SuiteRunner:
         result.evidence_recall = evidence_recall(task.requirements,
                                                  (e.source_id for e in state.kept()))
         result.retrieval_recall = evidence_recall(task.requirements, state.extra.retrieved)
+        result.kept_ids = sorted({e.source_id for e in state.kept()})
+        result.retrieved_ids = sorted(state.extra.retrieved)
         return with_answers(result, publisher, naive_baseline(state, backend, publisher),
                             task)
 
