@@ -165,11 +165,10 @@ class SuiteRunner:
         except RunError as exc:
             error = str(exc)
         result = result_of(task, mode, state, publisher, late, error)
-        result.evidence_recall = evidence_recall(task.requirements,
-                                                 (e.source_id for e in state.kept()))
-        result.retrieval_recall = evidence_recall(task.requirements, state.extra.retrieved)
         result.kept_ids = sorted({e.source_id for e in state.kept()})
         result.retrieved_ids = sorted(state.extra.retrieved)
+        result.evidence_recall = evidence_recall(task.requirements, result.kept_ids)
+        result.retrieval_recall = evidence_recall(task.requirements, result.retrieved_ids)
         return with_answers(result, publisher, naive_baseline(state, backend, publisher),
                             task)
 

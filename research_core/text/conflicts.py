@@ -187,12 +187,18 @@ def _close_pair(mine: list[Figure], theirs: list[Figure]) -> tuple[Figure, Figur
         for y in theirs:
             if x.unit and y.unit and x.unit != y.unit:
                 continue  # tonnes and a price per tonne, both in 万: compared by magnitude only
-            if rounding_of(x, y):
-                continue  # "11,600" is 11,637 rounded, no other version of it
-            low, high = sorted((x.amount, y.amount))
-            if low > 0 and high / low <= SAME_MEASURE_RATIO:
+            if versions(x, y):
                 return x, y
     return None
+
+
+def versions(x: Figure, y: Figure) -> bool:
+    """Whether two figures may be two versions of one measure: within SAME_MEASURE_RATIO of
+    each other, neither the other rounded ("11,600" is 11,637 rounded, no other version)."""
+    if rounding_of(x, y):
+        return False
+    low, high = sorted((x.amount, y.amount))
+    return low > 0 and high / low <= SAME_MEASURE_RATIO
 
 
 def _stated(text: str, published: dt.date | None) -> _Stated:
@@ -263,6 +269,14 @@ def unit_of(figure: Figure) -> str:
     """What a figure is compared in: its unit, else its magnitude word in brackets
     ("(million)"), else "(none)"."""
     return figure.unit or _magnitude(figure)
+
+
+def one_unit(a: Figure, b: Figure) -> bool:
+    """Whether two figures are in one unit as far as words can tell: a unit word compares
+    only with words of its own script ("67,873人" and "61,672 deaths" may state one figure;
+    what the sentences say then decides)."""
+    mine, theirs = unit_of(a), unit_of(b)
+    return mine == theirs or has_cjk(mine) != has_cjk(theirs)
 
 
 def _magnitude(figure: Figure) -> str:

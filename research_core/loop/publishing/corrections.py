@@ -3,12 +3,13 @@ for a figure a published part states revises that part.
 
 Two sentences state the same figure when they give figures of one unit (or one magnitude
 word; a unit word of another script compares with any) within SAME_MEASURE_RATIO of each
-other, name one year where both name years, and, of every later sentence that re-values the
-stated figure, the later sentence is the nearest to the stated one in meaning and words: the
-embedder's cosine similarity plus the share of shared terms (both with their sources' titles),
-above a floor. The later source must be published after the stated one (a newer release of
-the same series supersedes an older one) and be about as credible. No cue word is read: a filing,
-an erratum or a revised release is found by the figure it changes, in either language.
+other (`text.conflicts`), name one year where both name years, and, of every later sentence
+that re-values the stated figure, the later sentence is the nearest to the stated one in
+meaning and words: the embedder's cosine similarity plus the share of shared terms (both with
+their sources' titles), above a floor. The later source must be published after the stated
+one (a newer release of the same series supersedes an older one) and be about as credible. No
+cue word is read: a filing, an erratum or a revised release is found by the figure it
+changes, in either language.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from dataclasses import dataclass
 from research_core.loop.answering.ranking import in_context
 from research_core.loop.memory.pool import Line
 from research_core.protocols import Similarity
-from research_core.text.conflicts import SAME_MEASURE_RATIO, unit_of
-from research_core.text.figures import Figure, rounding_of, telling_figures
+from research_core.text.conflicts import one_unit, versions
+from research_core.text.figures import Figure, telling_figures
 from research_core.text.periods import years_in
-from research_core.text.terms import has_cjk, overlap
+from research_core.text.terms import overlap
 
 SAME_STATEMENT = 0.9  # cosine plus term overlap (0..2) above which two sentences say one thing
 CREDIBILITY_SLACK = 0.1  # a correction may come from a source this much less credible
@@ -77,17 +78,8 @@ def _newer(later: Line, stated: Line) -> bool:
 
 
 def _close(a: Figure, b: Figure) -> bool:
-    """Two figures of one unit within SAME_MEASURE_RATIO of each other, not equal and
-    neither the other rounded."""
-    if not _same_unit(a, b) or a.percent != b.percent or a.key == b.key or rounding_of(a, b):
+    """Two figures of one unit, not equal, that may be two versions of one measure
+    (`research_core.text.conflicts.versions`)."""
+    if not one_unit(a, b) or a.percent != b.percent or a.key == b.key:
         return False
-    low, high = sorted((a.amount, b.amount))
-    return low > 0 and high / low <= SAME_MEASURE_RATIO
-
-
-def _same_unit(a: Figure, b: Figure) -> bool:
-    """One unit, as far as words can tell: a unit word compares only with words of its own
-    script ("67,873人" and "61,672 deaths" may state one figure; the two sentences' closeness
-    in meaning then decides)."""
-    mine, theirs = unit_of(a), unit_of(b)
-    return mine == theirs or has_cjk(mine) != has_cjk(theirs)
+    return versions(a, b)
