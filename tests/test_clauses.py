@@ -32,9 +32,3 @@ def test_a_decimal_point_cuts_nothing_and_mentions_go() -> None:
         "Is release 7.2 hit by the licence change",)
     assert without_mentions("<@U012AB> hi   @RED there") == "hi there"
     assert read("hi?").clauses == () and read("hi?").topic == "hi?"
-
-
-def test_a_dash_between_two_numbers_is_a_span_not_a_cut() -> None:
-    assert read("西班牙MoMo 7—8月归因高温多少？欧盟7月呢").clauses == (
-        "西班牙MoMo 7—8月归因高温多少", "欧盟7月呢")
-    assert read("出口多少—为什么").clauses == ("出口多少", "为什么")

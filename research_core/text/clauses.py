@@ -1,7 +1,6 @@
 """A question's clauses, in English and Chinese, cut at punctuation and plain coordinators
-only (issue 42, item 2): sentence ends, colons, semicolons, commas and dashes (not one
-between two numbers: "7—8月" is a span), and "and" / "or" / "but" / "以及" / "并且" /
-"还有" between words. A piece cut off at a coordinator
+only (issue 42, item 2): sentence ends, colons, semicolons, commas and dashes, and
+"and" / "or" / "but" / "以及" / "并且" / "还有" between words. A piece cut off at a coordinator
 that names fewer than two things ("… ridership and punctuality") is one list with its
 neighbour, not a clause of its own; which clause asks something the sources can answer is
 for the evidence to say (`research_core.loop.planning.decomposition`), not for this grammar.
@@ -16,7 +15,7 @@ from research_core.text.terms import content_terms
 
 _MENTION = re.compile(r"<[@#!][^>]*>|(?<![\w/])@[\w.-]+")
 _SENTENCE = re.compile(r"(?<=[?？!！。])\s*|\n+|(?<=\.)\s+")
-_PUNCTUATION = re.compile(r"\s*(?:[?？!！。;；:：,，]|\.$|\s[—–-]+\s|(?<!\d)—+|—+(?!\d))\s*")
+_PUNCTUATION = re.compile(r"\s*(?:[?？!！。;；:：,，]|\.$|\s[—–-]+\s|—+)\s*")
 _BRACKETS = re.compile(r"[()（）]")
 _COORDINATOR = re.compile(r"(?:^|\s+)(?:and|or|but)\s+|\s*(?:以及|并且|还有|而且)\s*", re.I)
 # Interrogatives, English and Chinese: a closed class of the languages' grammar, no field's
