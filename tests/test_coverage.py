@@ -17,6 +17,7 @@ from research_core.loop.planning.planner import query_fallback
 from research_core.loop.review import coverage
 from research_core.settings import EngineSettings
 from research_core.store.sql import SqlStore
+from research_core.text.asking import read_question
 from tests.conftest import RecordingBackend, write_doc
 from tests.engine_run import Outcome, Serve, default_similarity, run_engine
 from tests.fakes.openai_server import last_user_text
@@ -39,19 +40,20 @@ def test_a_question_s_facets_are_its_clauses_and_why() -> None:
     template, and no cause unless the question asks why. Orchard fruit, a field no
     evaluation suite uses."""
     topic = "How did Fuji apple wholesale prices move in 2026"
-    assert coverage.facets(f"{topic}, and why?") == [f"{topic}?", f"Why ({topic})?"]
-    which = coverage.facets(f"{topic}, and which markets paid the most?")
+    assert coverage.facets(read_question(f"{topic}, and why?")) == [f"{topic}?", f"Why ({topic})?"]
+    which = coverage.facets(read_question(f"{topic}, and which markets paid the most?"))
     assert which[0] == f"{topic}?" and which[1].startswith("Which markets paid the most")
     assert len(which) == 2 and not any(f.startswith("Why") for f in which)
-    assert coverage.facets("What were Fuji apple prices?") == ["What were Fuji apple prices?"]
+    prices = "What were Fuji apple prices?"
+    assert coverage.facets(read_question(prices)) == [prices]
 
 
 async def test_a_why_facet_is_covered_by_a_reason_without_figures() -> None:
     """A cause facet needs a reason, not a figure: a sentence that says why covers it."""
     reason = ["Fuji apple wholesale prices rose because a spring frost cut the harvest in the "
               "main orchards."]
-    [why] = [f for f in coverage.facets("How did Fuji apple wholesale prices move in 2026, "
-                                        "and why?") if f.startswith("Why")]
+    asked = read_question("How did Fuji apple wholesale prices move in 2026, and why?")
+    [why] = [f for f in coverage.facets(asked) if f.startswith("Why")]
     judged = await coverage.by_embedder(default_similarity(), [why], reason, EngineSettings())
     assert judged.answered == [0]
 
@@ -226,19 +228,21 @@ async def test_an_empty_coverage_reply_is_no_judgement_and_falls_back_on_the_emb
 
 
 def test_deep_s_fallback_queries_seek_corrections_of_the_figures_it_leans_on() -> None:
-    plain = query_fallback("What were heat pump sales in 2026?")
-    seeking = query_fallback("What were heat pump sales in 2026?", seek_corrections=True)
+    asked = read_question("What were heat pump sales in 2026?")
+    plain, seeking = query_fallback(asked), query_fallback(asked, seek_corrections=True)
     assert seeking.queries[1:] == plain.queries
     assert "correction" in seeking.queries[0] and "heat" in seeking.queries[0]
-    assert "更正" in query_fallback("过去一年富士苹果冷库仓储费是多少？", True).queries[0]
+    zh = read_question("过去一年富士苹果冷库仓储费是多少？")
+    assert "更正" in query_fallback(zh, True).queries[0]
 
 
 _FEEDBACK_SCRIPT = """
 from research_core.loop.planning.planner import query_fallback
+from research_core.text.asking import read_question
 texts = ["Cherry growers in Otago lifted orchard output; frost hit blossom late.",
          "Otago cherry orchard output rose though frost cut blossom yields.",
          "Orchard blossom frost in Otago trimmed cherry output growth."]
-print(query_fallback("How did Otago cherry exports do?", feedback=texts).queries[0])
+print(query_fallback(read_question("How did Otago cherry exports do?"), feedback=texts).queries[0])
 """
 
 

@@ -13,14 +13,16 @@ from research_core.loop.memory.evidence import Evidence
 from research_core.loop.memory.pool import Line
 from research_core.loop.memory.state import QueryRecord, RunState
 from research_core.loop.planning import decomposition, judgement, planner, subquestions
-from research_core.loop.planning.asked import names_in, not_found
+from research_core.loop.planning.asked import not_found
 from research_core.loop.review import gaps
 from research_core.loop.review.expansion import unkept_for
 from research_core.protocols import SearchHit, TimeRange
 from research_core.search.clustering import average_link, medoid
 from research_core.settings import EngineSettings, Settings
 from research_core.store.sql import SqlStore
+from research_core.text.asking import read_question
 from research_core.text.clauses import read
+from research_core.text.names import names_in
 from tests.engine_run import default_similarity as similarity
 
 
@@ -40,8 +42,8 @@ HITS = [
 
 async def test_the_split_reads_what_the_sources_are_about_and_drops_requests() -> None:
     question = "How did beekeeping in Vestland do in 2026? Numbers and links pls, need it Monday."
-    subs = await decomposition.split(similarity(), question, HITS, 4, EngineSettings(),
-                                     dt.date(2026, 10, 31))
+    subs = await decomposition.split(similarity(), read_question(question), HITS, 4,
+                                     EngineSettings(), dt.date(2026, 10, 31))
     texts = [s.question for s in subs]
     assert len(texts) >= 2 and question not in texts
     assert any("census" in t or "Varroa" in t for t in texts)  # what the sources are about
@@ -51,7 +53,8 @@ async def test_the_split_reads_what_the_sources_are_about_and_drops_requests() -
 
 def test_not_found_lists_names_only_never_words_that_ask() -> None:
     question = "Why did Vestland's honey yield fall so much even though hive counts kept growing?"
-    missing = not_found(question, [], "Honey yields fell 12% as hives grew.", "fell because")
+    missing = not_found(read_question(question), [], "Honey yields fell 12% as hives grew.",
+                        "fell because")
     assert missing == ["the question's “Vestland”"]
     assert names_in("How did sales move in Norland and Sudmark?") == ["Norland", "Sudmark"]
     assert names_in("Even though prices rose, why?") == []
@@ -99,24 +102,25 @@ def test_an_aside_cut_by_a_comma_leaves_no_bracket_in_a_sub_question() -> None:
     Orchard fruit, a field no evaluation suite uses."""
     question = ("Otago sold more cherries in Q1 but earned less, why? Break the fall down with "
                 "data (how much of the price drop is what, and when it happened).")
-    texts = [s.question for s in subquestions.derive(question)]
+    texts = [s.question for s in subquestions.derive(read_question(question))]
     assert texts and all(t.count("(") == t.count(")") for t in texts), texts
     assert any("how much of the price drop is what" in t for t in texts), texts
 
 
 def test_a_clause_that_names_little_is_completed_with_the_topic() -> None:
     question = "How many hives did Vestland count in 2026? How big is the gap now?"
-    texts = subquestions.compose(read(question), question)
+    texts = subquestions.compose(read(question), read_question(question))
     assert texts == ["How many hives did Vestland count in 2026?",
                      "How big is the gap now (How many hives did Vestland count in 2026)?"]
-    assert subquestions.derive("How did honey sell in 2026?") == []  # one clause: no split
+    one_clause = read_question("How did honey sell in 2026?")
+    assert subquestions.derive(one_clause) == []  # one clause: no split
 
 
 async def test_a_request_to_the_bot_is_no_sub_question() -> None:
     question = ("What's the latest hive count in Vestland, and how did varroa losses move "
                 "over the past year? pls send the links by Monday morning")
-    subs = await decomposition.split(similarity(), question, HITS, 4, EngineSettings(),
-                                     dt.date(2026, 10, 31))
+    subs = await decomposition.split(similarity(), read_question(question), HITS, 4,
+                                     EngineSettings(), dt.date(2026, 10, 31))
     texts = [s.question for s in subs]
     assert any(t.startswith("What's the latest hive count") for t in texts), texts
     assert not any("Monday" in t for t in texts), texts
@@ -126,8 +130,9 @@ async def test_facets_are_the_clusters_of_the_evidence_named_by_their_medoid() -
     """Two near-identical price releases are one facet, named by the one most like the
     cluster's others; no title becomes a facet twice."""
     question = "How did Vestland honey do in 2026?"
-    facets = await decomposition.facets_of(similarity(), question, [*HONEY, HONEY_AGAIN], [],
-                                           4, EngineSettings(), dt.date(2026, 10, 31))
+    facets = await decomposition.facets_of(similarity(), read_question(question),
+                                           [*HONEY, HONEY_AGAIN], [], 4, EngineSettings(),
+                                           dt.date(2026, 10, 31))
     assert facets and len(set(facets)) == len(facets)
     assert sum(f in facets for f in ("Vestland honey prices, October 2026",
                                      HONEY_AGAIN.title)) == 1
@@ -149,7 +154,8 @@ async def test_a_facet_the_plan_would_refuse_takes_no_clauses_place() -> None:
     comparison its "what's the gap now" clause."""
     question = "How did Otago apple and pear prices move this year?"
     facets = ["Otago apple prices, October 2026", "Ten tips for a tidy garden shed"]
-    kept = await decomposition.related(similarity(), question, facets, EngineSettings())
+    kept = await decomposition.related(similarity(), read_question(question), facets,
+                                       EngineSettings())
     assert kept == ["Otago apple prices, October 2026"]
 
 
@@ -162,16 +168,17 @@ async def test_a_source_that_answers_the_main_clause_is_related_to_a_long_reques
                 "quarter-on-quarter changes, with sources and a short note on method.")
     facet = "Vestland beehive census, third quarter 2026"
     whole = (await similarity().matrix([question], [facet]))[0][0]
-    [related] = await judgement.relatedness(similarity(), question, [facet])
+    [related] = await judgement.relatedness(similarity(), read_question(question), [facet])
     assert related > whole
-    kept = await decomposition.related(similarity(), question,
+    kept = await decomposition.related(similarity(), read_question(question),
                                        [facet, "Ten tips for a tidy garden shed"],
                                        EngineSettings())
     assert kept == [facet]
 
 
 def test_the_keyword_query_leaves_out_the_words_of_a_request() -> None:
-    plan = planner.query_fallback("Could you tell me how many hives Hollin Honey runs?")
+    asked = read_question("Could you tell me how many hives Hollin Honey runs?")
+    plan = planner.query_fallback(asked)
     assert plan.queries[1] == "hives hollin honey runs"
 
 

@@ -23,6 +23,7 @@ from research_core.search import snippets
 from research_core.settings import EngineSettings
 from research_core.store.sql import SqlStore
 from research_core.text import conflicts
+from research_core.text.asking import read_question
 from research_core.text.sentences import sentences
 from research_core.text.terms import overlap
 from tests.conftest import RecordingBackend
@@ -80,7 +81,7 @@ def test_sub_questions_are_read_off_an_english_question() -> None:
     itself."""
     question = ("How did wholesale prices of Fuji apples move between November 2025 and "
                 "October 2026, which markets paid the most, and why?")
-    subs = [s.question for s in subquestions.derive(question)]
+    subs = [s.question for s in subquestions.derive(read_question(question))]
     topic = ("How did wholesale prices of Fuji apples move between November 2025 and "
              "October 2026")
     assert len(subs) == 3 and subs[0] == f"{topic}?"
@@ -94,8 +95,8 @@ def test_sub_questions_are_read_off_a_chinese_question() -> None:
     """A bracketed list cuts nothing; a clause that asks beside the topic keeps its words; the
     mention goes; no cause is made up."""
     subs = [s.question for s in subquestions.derive(
-        "@研究助手 近一年主要水果（富士苹果、砀山梨、水蜜桃）的批发价格怎么走的？"
-        "对果农收入有什么影响？")]
+        read_question("@研究助手 近一年主要水果（富士苹果、砀山梨、水蜜桃）的批发价格怎么走的？"
+        "对果农收入有什么影响？"))]
     assert len(subs) == 2 and all(re.search(r"[\u4e00-\u9fff]", s) for s in subs)
     assert subs[0] == "近一年主要水果（富士苹果、砀山梨、水蜜桃）的批发价格怎么走的？"
     assert subs[1].startswith("对果农收入有什么影响")
@@ -164,8 +165,8 @@ def _numbered(e: Evidence) -> str:
 
 
 async def test_the_extractive_report_says_each_sentence_once_with_its_citation() -> None:
-    text = await builder.report(default_similarity(), "How did Veloria's wool exports and "
-                                "prices move in 2026, and why?", SECTIONS, _numbered)
+    asked = read_question("How did Veloria's wool exports and prices move in 2026, and why?")
+    text = await builder.report(default_similarity(), asked, SECTIONS, _numbered)
     said = [s for s in sentences(text, headings=False)]
     bodies = [re.sub(r"\s*\[\d\]", "", s) for s in said if re.search(r"\[\d\]$", s)]
     assert len(bodies) == len(set(bodies)) and len(bodies) >= 3
@@ -173,8 +174,8 @@ async def test_the_extractive_report_says_each_sentence_once_with_its_citation()
 
 
 async def test_a_conflict_between_two_sources_is_shown_with_both_figures() -> None:
-    text = await builder.report(default_similarity(), "How much merino wool did Veloria "
-                                "export in Q2 2026?", SECTIONS[:1], _numbered)
+    asked = read_question("How much merino wool did Veloria export in Q2 2026?")
+    text = await builder.report(default_similarity(), asked, SECTIONS[:1], _numbered)
     block = text.split("Where the sources disagree", 1)[1]
     assert "1.42 million" in block and "1.31 million" in block
     assert "[1]" in block and "[2]" in block
@@ -195,8 +196,8 @@ async def test_parts_do_not_repeat_what_another_part_said() -> None:
 async def test_what_the_evidence_does_not_cover_is_named_as_not_found() -> None:
     """Only the names the question gives that no kept evidence states: "Norway", not
     "Veloria" (the sources state it) nor "exports" or "move" (no names)."""
-    text = await builder.report(default_similarity(), "How did merino wool exports from "
-                                "Veloria and Norway move in 2026?", SECTIONS[:1], _numbered)
+    asked = read_question("How did merino wool exports from Veloria and Norway move in 2026?")
+    text = await builder.report(default_similarity(), asked, SECTIONS[:1], _numbered)
     last = text.splitlines()[-1]
     assert last == "Not found in the sources: the question's “Norway”."
 
@@ -208,10 +209,10 @@ def test_fallback_sub_questions_follow_the_question_language(question: str,
                                                              one_clause: str) -> None:
     """The clauses keep the question's language; a question that asks one thing gets no split
     from its wording (the evidence gives it one: `decomposition.split`)."""
-    subs = subquestions.derive(question)
+    subs = subquestions.derive(read_question(question))
     assert subs and all(bool(re.search(r"[\u4e00-\u9fff]", s.question)) ==
                                   bool(re.search(r"[\u4e00-\u9fff]", question)) for s in subs)
-    assert subquestions.derive(one_clause) == []
+    assert subquestions.derive(read_question(one_clause)) == []
 
 
 def test_a_cut_snippet_is_completed_from_its_page() -> None:
@@ -248,7 +249,7 @@ async def test_a_chinese_correction_is_a_conflict_and_the_later_figure_is_prefer
                   "经核实，2026年9月徐香猕猴桃产地收购均价应为1.29万元/吨，特此更正。",
                   "果品流通协会更正"),
     ]
-    text = await builder.report(default_similarity(), "徐香猕猴桃收购价最近怎么走？",
+    text = await builder.report(default_similarity(), read_question("徐香猕猴桃收购价最近怎么走？"),
                                 [builder.Section("徐香猕猴桃收购价是多少？", items)],
                                 lambda e: f"[{int(e.id[1:])}]")
     block = text.split("来源之间的分歧", 1)[1]
@@ -285,7 +286,8 @@ async def test_the_same_figures_in_other_words_are_said_once() -> None:
                   "Lawn mower sales rose to 207,000 units in September 2026, up 11.7% on the "
                   "year."),
     ]
-    text = await builder.report(default_similarity(), "How did lawn mower sales move in 2026?",
+    asked = read_question("How did lawn mower sales move in 2026?")
+    text = await builder.report(default_similarity(), asked,
                                 [builder.Section("Lawn mower sales in 2026?", items)],
                                 lambda e: f"[{int(e.id[1:])}]")
     assert text.count("451,000") == 1 and "207,000" in text

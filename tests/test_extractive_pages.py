@@ -13,6 +13,7 @@ from research_core.loop.answering import builder, completion, ranking
 from research_core.loop.answering.select import Picker
 from research_core.loop.memory.evidence import Evidence, credibility
 from research_core.loop.memory.pool import Line, whole
+from research_core.text.asking import read_question
 from research_core.text.sentences import sentences
 from tests.engine_run import default_similarity
 
@@ -133,7 +134,7 @@ def test_a_signature_line_is_no_sentence_of_an_answer() -> None:
 async def _fruit_report(question: str, extra: Evidence) -> str:
     """The report on the two price lists and one more source."""
     sources = [*FRUIT, extra]
-    return await builder.report(default_similarity(), question,
+    return await builder.report(default_similarity(), read_question(question),
                                 [builder.Section("近一年水果批发价格是多少？", sources)],
                                 lambda e: f"[{sources.index(e) + 1}]")
 
@@ -217,10 +218,11 @@ def test_a_figure_takes_the_period_no_other_figure_stands_between() -> None:
 
 async def test_a_follow_up_answer_reads_the_kept_pages_too() -> None:
     question = "What did the rain do to Ivorian mid-crop output?"
-    bare = await builder.follow_up(default_similarity(), question, [_snippet()], _cite)
+    asked = read_question(question)
+    bare = await builder.follow_up(default_similarity(), asked, [_snippet()], _cite)
     assert not any("Heavy rain" in ln for ln in bare)
     item = _snippet()
-    read = await builder.follow_up(default_similarity(), question, [item], _cite, read=_read)
+    read = await builder.follow_up(default_similarity(), asked, [item], _cite, read=_read)
     assert any("Heavy rain in the western belt" in ln for ln in read)
     assert "Heavy rain in the western belt" in item.text  # quoted: its evidence holds it
 

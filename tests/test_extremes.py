@@ -11,10 +11,11 @@ from pathlib import Path
 from research_core.delivery.publishers import MemoryPublisher
 from research_core.loop.engine import Engine
 from research_core.loop.memory.evidence import Evidence
-from research_core.loop.publishing.extremes import asked, extreme_line
+from research_core.loop.publishing.extremes import extreme_line
 from research_core.models.tier_factory import aclose_tiers, build_tiers
 from research_core.search.corpus import CorpusBackend
 from research_core.store.sql import SqlStore
+from research_core.text.asking import read_question
 from tests.conftest import scripted_settings, write_doc
 from tests.engine_run import Serve, default_similarity, run_engine
 
@@ -38,32 +39,33 @@ def _cite(source_id: str) -> str:
 
 def test_a_question_for_the_highest_period_gets_the_series_extreme() -> None:
     items = [item("ferry-stats", QUARTERS)]
-    assert extreme_line("which quarter had the most passengers?", items, _cite) == (
+    assert extreme_line(read_question("which quarter had the most passengers?"), items, _cite) == (
         "• Q3 2026: 2.61 million, the highest of the 3 quarters the sources give "
         "(Q1 2026 to Q3 2026). [ferry-stats]")
-    low = extreme_line("and the quietest quarter for passengers?", items, _cite)
+    low = extreme_line(read_question("and the quietest quarter for passengers?"), items, _cite)
     assert low is not None and low.startswith("• Q1 2026: 1.42 million, the lowest")
     # the fees are a series too, but not of what was asked
-    fee = extreme_line("when were berth fees highest?", items, _cite)
+    fee = extreme_line(read_question("when were berth fees highest?"), items, _cite)
     assert fee is not None and "12 euros" in fee and "passengers" not in fee
 
 
 def test_the_grain_asked_for_or_an_honest_other_one() -> None:
     items = [item("ferry-stats", QUARTERS)]
-    by_quarter = extreme_line("which month had the most passengers?", items, _cite)
+    by_quarter = extreme_line(read_question("which month had the most passengers?"), items, _cite)
     assert by_quarter is not None and by_quarter.startswith(
         "• The sources give no month by month series; by quarter: Q3 2026: 2.61 million")
-    zh = extreme_line("哪个月客运量最高？", [item("ferry-zh", MONTHS_ZH)], _cite)
+    zh = extreme_line(read_question("哪个月客运量最高？"), [item("ferry-zh", MONTHS_ZH)], _cite)
     assert zh == ("• 2026年8月：105万人，为来源给出的3个月（2026年7月至2026年9月）中最高。"
                   " [ferry-zh]")
 
 
 def test_no_extreme_asked_or_nothing_to_cite_answers_nothing_here() -> None:
     items = [item("ferry-stats", QUARTERS)]
-    assert asked("how did passenger numbers move?") is None
-    assert extreme_line("how did passenger numbers move?", items, _cite) is None
-    assert extreme_line("which quarter had the most passengers?", items, lambda _: None) is None
-    assert extreme_line("which quarter had the most cargo?", items, _cite) is None
+    assert read_question("how did passenger numbers move?").extreme is None
+    assert extreme_line(read_question("how did passenger numbers move?"), items, _cite) is None
+    most = read_question("which quarter had the most passengers?")
+    assert extreme_line(most, items, lambda _: None) is None
+    assert extreme_line(read_question("which quarter had the most cargo?"), items, _cite) is None
 
 
 async def test_the_fallback_follow_up_leads_with_the_extreme(

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from research_core.loop.gathering.across import figures_query, stating
 from research_core.loop.memory.evidence import Evidence
-from research_core.loop.planning.asked import known_names, names_in
+from research_core.loop.planning.asked import known_names
 from research_core.protocols import SearchHit, TimeRange
 from research_core.search.tool import QueryResult
+from research_core.text.asking import read_question
 from research_core.text.figures import (
     Figure,
     figures_in,
@@ -20,6 +21,7 @@ from research_core.text.figures import (
     without_figures,
     written_for,
 )
+from research_core.text.names import names_in
 from research_core.text.periods import is_period_code
 
 
@@ -55,9 +57,9 @@ def test_only_proper_names_tell_a_source_about_another_country_apart() -> None:
     texts = ["Ostvale wool auctions, Q3: the North sold 1,200 bales, the South 900.",
              "Ostvale's northern stores cleared their stock before the southern ones.",
              "Westmarch wool: North 3,100 bales, South 2,050 bales in Q3."]
-    assert known_names(question, texts, 2) == ["ostvale"]
+    assert known_names(read_question(question), texts, 2) == ["ostvale"]
     capitals_only = ["North and South sold wool.", "The North and the South held auctions."]
-    assert known_names(question, capitals_only, 2) == ["north", "south"]
+    assert known_names(read_question(question), capitals_only, 2) == ["north", "south"]
 
 
 def test_a_part_states_a_figure_in_any_of_its_forms() -> None:
@@ -87,11 +89,11 @@ def test_figures_cross_languages_in_the_other_language_s_notation() -> None:
     english = [_kept("wire", "Fine wool averaged 52,400 yuan a tonne; coarse wool 31,800."),
                _kept("daily", "Coarse wool slipped to 31,800 yuan a tonne in October.")]
     question = "Why did fine and coarse wool prices part ways?"
-    assert figures_query(question, english) == "3.18万 5.24万"
+    assert figures_query(read_question(question), english) == "3.18万 5.24万"
     chinese = _kept("board", "10月细羊毛均价5.24万元/吨。")
-    assert figures_query(question, [*english, chinese]) == ""
-    assert figures_query("细羊毛和粗羊毛价格为何分化？", [chinese]) == "52,400"
-    assert figures_query("细羊毛和粗羊毛价格为何分化？", english) == ""
+    assert figures_query(read_question(question), [*english, chinese]) == ""
+    assert figures_query(read_question("细羊毛和粗羊毛价格为何分化？"), [chinese]) == "52,400"
+    assert figures_query(read_question("细羊毛和粗羊毛价格为何分化？"), english) == ""
 
 
 def test_a_figures_query_keeps_only_the_hits_that_state_one_of_its_figures() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 
 from research_core.loop.planning import period_end
+from research_core.text.asking import read_question
 
 AS_OF = dt.date(2026, 10, 31)
 ZH = "近一年（25年11月到26年10月）富士苹果批发价格怎么走的？请给出每月数字。"
@@ -17,22 +18,24 @@ OCT = "山东富士苹果：10月批发均价0.99万元/吨，环比+2.1%。"
 
 
 def test_the_month_a_span_ends_in() -> None:
-    assert period_end.last_month(ZH, AS_OF) == "2026-10"
-    assert period_end.last_month(EN, AS_OF) == "2026-10"
-    assert period_end.last_month("How did sales move over the past year?", AS_OF) == "2026-10"
+    assert period_end.last_month(read_question(ZH), AS_OF) == "2026-10"
+    assert period_end.last_month(read_question(EN), AS_OF) == "2026-10"
+    past_year = read_question("How did sales move over the past year?")
+    assert period_end.last_month(past_year, AS_OF) == "2026-10"
     early = dt.date(2026, 11, 3)  # November's figures are not out yet
-    assert period_end.last_month("What are the latest apple prices?", early) == "2026-10"
-    assert period_end.last_month("Why did sales fall in 2025?", AS_OF) is None
+    latest = read_question("What are the latest apple prices?")
+    assert period_end.last_month(latest, early) == "2026-10"
+    assert period_end.last_month(read_question("Why did sales fall in 2025?"), AS_OF) is None
 
 
 def test_findings_a_month_short_leave_the_last_month_to_research() -> None:
     day = dt.date(2026, 10, 15)
-    question, reached = period_end.facet(ZH, AS_OF, [SEPT], [day]) or ("", True)
+    question, reached = period_end.facet(read_question(ZH), AS_OF, [SEPT], [day]) or ("", True)
     assert question == "2026年10月富士苹果批发价格怎么走的？" and not reached  # the question's
     # topic clause, its span taken out, asked for the month; no template
-    assert period_end.facet(ZH, AS_OF, [SEPT, OCT], [day, AS_OF]) == (question, True)
-    en = period_end.facet(EN, AS_OF, ["Prices averaged 9,700 yuan a tonne in September."],
-                          [day])
+    assert period_end.facet(read_question(ZH), AS_OF, [SEPT, OCT], [day, AS_OF]) == (question, True)
+    en = period_end.facet(read_question(EN), AS_OF,
+                          ["Prices averaged 9,700 yuan a tonne in September."], [day])
     assert en == ("How did Fuji apple wholesale prices move in October 2026?", False)
 
 

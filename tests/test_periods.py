@@ -9,6 +9,7 @@ import datetime as dt
 
 from research_core.loop.planning import subquestions
 from research_core.text import periods
+from research_core.text.asking import read_question
 
 LATE = dt.date(2026, 11, 5)
 
@@ -61,8 +62,8 @@ def test_the_month_a_span_ends_in_and_its_label() -> None:
 def test_a_period_sub_question_asks_the_topic_for_that_period() -> None:
     assert periods.asks_latest("What's the latest count?") and periods.asks_latest("目前多少？")
     assert not periods.asks_latest("How did it move in 2025?")
-    assert subquestions.for_period("How did ferry passengers change over the past year?",
-                                   "October 2026") == \
+    asked = read_question("How did ferry passengers change over the past year?")
+    assert subquestions.for_period(asked, "October 2026") == \
         "How did ferry passengers change in October 2026?"
 
 

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from research_core.loop.planning.planner import _range_problem, split_fallback, time_range
 from research_core.models.schemas import Decomposition, QueryPlan, SubQuestion
+from research_core.text.asking import read_question
 
 AS_OF = dt.date(2026, 10, 31)
 
@@ -43,8 +44,9 @@ def test_the_range_sent_never_passes_the_as_of_date() -> None:
 
 
 def test_fallback_split_keeps_the_question_language_and_its_own_words() -> None:
-    zh = [s.question for s in split_fallback("蜂蜜和蜂蜡的价格怎么走的？要数据。")]
+    zh = [s.question for s in split_fallback(read_question("蜂蜜和蜂蜡的价格怎么走的？要数据。"))]
     assert zh and all("价格" in q or "蜂" in q for q in zh)
-    en = [s.question for s in split_fallback("Why did hive losses rise, and how big are they?")]
+    asked = read_question("Why did hive losses rise, and how big are they?")
+    en = [s.question for s in split_fallback(asked)]
     assert any(q.startswith("How big are they") for q in en)
     assert not any(q.startswith("What caused") for q in en)  # no template is filled in

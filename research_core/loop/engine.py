@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Protocol
 
 from research_core import runlog
@@ -20,7 +19,7 @@ from research_core.loop.gathering import executor, relevance
 from research_core.loop.gathering.admission import Admission
 from research_core.loop.memory.goal_tree import Node
 from research_core.loop.memory.state import RunState
-from research_core.loop.planning import planner, subquestions
+from research_core.loop.planning import planner
 from research_core.loop.publishing import followup, watch
 from research_core.loop.publishing.answer_stream import AnswerStream
 from research_core.loop.publishing.parts import Parts
@@ -154,11 +153,6 @@ class _Research:
                                    self.search, self.admission, self.config)
         if isinstance(engine.backend, RemembersHits):  # a resumed run can read its pages
             engine.backend.remember([e.as_hit() for e in state.evidence])
-
-    @cached_property
-    def _topic(self) -> str:
-        """What the run's question is about: the clause of it that names the most."""
-        return subquestions.topic(self.state.question)
 
     @property
     def similarity(self) -> Similarity:
@@ -351,7 +345,7 @@ class _Research:
         window = watch.narrowed(
             planner.time_range(plan, self.state.as_of, self.config.lookback_days), self.state)
         across = across_languages.figures_query(  # the node's own sources, once it has some
-            node.question, self.state.kept_for({node.id}) or self.state.kept())
+            node.asked, self.state.kept_for({node.id}) or self.state.kept())
         fresh, twins = await self.search.sift([*plan.queries, *([across] if across else [])],
                                               self.state.sent_queries())
         queries = await self.learner.vet(fresh, node.question)
@@ -362,7 +356,7 @@ class _Research:
         if hits:
             found = [h for _, h in hits]
             scores = await relevance.judge(self.gateway, self.similarity, node.question, found,
-                                           self.config, self.state.log, self._topic)
+                                           self.config, self.state.log, self.state.asked.topic)
             await self.admission.admit(node, hits, scores)
         await coverage.settle(self.gateway, self.similarity, self.state, node, self.config,
                               self.deep)

@@ -19,9 +19,10 @@ from research_core.loop.answering.select import Picker
 from research_core.loop.memory import labels
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.memory.pool import Line, lines_of, quoted
-from research_core.loop.planning import asked
+from research_core.loop.planning.asked import not_found
 from research_core.protocols import Similarity
 from research_core.text import conflicts
+from research_core.text.asking import Asked
 from research_core.text.conflicts import Disagreement
 from research_core.text.periods import time_key
 from research_core.text.terms import has_cjk
@@ -42,15 +43,15 @@ class Section:
     items: list[Evidence]
 
 
-async def report(similarity: Similarity, question: str, sections: list[Section],
+async def report(similarity: Similarity, asked: Asked, sections: list[Section],
                  cite: Cite, read: Reader | None = None, said: Sequence[str] = (),
                  budget: int | None = None, published: frozenset[str] = frozenset()) -> str:
-    """The whole answer to `question` from the sections' evidence (`read`: page bodies that
-    complete cut snippets; `said`: the sentences the published parts said, which only the
-    lead may repeat; `published`: the sub-questions whose parts are in the thread already,
-    whose sections give only what their parts left out: the reader's budget is spent on
-    more of the evidence, issue 42), within `budget` characters."""
-    zh = has_cjk(question)
+    """The whole answer to the question `asked` from the sections' evidence (`read`: page
+    bodies that complete cut snippets; `said`: the sentences the published parts said, which
+    only the lead may repeat; `published`: the sub-questions whose parts are in the thread
+    already, whose sections give only what their parts left out: the reader's budget is
+    spent on more of the evidence, issue 42), within `budget` characters."""
+    question, zh = asked.text, asked.chinese
     words = labels.ZH if zh else labels.EN
     kept = await completed([e for s in sections for e in s.items], read)
     pool = usable(await _with_pages(kept, read), cite)
@@ -78,7 +79,7 @@ async def report(similarity: Similarity, question: str, sections: list[Section],
     if disputed:
         blocks.append(Block(disputed[0], [ln for ln in disputed[1:] if ln], whole=True))
     used = " ".join(picker.chosen)
-    missing = asked.not_found(question, unanswered, " ".join(ln.text for ln in pool), used)
+    missing = not_found(asked, unanswered, " ".join(ln.text for ln in pool), used)
     if missing:
         blocks.append(Block("", [words["not_found"] + "; ".join(missing) + ("。" if zh else ".")],
                             whole=True))
@@ -114,7 +115,7 @@ async def part(similarity: Similarity, section: Section, cite: Cite,
     return text
 
 
-async def follow_up(similarity: Similarity, question: str, items: list[Evidence],
+async def follow_up(similarity: Similarity, asked: Asked, items: list[Evidence],
                     cite: Cite, most: int = FOLLOW_UP_MOST,
                     read: Reader | None = None) -> list[str]:
     """A follow-up's answer from the evidence closest to it (and its pages, where reading is
@@ -124,9 +125,9 @@ async def follow_up(similarity: Similarity, question: str, items: list[Evidence]
     if not pool:
         return []
     picker = Picker(similarity)
-    disputed = await conflict_lines(similarity, [question], pool, cite, has_cjk(question))
+    disputed = await conflict_lines(similarity, [asked.text], pool, cite, asked.chinese)
     picker.remember(disputed)
-    chosen = await picker.pick([question], pool, most)
+    chosen = await picker.pick([asked.text], pool, most)
     out = [*(f"• {_cited(ln, cite)}" for ln in chosen), *(c for c in disputed if c)]
     quoted(pool, "\n".join(out))
     return out

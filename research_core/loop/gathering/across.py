@@ -16,16 +16,17 @@ from dataclasses import replace
 
 from research_core.loop.memory.evidence import Evidence
 from research_core.search.tool import QueryResult
+from research_core.text.asking import Asked
 from research_core.text.figures import figures_in, written_for
 from research_core.text.terms import has_cjk
 
 FIGURES = 3  # figures in the query
 
 
-def figures_query(question: str, kept: Sequence[Evidence]) -> str:
+def figures_query(asked: Asked, kept: Sequence[Evidence]) -> str:
     """The other language's query for the kept sources' figures; "" once a source in the
     other language is kept, or while they state no figure of ten thousand or more."""
-    zh = has_cjk(question)
+    zh = asked.chinese
     if any(has_cjk(e.text) != zh for e in kept):
         return ""
     stated: dict[str, set[str]] = {}

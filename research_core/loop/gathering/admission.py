@@ -16,7 +16,6 @@ from research_core.protocols import SearchBackend, SearchHit, Similarity
 from research_core.search.reading import deep_read
 from research_core.search.tool import DatesPages, QueryResult
 from research_core.settings import EngineSettings
-from research_core.text.causes import asks_why
 from research_core.text.figures import figure_keys
 
 RETRIEVED_SNIPPET_CHARS = 200  # what the run keeps of a retrieved hit it did not keep
@@ -93,7 +92,7 @@ class Admission:
             return
         if not self.owner.spend("reads"):
             return
-        prefer = None if asks_why(node.question) else stated_figures
+        prefer = None if node.asked.why else stated_figures
         read = await deep_read(self.backend, self.similarity, node.id, node.question,
                                item.source_id, self.config.deep_read_paragraphs, prefer)
         if read is None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
+
+from research_core.text.asking import Asked, read_question
 
 NodeStatus = Literal["open", "expanded", "done", "insufficient", "pruned"]
 FINISHED: frozenset[str] = frozenset({"done", "insufficient", "pruned"})
@@ -19,6 +22,11 @@ class Node:
     status: NodeStatus = "open"
     rounds: int = 0
     children: list[str] = field(default_factory=list)
+
+    @cached_property
+    def asked(self) -> Asked:
+        """The node's question, read once (`research_core.text.asking`)."""
+        return read_question(self.question)
 
 
 @dataclass

@@ -18,6 +18,7 @@ from research_core.protocols import TimeRange
 from research_core.runlog import RunLog
 from research_core.search.reading import DeepRead
 from research_core.settings import Settings
+from research_core.text.asking import Asked
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,11 @@ class RunState:
             working=WorkingMemory(cap=settings.engine.working_memory_cap),
             ledger=Ledger(prices=dict(settings.tiers)),
         )
+
+    @property
+    def asked(self) -> Asked:
+        """The run's question, read once: the root's reading."""
+        return self.tree.root.asked
 
     def kept(self) -> list[Evidence]:
         return [e for e in self.evidence if e.kept]

@@ -19,7 +19,8 @@ from research_core.models.schemas import SubQuestion
 from research_core.protocols import SearchHit, Similarity
 from research_core.search.clustering import average_link, medoid
 from research_core.settings import EngineSettings
-from research_core.text.clauses import Reading, asks, read
+from research_core.text.asking import Asked
+from research_core.text.clauses import Reading
 
 TOPIC_CREDIBILITY = 0.6  # a source a facet is read off: news and better, no release or blog
 SAME_TOPIC = 0.75  # two titles this close name one facet (either language: not scaled)
@@ -29,35 +30,35 @@ KEPT_SHARE = 0.5  # a clause half as close to the sources as the closest one is 
 CLUSTERED = 12  # the best-scored hits whose clusters name facets
 
 
-async def split(similarity: Similarity, question: str, hits: list[SearchHit], limit: int,
+async def split(similarity: Similarity, asked: Asked, hits: list[SearchHit], limit: int,
                 cfg: EngineSettings, as_of: dt.date) -> list[SubQuestion]:
     """Up to `limit` sub-questions: the question's clauses that ask something or that the
     retrieved passages speak to (each as written, before it is completed with the topic: a
     deadline completed with the topic would be close to them), then facets the passages
     cluster into; never the question alone."""
-    reading = read(question)
+    reading = asked.reading
     texts = [f"{h.title}. {h.snippet}" for h in hits]
     spoken = await spoken_to(similarity, list(reading.clauses), texts, cfg)
-    kept = tuple(c for c in reading.clauses if c in spoken or asks(c))
-    own = subquestions.compose(Reading(kept, reading.topic), question)
-    if len(own) < 2 and subquestions.is_part(reading.topic, question):
+    kept = tuple(c for c in reading.clauses if c in spoken or c in asked.asking)
+    own = subquestions.compose(Reading(kept, reading.topic), asked)
+    if len(own) < 2 and subquestions.is_part(reading.topic, asked):
         topic = subquestions.as_question(reading.topic)
         own = [topic, *(a for a in own if a != topic)]
     room = max(limit - len(own), 1 if hits else 0, 2 - len(own))
-    about = await related(similarity, question,
-                          await facets_of(similarity, question, hits, own, room, cfg, as_of), cfg)
+    about = await related(similarity, asked,
+                          await facets_of(similarity, asked, hits, own, room, cfg, as_of), cfg)
     return subquestions.as_subquestions([*own[: limit - min(room, len(about))], *about], limit)
 
 
-async def related(similarity: Similarity, question: str, facets: list[str],
+async def related(similarity: Similarity, asked: Asked, facets: list[str],
                   cfg: EngineSettings) -> list[str]:
     """The facets the plan would take (`judgement.vet_subquestions` holds every sub-question
     to the same test): one it would refuse takes no clause's place in the split."""
     if not facets:
         return []
-    row = await judgement.relatedness(similarity, question, facets)
+    row = await judgement.relatedness(similarity, asked, facets)
     return [f for f, sim in zip(facets, row, strict=True)
-            if sim >= scaled(cfg.related_similarity, question, f)]
+            if sim >= scaled(cfg.related_similarity, asked.text, f)]
 
 
 async def spoken_to(similarity: Similarity, clauses: list[str], texts: list[str],
@@ -72,7 +73,7 @@ async def spoken_to(similarity: Similarity, clauses: list[str], texts: list[str]
             if max(row) >= min(scaled(cfg.off_goal_similarity, c, texts[0]), best * KEPT_SHARE)}
 
 
-async def facets_of(similarity: Similarity, question: str, hits: list[SearchHit],
+async def facets_of(similarity: Similarity, asked: Asked, hits: list[SearchHit],
                     taken: list[str], most: int, cfg: EngineSettings, as_of: dt.date,
                     seen: list[SearchHit] | None = None) -> list[str]:
     """Up to `most` facets of the hits: the `CLUSTERED` hits from credible sources of the
@@ -82,13 +83,13 @@ async def facets_of(similarity: Similarity, question: str, hits: list[SearchHit]
     (its members' scores summed), is named by its medoid's title,
     unless that title is close to a sub-question already `taken` or a facet chosen; `seen`:
     all the hits of the run, which tell the question's names apart."""
-    known = known_names(question, (f"{h.title} {h.snippet}" for h in seen or hits), KNOWN_BY)
+    known = known_names(asked, (f"{h.title} {h.snippet}" for h in seen or hits), KNOWN_BY)
     credible = [h for h in hits if credibility(h.source_type) >= TOPIC_CREDIBILITY
                 and recency(h.published, as_of, cfg) > 0
                 and (not known or names_any(_text(h), known))]
     if not credible or most < 1:
         return []
-    scored = await _scored(similarity, question, credible, cfg, as_of)
+    scored = await _scored(similarity, asked.text, credible, cfg, as_of)
     chosen: list[str] = []
     for title in await _cluster_names(similarity, scored, most + len(taken)):
         if len(chosen) >= most:

@@ -35,7 +35,7 @@ from research_core.models.schemas import HitScore, SubQuestion
 from research_core.protocols import SearchHit, Similarity
 from research_core.runlog import RunLog
 from research_core.settings import EngineSettings
-from research_core.text.clauses import read
+from research_core.text.asking import Asked
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ async def drift_confirmed(similarity: Similarity, goal: str, question: str,
     return False
 
 
-async def vet_subquestions(similarity: Similarity, root: str, candidates: list[SubQuestion],
+async def vet_subquestions(similarity: Similarity, root: Asked, candidates: list[SubQuestion],
                            taken: set[str], cfg: EngineSettings) -> Vetted:
     """Candidates that are real, new and related to the root question, in order."""
     seen = {_norm(t) for t in taken}
@@ -110,7 +110,7 @@ async def vet_subquestions(similarity: Similarity, root: str, candidates: list[S
     accepted: list[SubQuestion] = []
     rejected: list[tuple[str, str]] = []
     for candidate, sim in zip(candidates, related, strict=True):
-        why = _problem(candidate, sim, root, seen, cfg)
+        why = _problem(candidate, sim, root.text, seen, cfg)
         if why:
             rejected.append((candidate.question, why))
         else:
@@ -119,12 +119,12 @@ async def vet_subquestions(similarity: Similarity, root: str, candidates: list[S
     return Vetted(accepted, rejected)
 
 
-async def relatedness(similarity: Similarity, root: str, texts: list[str]) -> list[float]:
+async def relatedness(similarity: Similarity, root: Asked, texts: list[str]) -> list[float]:
     """Each text's similarity to the root question: to the whole or to one of its clauses
     (`research_core.text.clauses`), whichever is closer: a long request dilutes the whole."""
     if not texts:
         return []
-    roots = [root, *(c for c in read(root).clauses if subquestions.is_part(c, root))]
+    roots = [root.text, *(c for c in root.clauses if subquestions.is_part(c, root))]
     rows = await similarity.matrix(roots, texts)
     return [max(column) for column in zip(*rows, strict=True)]
 

@@ -10,27 +10,20 @@ import datetime as dt
 from collections.abc import Sequence
 
 from research_core.loop.planning import subquestions
+from research_core.text.asking import Asked
 from research_core.text.figures import measured
-from research_core.text.periods import (
-    asks_latest,
-    asks_past_year,
-    latest_stated,
-    month_label,
-    span_end,
-)
+from research_core.text.periods import latest_stated, month_label
 from research_core.text.sentences import sentences
-from research_core.text.terms import has_cjk
 
 MONTH_DONE_DAY = 20  # from this day of the as-of month on, that month's figures are asked for
 
 
-def last_month(question: str, as_of: dt.date) -> str | None:
+def last_month(asked: Asked, as_of: dt.date) -> str | None:
     """"2026-10": the month the question's span ends in (named, or the as-of month for a span
     up to now); None when it names no span that ends now or on a named month."""
-    named = span_end(question)
-    if named:
-        return named
-    if not (asks_past_year(question) or asks_latest(question)):
+    if asked.span_end:
+        return asked.span_end
+    if not asked.up_to_now:
         return None
     month = as_of if as_of.day >= MONTH_DONE_DAY else as_of.replace(day=1) - dt.timedelta(1)
     return f"{month.year}-{month.month:02d}"
@@ -43,12 +36,12 @@ def newest_stated(texts: Sequence[str], published: Sequence[dt.date | None]) -> 
                 for s in sentences(text) if measured(s)), default="")
 
 
-def facet(question: str, as_of: dt.date, texts: Sequence[str],
+def facet(asked: Asked, as_of: dt.date, texts: Sequence[str],
           published: Sequence[dt.date | None]) -> tuple[str, bool] | None:
     """The sub-question for the span's last month and whether the findings reach it."""
-    month = last_month(question, as_of)
+    month = last_month(asked, as_of)
     newest = newest_stated(texts, published)
     if month is None or not newest:
         return None  # findings that state no period's figure were asked for none
-    label = month_label(month, has_cjk(question))
-    return subquestions.for_period(question, label), newest >= month
+    label = month_label(month, asked.chinese)
+    return subquestions.for_period(asked, label), newest >= month

@@ -37,7 +37,7 @@ async def preview_plan(settings: Settings, tiers: Mapping[str, ModelTier],
     subs = await planner.decompose(gateway, question, root, "", settings.engine.max_children,
                                    set())
     if not subs:
-        subs = planner.split_fallback(question)
+        subs = planner.split_fallback(root.asked)
     totals = ledger.totals()
     return PlanPreview([s.question for s in subs], sum(t.total_tokens for t in totals),
                        sum(t.cost_usd for t in totals))

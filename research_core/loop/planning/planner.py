@@ -13,7 +13,8 @@ from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.models.schemas import Decomposition, QueryPlan, ReflectionOut, SubQuestion
 from research_core.protocols import TimeRange
-from research_core.text.terms import content_terms, function_words, has_cjk, terms
+from research_core.text.asking import Asked
+from research_core.text.terms import content_terms, function_words
 
 MIN_RANGE_DAYS = 28
 FALLBACK_QUERIES = 3  # the most a query plan holds
@@ -44,11 +45,11 @@ async def decompose(gw: Gateway, goal: str, node: Node, known: str, max_children
     return [s for s in ranked if s.question not in taken][:max_children]
 
 
-def split_fallback(question: str) -> list[SubQuestion]:
+def split_fallback(asked: Asked) -> list[SubQuestion]:
     """For the root, where no evidence is at hand (the plan preview): sub-questions read off
     the question's clauses (`research_core.loop.planning.subquestions`). In a run the engine splits
     from the evidence instead (`research_core.loop.planning.decomposition`)."""
-    return subquestions.derive(question)
+    return subquestions.derive(asked)
 
 
 def _duplicate_problem(taken: set[str], questions: list[str]) -> str | None:
@@ -74,7 +75,7 @@ async def plan_queries(gw: Gateway, node: Node, sent: list[str], as_of: dt.date,
         return _range_problem(plan, as_of)
 
     plan = await gw.structured("planner", "plan_query", messages, QueryPlan,
-                               lambda: query_fallback(node.question, deep and bool(relied),
+                               lambda: query_fallback(node.asked, deep and bool(relied),
                                                       feedback),
                                check)
     unique = list(dict.fromkeys(q.strip() for q in plan.queries))
@@ -85,7 +86,7 @@ CORRECTION_WORDS_ZH = "更正 修正 勘误 修订"
 CORRECTION_WORDS_EN = "correction corrected revised erratum"
 
 
-def query_fallback(question: str, seek_corrections: bool = False,
+def query_fallback(asked: Asked, seek_corrections: bool = False,
                    feedback: Sequence[str] = ()) -> QueryPlan:
     """The question itself, and its content words as a keyword query; `seek_corrections`
     (deep, once it leans on figures): first the content words with the words a correction,
@@ -93,19 +94,20 @@ def query_fallback(question: str, seek_corrections: bool = False,
     question): first the question's words with the words those texts use most (relevance
     feedback: a second round asks in the sources' own words, in their language too)."""
     skip = function_words()  # "could", "you", "please": words a search engine cannot use
-    keywords = " ".join([t for t in terms(question) if t not in skip][:8])[:QUERY_CHARS]
+    question = asked.text
+    keywords = " ".join([t for t in asked.words if t not in skip][:8])[:QUERY_CHARS]
     queries = [question[:QUERY_CHARS]] + ([keywords] if keywords and keywords != question else [])
-    if feedback and (expanded := _expanded(question, feedback)):
+    if feedback and (expanded := _expanded(asked, feedback)):
         queries.insert(0, expanded)
     if seek_corrections and keywords:
-        asking = CORRECTION_WORDS_ZH if has_cjk(question) else CORRECTION_WORDS_EN
-        queries.insert(0, f"{' '.join(terms(question)[:4])} {asking}"[:QUERY_CHARS])
+        asking = CORRECTION_WORDS_ZH if asked.chinese else CORRECTION_WORDS_EN
+        queries.insert(0, f"{' '.join(asked.words[:4])} {asking}"[:QUERY_CHARS])
     return QueryPlan(queries=queries[:FALLBACK_QUERIES])
 
 
-def _expanded(question: str, feedback: Sequence[str]) -> str:
+def _expanded(asked: Asked, feedback: Sequence[str]) -> str:
     """The question's content words and the words the kept texts use most that it lacks."""
-    own = content_terms(question)
+    own = asked.content
     counts = Counter(t for text in feedback for t in dict.fromkeys(content_terms(text))
                      if t not in own and not t.isdigit())
     extra = [t for t, n in counts.most_common(FEEDBACK_TERMS) if n >= FEEDBACK_TEXTS]

@@ -11,7 +11,8 @@ evidence clusters into.
 from __future__ import annotations
 
 from research_core.models.schemas import SUBQUESTION_MIN_CHARS, SubQuestion
-from research_core.text.clauses import Reading, read, without_mentions
+from research_core.text.asking import Asked
+from research_core.text.clauses import Reading
 from research_core.text.periods import without_periods
 from research_core.text.terms import content_terms, has_cjk
 
@@ -21,10 +22,10 @@ OWN_TERMS = 4  # a clause naming this many things stands without the topic
 VALUES = (0.9, 0.8, 0.7, 0.6)  # most valuable first
 
 
-def derive(question: str, limit: int = 4) -> list[SubQuestion]:
+def derive(asked: Asked, limit: int = 4) -> list[SubQuestion]:
     """Up to `limit` sub-questions read off the question's clauses, in the question's order;
     [] when the question is one clause (it is then researched from the evidence)."""
-    return as_subquestions(compose(read(question), question), limit)
+    return as_subquestions(compose(asked.reading, asked), limit)
 
 
 def as_subquestions(texts: list[str], limit: int) -> list[SubQuestion]:
@@ -35,10 +36,11 @@ def as_subquestions(texts: list[str], limit: int) -> list[SubQuestion]:
             for i, t in enumerate(usable)]
 
 
-def compose(reading: Reading, question: str) -> list[str]:
-    """The sub-question texts of a question's clauses, each completed with the topic where it
-    names nothing of it; never the question itself, none repeated."""
-    whole = _norm(without_mentions(question))
+def compose(reading: Reading, asked: Asked) -> list[str]:
+    """The sub-question texts of the `reading`'s clauses (all of the question's, or those
+    kept), each completed with the topic where it names nothing of it; never the question
+    itself, none repeated."""
+    whole = _norm(asked.plain)
     texts = [_shorten(completed(c, reading.topic)) for c in reading.clauses]
     return list(dict.fromkeys(t for t in texts if len(t) >= MIN_CHARS and _norm(t) != whole))
 
@@ -52,14 +54,9 @@ def completed(clause: str, topic: str) -> str:
     return f"{clause}（{topic}）" if has_cjk(clause) else f"{clause} ({topic})"
 
 
-def topic(question: str) -> str:
-    """What the question is about: its clause that names the most."""
-    return read(question).topic
-
-
-def is_part(clause: str, question: str) -> bool:
+def is_part(clause: str, asked: Asked) -> bool:
     """Whether the clause is less than the whole question (a sub-question may be it)."""
-    return _norm(clause) != _norm(without_mentions(question)) and len(clause) >= MIN_CHARS
+    return _norm(clause) != _norm(asked.plain) and len(clause) >= MIN_CHARS
 
 
 def as_question(text: str) -> str:
@@ -82,7 +79,7 @@ def _norm(text: str) -> str:
     return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
-def for_period(question: str, period: str) -> str:
+def for_period(asked: Asked, period: str) -> str:
     """The question's topic asked for one period ("2026年10月…", "… in October 2026")."""
-    about = " ".join(without_periods(topic(question)).split()).strip(" ,，、（）()")
-    return f"{period}{about}？" if has_cjk(question) else f"{about} in {period}?"
+    about = " ".join(without_periods(asked.topic).split()).strip(" ,，、（）()")
+    return f"{period}{about}？" if asked.chinese else f"{about} in {period}?"

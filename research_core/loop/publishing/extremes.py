@@ -14,37 +14,32 @@ from dataclasses import replace
 
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.publishing.series import Point, Series, every_series, longest
+from research_core.text.asking import Asked
 from research_core.text.sentences import sentences
-from research_core.text.superlatives import asked_extreme, asked_grain
-from research_core.text.terms import content_terms, has_cjk
+from research_core.text.terms import content_terms
 
 _WORDS = {False: {"high": "the highest", "low": "the lowest"},
           True: {"high": "最高", "low": "最低"}}
 _GRAIN_ZH = {"month": "个月", "quarter": "个季度", "half year": "个半年"}
 
 
-def asked(question: str) -> str | None:
-    """"high" or "low" where the question asks for a period's extreme (the first named)."""
-    return asked_extreme(question)
-
-
-def extreme_line(question: str, items: list[Evidence],
+def extreme_line(asked: Asked, items: list[Evidence],
                  cite: Callable[[str], str | None]) -> str | None:
     """The bullet that answers the question from the items' series (`cite`: a source id's
     citation mark, None where it cannot be cited); None when it asks for no extreme or no
     series of the grain it asks for is stated."""
-    side = asked(question)
+    side = asked.extreme
     if side is None:
         return None
-    found = every_series(_about(question, items), question)
-    grain = asked_grain(question)
+    found = every_series(_about(asked, items), asked.text)
+    grain = asked.grain
     series = longest([s for s in found if grain in (None, s.grain)]) or longest(found)
     if series is None:
         return None
     pick = max if side == "high" else min
     point = pick(series.points, key=lambda p: p.value)
     mark = cite(point.source_id)
-    zh = has_cjk(question)
+    zh = asked.chinese
     other = _by_other_grain(grain, series.grain, zh) if grain not in (None, series.grain) \
         else ""
     return _said(point, series, side, zh, mark, other) if mark else None
@@ -58,11 +53,10 @@ def _by_other_grain(asked_grain: str | None, grain: str, zh: bool) -> str:
     return f"The sources give no {asked_grain} by {asked_grain} series; by {grain}: "
 
 
-def _about(question: str, items: list[Evidence]) -> list[Evidence]:
+def _about(asked: Asked, items: list[Evidence]) -> list[Evidence]:
     """The items cut to their sentences that share a content word with the question (its
     time and superlative words left out)."""
-    wanted = {t for t in content_terms(question)
-              if asked_extreme(t) is None and asked_grain(t) is None}
+    wanted = asked.subject
     out = []
     for item in items:
         said = [t for t in sentences(item.text, clauses=False)

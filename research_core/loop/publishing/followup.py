@@ -30,6 +30,7 @@ from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.models.schemas import FollowUpOut
 from research_core.protocols import Similarity
+from research_core.text.asking import Asked, read_question
 from research_core.text.terms import CJK, has_cjk
 
 SOURCES_SHOWN = 8
@@ -76,12 +77,13 @@ class FollowUpAnswer:
 
 async def answer(r: Researcher, question: str, key: str, max_steps: int) -> FollowUpAnswer:
     """Answer from memory; research further only where that is not enough."""
-    out, sources = await _from_memory(r, question)
+    asked = read_question(question)
+    out, sources = await _from_memory(r, asked)
     steps = 0
     if not out.sufficient and max_steps > 0:
         steps = await _research(r, question, key, max_steps)
         if steps:
-            out, sources = await _from_memory(r, question)
+            out, sources = await _from_memory(r, asked)
     cited = [s.source_id for s in sources if f"[{s.number}]" in out.answer]
     text = f"*Follow-up:* {' '.join(question.split())}\n\n{out.answer.strip()}"
     publication = await r.delivery.part(key, text, cited or [s.source_id for s in sources[:3]])
@@ -90,11 +92,11 @@ async def answer(r: Researcher, question: str, key: str, max_steps: int) -> Foll
     return FollowUpAnswer(out.answer, cited, out.sufficient, steps, publication)
 
 
-async def _from_memory(r: Researcher, question: str) -> tuple[FollowUpOut, list[Source]]:
-    evidence = await _closest(r, question)
+async def _from_memory(r: Researcher, asked: Asked) -> tuple[FollowUpOut, list[Source]]:
+    evidence = await _closest(r, asked.text)
     sources, carried = number_sources(evidence, SOURCES_SHOWN)
     messages = render(
-        "followup", question=r.state.question, followup=question,
+        "followup", question=r.state.question, followup=asked.text,
         findings="\n".join(f"- {s.question}: {s.conclusion}"
                            for s in list(r.state.summaries.values())[-FINDINGS_SHOWN:]) or "- none",
         sources="\n".join(_block(s, carried) for s in sources) or "(no sources)")
@@ -106,7 +108,7 @@ async def _from_memory(r: Researcher, question: str) -> tuple[FollowUpOut, list[
         return citation_problem(out.answer, len(sources))
 
     out = await r.gateway.try_structured("executor", "followup", messages, FollowUpOut, check)
-    return out or await _assembled(r, question, carried, sources), sources
+    return out or await _assembled(r, asked, carried, sources), sources
 
 
 def prose_problem(text: str, sources: list[Source]) -> str | None:
@@ -147,7 +149,7 @@ def _block(source: Source, carried: list[Evidence]) -> str:
                       f"{source.published or 'undated'})", *(f"    {f}" for f in facts)])
 
 
-async def _assembled(r: Researcher, question: str, carried: list[Evidence],
+async def _assembled(r: Researcher, asked: Asked, carried: list[Evidence],
                      sources: list[Source]) -> FollowUpOut:
     """Fallback: the extractive answer from the closest evidence and their pages where reading
     is free (whole sentences, each cited, each once, the disagreements among them), keeping to
@@ -157,9 +159,9 @@ async def _assembled(r: Researcher, question: str, carried: list[Evidence],
     def mark(source_id: str) -> str | None:
         return f"[{numbers[source_id]}]" if source_id in numbers else None
 
-    lines = await builder.follow_up(r.similarity, question, carried,
+    lines = await builder.follow_up(r.similarity, asked, carried,
                                     lambda e: mark(e.source_id), read=r.read)
-    top = extremes.extreme_line(question, carried, mark)
+    top = extremes.extreme_line(asked, carried, mark)
     lines = [top, *lines] if top else lines  # "which month was highest?": the series says
     while lines and len(_fallback_text(lines)) > FALLBACK_CHARS:
         lines.pop()  # the best come first; the answer keeps to the schema's length

@@ -20,6 +20,7 @@ from research_core.loop.report import report_evidence
 from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.protocols import Similarity
+from research_core.text.asking import Asked
 from research_core.text.figures import figures_in
 from research_core.text.sentences import sentences
 
@@ -149,7 +150,7 @@ class Framing:
     unknowns: list[str] = field(default_factory=list)
 
 
-async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: list[Summary],
+async def write_report(gw: Gateway, asked: Asked, as_of: dt.date, summaries: list[Summary],
                        evidence: list[Evidence], limits: tuple[int, int],
                        similarity: Similarity, questions: Mapping[str, str],
                        read: Reader | None = None, framing: Framing | None = None,
@@ -165,11 +166,11 @@ async def write_report(gw: Gateway, question: str, as_of: dt.date, summaries: li
     sources, found, listing = _evidence_list(summaries, evidence, framing, limits[0])
     numbers = {s.source_id: s.number for s in sources}
     carried = [e for e in sorted(evidence, key=lambda e: -e.score) if e.source_id in numbers]
-    messages = render("report", framing.deep, question=question, as_of=as_of.isoformat(),
+    messages = render("report", framing.deep, question=asked.text, as_of=as_of.isoformat(),
                       summaries=found, sources=listing)
 
     async def extractive() -> str:
-        return await builder.report(similarity, question, _sections(carried, questions),
+        return await builder.report(similarity, asked, _sections(carried, questions),
                                     lambda e: f"[{numbers[e.source_id]}]"
                                     if e.source_id in numbers else None, read, said,
                                     budget, published)

@@ -22,7 +22,7 @@ async def write(gateway: Gateway, state: RunState, delivery: Delivery, config: E
     kept = state.kept()
     gateway.stream_to("report", delivery.stream("report"))
     report = await reporter.write_report(
-        gateway, state.question, state.as_of, list(state.summaries.values()), kept,
+        gateway, state.asked, state.as_of, list(state.summaries.values()), kept,
         (config.report_evidence_chars, config.report_max_tokens), similarity,
         {n.id: n.question for n in state.tree.nodes.values()}, read,
         reporter.Framing(deep, state.extra.unknowns),

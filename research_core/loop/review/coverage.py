@@ -1,6 +1,7 @@
 """Coverage, not a count, ends a sub-question (issue 16): a node is done when the facets of
 its question (the measures, periods, causes and further questions it asks, read off the
-question by `research_core.loop.planning.subquestions`) are answered by its kept evidence.
+node's question as read once, `Node.asked`, by `research_core.loop.planning.subquestions`)
+are answered by its kept evidence.
 
 Applied deep asks the executor which facets the evidence answers and needs all of them;
 standard keeps a lighter rule without a model call: the embedder (with a figure for a facet
@@ -22,7 +23,7 @@ from research_core.models.prompts import render
 from research_core.models.schemas import CoverageOut
 from research_core.protocols import Similarity
 from research_core.settings import EngineSettings
-from research_core.text.causes import asks_explanation
+from research_core.text.asking import Asked, read_question
 from research_core.text.figures import figures_in
 
 MAX_FACETS = 5
@@ -50,13 +51,12 @@ class Coverage:
                 "by": self.by}
 
 
-def facets(question: str) -> list[str]:
+def facets(asked: Asked) -> list[str]:
     """The facets of a question: its derived sub-questions (a cause only when it asks why),
     or the question itself when it asks one thing."""
-    derived = [s.question for s in subquestions.derive(question, limit=MAX_FACETS)]
-    asks_why = asks_explanation(question)
-    kept = [d for d in derived if asks_why or not asks_explanation(d)]
-    return kept if len(kept) > 1 else [question]
+    derived = [s.question for s in subquestions.derive(asked, limit=MAX_FACETS)]
+    kept = [d for d in derived if asked.explains or not read_question(d).explains]
+    return kept if len(kept) > 1 else [asked.text]
 
 
 async def by_embedder(similarity: Similarity, wanted: list[str], texts: list[str],
@@ -68,7 +68,7 @@ async def by_embedder(similarity: Similarity, wanted: list[str], texts: list[str
     matrix = await similarity.matrix(wanted, texts)
     answered = []
     for i, (facet, row) in enumerate(zip(wanted, matrix, strict=True)):
-        cause = asks_explanation(facet)
+        cause = read_question(facet).explains
         if any(_close(c, facet, t, cfg) and (cause or figures_in(t))
                for c, t in zip(row, texts, strict=True)):
             answered.append(i)
@@ -101,13 +101,13 @@ async def by_model(gw: Gateway, tier: str, purpose: str, question: str, wanted: 
     return Coverage(wanted, sorted(set(out.answered)), list(out.unknowns), by="model")
 
 
-async def of_node(gw: Gateway, similarity: Similarity, question: str, items: list[Evidence],
+async def of_node(gw: Gateway, similarity: Similarity, asked: Asked, items: list[Evidence],
                   cfg: EngineSettings, deep: bool) -> Coverage:
     """How far a sub-question's kept evidence covers it: the executor's judgement in deep
     (the embedder when its reply is unusable), the embedder alone in standard."""
-    wanted = facets(question)
+    wanted = facets(asked)
     if deep:
-        judged = await by_model(gw, "executor", "judge_coverage", question, wanted,
+        judged = await by_model(gw, "executor", "judge_coverage", asked.text, wanted,
                                 [e.line() for e in items])
         if judged is not None:
             return judged
@@ -130,9 +130,9 @@ async def settle(gw: Gateway, similarity: Similarity, state: RunState, node: Nod
     if node.status != "open":
         return
     items = state.kept_for({node.id})
-    cov = Coverage(facets(node.question), [])
+    cov = Coverage(facets(node.asked), [])
     if len(items) >= cfg.evidence_per_done_node:
-        cov = await of_node(gw, similarity, node.question, items, cfg, deep)
+        cov = await of_node(gw, similarity, node.asked, items, cfg, deep)
     state.extra.coverage[node.id] = cov.to_dict()
     got = f"{len(cov.answered)} of {len(cov.facets)} facets covered ({cov.by})"
     if items and is_covered(cov, cfg, deep) and _verifies(state, node, cov, deep):

@@ -67,7 +67,7 @@ class Expansion:
         if proposed is None:
             proposed = await (self._split_from_evidence(node) if node.depth == 0
                               else self._split_by_sources(node))
-        vetted = await judgement.vet_subquestions(self.similarity, self.state.question, proposed,
+        vetted = await judgement.vet_subquestions(self.similarity, self.state.asked, proposed,
                                                   taken, self.config)
         for question, why in vetted.rejected:
             self.state.log.emit("subquestion-refused", f"{question[:80]!r}: {why}", node=node.id)
@@ -83,7 +83,7 @@ class Expansion:
         sub-question "How are installers doing in X?", and the run ended at step 2 of 8."""
         mine = taken | {s.question for s in subs}
         extra = [s for s in await self._split_from_evidence(node) if s.question not in mine]
-        vetted = await judgement.vet_subquestions(self.similarity, self.state.question, extra,
+        vetted = await judgement.vet_subquestions(self.similarity, self.state.asked, extra,
                                                   mine, self.config)
         room = max(0, self.config.max_children - len(subs))
         return vetted.accepted[:room]
@@ -92,12 +92,12 @@ class Expansion:
         """The root's clauses that the sources retrieved for it speak to, and what those
         sources are about (`research_core.loop.planning.decomposition`); its queries are the
         run's."""
-        plan = planner.query_fallback(node.question)
+        plan = planner.query_fallback(node.asked)
         window = planner.time_range(plan, self.state.as_of, self.config.lookback_days)
         queries = await self.search.dedupe(plan.queries, self.state.sent_queries())
         results = await self.search.batch(queries, window) if queries else []
         hits = [h for _, h in self.admission.new_hits(node, results)]
-        subs = await decomposition.split(self.similarity, self.state.question, hits,
+        subs = await decomposition.split(self.similarity, self.state.asked, hits,
                                          self.config.max_children, self.config,
                                          self.state.as_of)
         self.state.log.emit("split-from-evidence", f"{len(hits)} hit(s) read for the split: "
@@ -109,7 +109,7 @@ class Expansion:
         its queries retrieved but it did not keep are about."""
         seen = decomposition.retrieved_hits(self.state.extra.retrieved)
         titles = await decomposition.facets_of(
-            self.similarity, node.question, unkept_for(self.state, node, seen),
+            self.similarity, node.asked, unkept_for(self.state, node, seen),
             [n.question for n in self.state.tree.nodes.values()], self.config.max_children,
             self.config, self.state.as_of, list(seen.values()))
         return subquestions.as_subquestions(titles, self.config.max_children)

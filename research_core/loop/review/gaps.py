@@ -32,7 +32,7 @@ async def judge_root(gw: Gateway, similarity: Similarity, state: RunState,
     included (`period_end`)."""
     cov = await _judge_facets(gw, similarity, state, cfg, deep)
     kept = state.kept()
-    last = period_end.facet(state.question, state.as_of, [e.text for e in kept],
+    last = period_end.facet(state.asked, state.as_of, [e.text for e in kept],
                             [e.published for e in kept])
     if last is None:
         return cov
@@ -43,7 +43,7 @@ async def judge_root(gw: Gateway, similarity: Similarity, state: RunState,
 
 async def _judge_facets(gw: Gateway, similarity: Similarity, state: RunState,
                         cfg: EngineSettings, deep: bool) -> Coverage:
-    wanted = coverage.facets(state.question)
+    wanted = coverage.facets(state.asked)
     kept = state.kept()
     findings = [f"{s.question}: {s.conclusion}" for s in state.summaries.values()]
     if deep and (kept or findings):
@@ -80,7 +80,7 @@ async def refill(gw: Gateway, similarity: Similarity, state: RunState, owner: Bu
         return await refill_from_evidence(similarity, state, owner, delivery, cfg)
     taken = {n.question for n in state.tree.nodes.values()}
     vetted = await judgement.vet_subquestions(
-        similarity, state.question, [SubQuestion(question=f, value=GAP_VALUE) for f in new],
+        similarity, state.asked, [SubQuestion(question=f, value=GAP_VALUE) for f in new],
         taken, cfg)
     state.extra.coverage[ROOT]["asked"] = [*asked, *new]
     for question, why in vetted.rejected:
@@ -108,7 +108,7 @@ async def refill_from_evidence(similarity: Similarity, state: RunState, owner: B
     seen = decomposition.retrieved_hits(state.extra.retrieved)
     unread = [hit for source_id, hit in seen.items() if source_id not in cited]
     taken = [n.question for n in state.tree.nodes.values() if n.depth > 0]
-    found = await decomposition.facets_of(similarity, state.question, unread, taken,
+    found = await decomposition.facets_of(similarity, state.asked, unread, taken,
                                           cfg.max_children, cfg, state.as_of,
                                           list(seen.values()))
     if not found:

@@ -79,7 +79,7 @@ async def _add_neglected(state: RunState, question: str, similarity: Similarity,
     if isinstance(candidate, str):
         return _refused(state, question, candidate)
     taken = {n.question for n in state.tree.nodes.values()}
-    vetted = await judgement.vet_subquestions(similarity, state.question, [candidate], taken,
+    vetted = await judgement.vet_subquestions(similarity, state.asked, [candidate], taken,
                                               cfg)
     if vetted.rejected:
         return _refused(state, question, vetted.rejected[0][1])

@@ -161,7 +161,7 @@ async def _add(state: RunState, asked: list[SubQuestion], owner: Budget,
     """The planner's new sub-questions that pass a decomposition's checks, while the run has
     discoveries left (one each): a steer never grants more."""
     taken = {n.question for n in state.tree.nodes.values()}
-    vetted = await judgement.vet_subquestions(similarity, state.question, asked, taken, cfg)
+    vetted = await judgement.vet_subquestions(similarity, state.asked, asked, taken, cfg)
     for question, why in vetted.rejected:
         state.log.emit("subquestion-refused", f"steer's {question[:80]!r}: {why}")
     added = []
