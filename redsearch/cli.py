@@ -17,6 +17,8 @@ from pathlib import Path
 from redsearch.doctor import DEFAULT_LIMIT_S, doctor
 from redsearch.harness.evaluate import add_arguments as add_eval_arguments
 from redsearch.harness.evaluate import evaluate
+from redsearch.harness.model_check import add_arguments as add_check_arguments
+from redsearch.harness.model_check import check as check_models
 from redsearch.mcp_option import with_mcp
 from redsearch.processes import run_bot, run_worker_command
 from redsearch.research import (
@@ -105,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
                                  "line each (exit 1 when one fails)")
     doctor.add_argument("--timeout", type=_seconds, default=DEFAULT_LIMIT_S, dest="limit_s",
                         help=f"the longest one check may take (default {DEFAULT_LIMIT_S:g} s)")
+    models = commands.add_parser("models", help="the local models' measured capability "
+                                 "profile (docs/models.md)")
+    model_commands = models.add_subparsers(dest="models_command", required=True)
+    add_check_arguments(model_commands.add_parser(
+        "check", help="measure a GGUF model per call kind against the code path on a suite"))
     return parser
 
 
@@ -140,6 +147,8 @@ def _guarded(args: argparse.Namespace) -> int:
             return asyncio.run(run_resume(args.run_id))
         if args.command == "eval":
             return asyncio.run(evaluate(args))
+        if args.command == "models":
+            return asyncio.run(check_models(args))
         if args.command == "bot":
             return asyncio.run(run_bot(args.port))
         if args.command == "worker":

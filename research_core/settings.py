@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from research_core.errors import SettingsError
 from research_core.mcp_settings import McpSettings, mcp_from_env
+from research_core.models.calls import parse_calls
 from research_core.policy import Policy, load_policy
 from research_core.service_settings import (
     WEB_BACKENDS,
@@ -194,6 +195,7 @@ class Settings:
     corpus_dir: Path | None = None
     gguf_threads: int | None = bounded(None, 1, MAX_THREADS)
     gguf_context: int = bounded(4096, MIN_CONTEXT, MAX_CONTEXT)
+    embedded_calls: frozenset[str] | None = None  # RED_EMBEDDED_CALLS; None: measured profile
     as_of: dt.date | None = None
     slack: SlackSettings = field(default_factory=SlackSettings)
     worker: WorkerSettings = field(default_factory=WorkerSettings)
@@ -247,6 +249,7 @@ class Settings:
             corpus_dir=path_or_none(env.get("RED_CORPUS_DIR")),
             gguf_threads=parse_field(env, "RED_GGUF_THREADS", cls, "gguf_threads"),
             gguf_context=parse_field(env, "RED_GGUF_CONTEXT", cls, "gguf_context"),
+            embedded_calls=parse_calls(env.get("RED_EMBEDDED_CALLS", "")),
             slack=slack_from_env(env),
             worker=worker_from_env(env),
             web=web_from_env(env, ("mcp",) if mcp.servers else WebSettings().backends),

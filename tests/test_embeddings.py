@@ -266,9 +266,9 @@ def test_settings_from_env() -> None:
 
 @pytest.mark.gguf
 async def test_bundled_chat_gguf_embeds_through_llama_cpp() -> None:
-    from research_core.models.llama_tier import bundled_model_path
+    from research_core.models.llama_tier import gemma_model_path
 
-    embedder = build_embedder(EmbeddingSettings(model=bundled_model_path(), gguf_context=512))
+    embedder = build_embedder(EmbeddingSettings(model=gemma_model_path(), gguf_context=512))
     vectors = await embedder.embed([*EN_PARAPHRASES[0], EN_UNRELATED[2][1]])
     assert vectors.shape[0] == 3
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)

@@ -1,5 +1,6 @@
-"""End to end on the bundled GGUF model through llama-cpp-python: a corpus to a finished,
-cited report. The 270M base model proves the path, not the quality (see docs/models.md)."""
+"""End to end on a GGUF model through llama-cpp-python in every tier: a corpus to a finished,
+cited report. The tiny Gemma 3 270M base model proves the path, not the quality (the
+embedded default takes only its measured calls: docs/models.md)."""
 
 from __future__ import annotations
 
@@ -11,18 +12,20 @@ from pathlib import Path
 
 import pytest
 
+from research_core.models.llama_tier import gemma_model_path
+
 pytestmark = pytest.mark.gguf
 
 
 @pytest.mark.timeout(900)
-def test_bundled_model_researches_a_corpus_to_a_cited_report(
+def test_a_gguf_model_researches_a_corpus_to_a_cited_report(
         corpus_dir: Path, tmp_path: Path) -> None:
     out_json = tmp_path / "run.json"
     env = {**os.environ, "RED_DATA_DIR": str(tmp_path / "data"),
            "RED_BUDGET_STEPS": "3", "RED_ENGINE_REPORT_MAX_TOKENS": "160"}
     for tier in ("PLANNER", "EXECUTOR", "REPORTER"):
         env.pop(f"RED_{tier}_BASE_URL", None)
-        env.pop(f"RED_{tier}_MODEL", None)
+        env[f"RED_{tier}_MODEL"] = gemma_model_path()
     done = subprocess.run(
         [sys.executable, "-m", "redsearch.cli", "research",
          "How did heat pump sales and prices move in 2026?",

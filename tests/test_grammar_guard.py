@@ -115,7 +115,7 @@ async def test_the_gateway_refuses_a_shape_that_prompts_yaml_does_not_name() -> 
 SAMPLE_EVERY_SCHEMA = r'''
 import asyncio, json, sys
 from research_core.models.grammar_guard import llama_compiles
-from research_core.models.llama_tier import bundled_model_path, load_llama
+from research_core.models.llama_tier import gemma_model_path, load_llama
 from research_core.protocols import Message
 from research_core.models.schemas import json_schema, prompt_schemas
 from research_core.settings import Settings
@@ -123,8 +123,8 @@ from research_core.models.tier_factory import build_tiers
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 async def main() -> None:
-    tier = build_tiers(Settings())["executor"]
-    loaded = load_llama(bundled_model_path(), n_ctx=Settings().gguf_context, n_threads=None)
+    tier = build_tiers(Settings.from_env({"RED_EXECUTOR_MODEL": gemma_model_path()}))["executor"]
+    loaded = load_llama(gemma_model_path(), n_ctx=Settings().gguf_context, n_threads=None)
     compiles = llama_compiles(loaded.llama)
     for prompt, model in prompt_schemas().items():
         schema = json_schema(model)

@@ -14,11 +14,11 @@ from typing import Any, cast
 import pytest
 
 from research_core.errors import ModelUnavailable, SettingsError
+from research_core.models.calls import CALL_KINDS
 from research_core.models.grammar_guard import GrammarGuard
 from research_core.models.llama_tier import (
     LlamaTier,
     ModelLock,
-    bundled_model_path,
     gemma_prompt,
     load_llama,
 )
@@ -334,20 +334,24 @@ def test_gemma_prompt_layout() -> None:
 # --- Bundled GGUF model --------------------------------------------------------------------
 
 
+EVERY_CALL = Settings(embedded_calls=frozenset(CALL_KINDS))  # the embedded model takes all
+
+
 @pytest.mark.gguf
 def test_bundled_model_is_loaded_once() -> None:
-    first, second = build_tiers(Settings()), build_tiers(Settings())
+    first, second = build_tiers(EVERY_CALL), build_tiers(EVERY_CALL)
 
     tiers = [*first.values(), *second.values()]
     assert all(isinstance(t, LlamaTier) for t in tiers)
     assert len({id(t.llama) for t in tiers if isinstance(t, LlamaTier)}) == 1
-    assert Path(bundled_model_path()).is_file()
-    assert first["planner"].model == "bundled:gemma-3-270m-q4_k_m"
+    assert first["planner"].model == "bundled:qwen2.5-coder-1.5b-instruct-q4_k_m"
 
 
 @pytest.mark.gguf
 async def test_bundled_json_schema_call() -> None:
-    tier = build_tiers(Settings())["executor"]
+    """The embedded default through its own chat template (from the GGUF) and a grammar."""
+    tier = build_tiers(EVERY_CALL)["executor"]
+    assert isinstance(tier, LlamaTier) and tier.llama.metadata["tokenizer.chat_template"]
     ask = [Message("user", 'Is the sky blue on a clear day? Answer as JSON {"ok": true|false}.')]
 
     done = await tier.complete(ask, schema=SCHEMA, schema_name="verdict", max_tokens=32)
@@ -358,7 +362,7 @@ async def test_bundled_json_schema_call() -> None:
 
 @pytest.mark.gguf
 async def test_bundled_tiers_share_one_lock_under_concurrency() -> None:
-    tiers = list(build_tiers(Settings()).values())
+    tiers = list(build_tiers(EVERY_CALL).values())
 
     async def ask(tier: Any) -> str:
         done = await tier.complete(ASK, schema=SCHEMA, schema_name="v", max_tokens=16)

@@ -9,8 +9,10 @@ with no context limit and no final answer before turn N. Both final answers are 
 corpus's facts (`bench_facets`: a country's measure in a quarter, stated right and cited to
 its document); the baseline also answers at every turn (measurement: those calls count only
 in its answer curve), so the equal-answer ratio is the goal tree's tokens over the baseline's
-to its first answer stating as many facts. Then one smoke row runs the bundled GGUF model for
-every tier at one N. Every run gets a fresh SQLite database. Progress goes to stderr; the
+to its first answer stating as many facts. Then one smoke row runs the environment's models
+(default: the embedded one) for every tier at one N, and the README question runs on the
+embedded default and on the code path (`bench_readme`: the ratio of their times). Every run
+gets a fresh SQLite database. Progress goes to stderr; the
 tables go to stdout, ending with `token ratio at N=32: X (hierarchical/monolithic)` and
 `equal-answer ratio at N=32: Y`.
 """
@@ -28,6 +30,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from redsearch.harness import bench_readme
 from redsearch.harness.bench_corpus import QUESTION, Fact, corpus_facts, write_corpus
 from redsearch.harness.bench_report import HIER, MONO, final_lines, n_table, sweep_table
 from redsearch.harness.bench_run import Answers, Progress, RunMetrics, db_url, metrics, scratch_db
@@ -161,6 +164,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="N = 2, 4 and no bundled-model row (for CI)")
     parser.add_argument("--smoke-steps", type=int, default=SMOKE_STEPS,
                         help="N of the bundled-model row (0: none; default 4)")
+    parser.add_argument("--no-readme", dest="readme", action="store_false",
+                        help="leave out the README question on the embedded default")
     parser.add_argument("--json", dest="json_path", help="also write the results as JSON here")
     args = parser.parse_args(argv)
     try:
@@ -168,7 +173,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     except ValueError:
         parser.error(f"--sweep {args.sweep!r}: expected comma-separated whole numbers")
     if args.quick:
-        args.ns, args.smoke_steps = list(QUICK_SWEEP), 0
+        args.ns, args.smoke_steps, args.readme = list(QUICK_SWEEP), 0, False
     if not args.ns or min(args.ns) < 1 or max(args.ns) > 64 or not 0 <= args.smoke_steps <= 64:
         parser.error("the step counts must be between 1 and 64")
     return args
@@ -193,6 +198,9 @@ async def run_bench(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     if smoke is not None:
         lines += ["", "== smoke row: the models of the environment (default: the bundled "
                   "GGUF for every tier)", *n_table(*smoke)[1:]]
+    if args.readme:
+        say("bench: the README question, embedded default then code path")
+        lines += ["", *bench_readme.lines(await asyncio.to_thread(bench_readme.run_pair, env))]
     lines += ["", *sweep_table(pairs), f"bench wall time: {time.monotonic() - started:.0f}s",
               *final_lines(pairs)]
     print("\n".join(lines))

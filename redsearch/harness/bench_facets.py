@@ -14,7 +14,8 @@ import re
 from collections.abc import Mapping, Sequence
 
 from redsearch.harness.bench_corpus import Fact
-from research_core.loop.report.reporter import CITATION, Report, cited_numbers
+from research_core.loop.report.citing import CITATION
+from research_core.loop.report.reporter import Report, cited_numbers
 from research_core.text.sentences import sentences
 
 _LEVEL = re.compile(r"\d[\d,]*")

@@ -81,6 +81,7 @@ class TaskResult:
     retrieval_recall: float | None = None  # needed documents any search of the run returned
     kept_ids: list[str] = field(default_factory=list)  # the sources the pool kept
     retrieved_ids: list[str] = field(default_factory=list)  # the sources any search returned
+    calls: dict[str, tuple[int, int]] = field(default_factory=dict)  # kind: (made, accepted)
 
     @property
     def mode_shown(self) -> str:
@@ -167,6 +168,7 @@ class SuiteRunner:
         result = result_of(task, mode, state, publisher, late, error)
         result.kept_ids = sorted({e.source_id for e in state.kept()})
         result.retrieved_ids = sorted(state.extra.retrieved)
+        result.calls = state.ledger.by_purpose()
         result.evidence_recall = evidence_recall(task.requirements, result.kept_ids)
         result.retrieval_recall = evidence_recall(task.requirements, result.retrieved_ids)
         return with_answers(result, publisher, naive_baseline(state, backend, publisher),
@@ -252,21 +254,24 @@ def _end_line(result: TaskResult, groups: int) -> str:
 async def run_suite(suite: Suite, modes: Sequence[str], task_ids: Sequence[str] | None,
                     settings: Settings, *, similarity: Similarity | None = None,
                     say: Say = lambda _: None, run_log: Say | None = None,
-                    late_at: LatePoint | None = None,
-                    paraphrases: bool = False) -> list[TaskResult]:
+                    late_at: LatePoint | None = None, paraphrases: bool = False,
+                    tiers: Mapping[str, ModelTier] | None = None) -> list[TaskResult]:
     """Run every chosen task (default: all) in every mode, in task order, each followed by
-    its paraphrases where `paraphrases`; tiers are built once. `late_at` overrides when late
-    documents arrive (default: see `redsearch.harness.late_docs`)."""
+    its paraphrases where `paraphrases`; tiers are built once (or given: `tiers`, which the
+    caller closes). `late_at` overrides when late documents arrive (default: see
+    `redsearch.harness.late_docs`)."""
     check_modes(modes)
     chosen = [suite.task(t) for t in task_ids] if task_ids else list(suite.tasks)
     tasks = with_variants(chosen) if paraphrases else chosen
-    tiers = await asyncio.to_thread(build_tiers, settings)
+    built = None if tiers is not None else await asyncio.to_thread(build_tiers, settings)
     try:
         similarity = similarity or build_similarity(settings.embedding)
-        runner = SuiteRunner(suite, settings, tiers, similarity, say, run_log, modes, late_at)
+        runner = SuiteRunner(suite, settings, tiers or built or {}, similarity, say, run_log,
+                             modes, late_at)
         return [await runner.run(task, mode) for task in tasks for mode in modes]
     finally:
-        await aclose_tiers(tiers)
+        if built is not None:
+            await aclose_tiers(built)
 
 
 def with_variants(tasks: Sequence[Task]) -> list[Task]:

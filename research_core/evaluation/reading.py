@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from research_core.loop.report.reporter import CITATION
+from research_core.loop.report.citing import CITATION
 
 Mark = tuple[int, str]  # (offset where the citing text ends, the source id it names)
 PART_SEPARATOR = "\n\n"

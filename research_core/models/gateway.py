@@ -22,6 +22,7 @@ from research_core.models.ledger import Ledger
 from research_core.models.no_model import NoModelTier
 from research_core.models.prompts import max_tokens as prompt_max_tokens
 from research_core.models.prompts import retry_message
+from research_core.models.routed import RoutedTier
 from research_core.models.schemas import is_prompt_schema, json_schema
 from research_core.protocols import Completion, Message, ModelTier, PartStream, StreamingTier
 from research_core.runlog import RunLog
@@ -99,10 +100,10 @@ class Gateway:
         max_tokens: int | None = None,
     ) -> T_out | None:
         conversation = list(messages)
-        if isinstance(self.tiers[tier], NoModelTier):
+        if (why := self._no_model(tier, purpose)) is not None:
             metrics.FALLBACKS.labels(purpose, "no_model").inc()
-            self.log.emit("fallback", f"{tier}/{purpose}: no model (RED_{tier.upper()}_MODEL="
-                          "none), using the fallback", tier=tier, purpose=purpose)
+            self.log.emit("fallback", f"{tier}/{purpose}: {why}, using the fallback", tier=tier,
+                          purpose=purpose)
             return None
         for attempt in (1, 2):
             if not self.permit():
@@ -128,6 +129,15 @@ class Gateway:
         metrics.FALLBACKS.labels(purpose, "unusable").inc()
         self.log.emit("fallback", f"{tier}/{purpose}: two unusable answers, using the fallback",
                       tier=tier, purpose=purpose)
+        return None
+
+    def _no_model(self, tier: str, purpose: str) -> str | None:
+        """Why the tier takes no model call for `purpose`, or None when it does."""
+        model = self.tiers[tier]
+        if isinstance(model, NoModelTier):
+            return f"no model (RED_{tier.upper()}_MODEL=none)"
+        if isinstance(model, RoutedTier) and not model.takes(purpose):
+            return f"the embedded model is not used for {purpose} (RED_EMBEDDED_CALLS)"
         return None
 
     def _count(self, tier: str, outcome: str) -> None:
@@ -164,6 +174,7 @@ class Gateway:
                         limit: int) -> Completion:
         """The tier's completion, streamed to the purpose's stream when it has one."""
         model, stream = self.tiers[tier], self.streams.get(purpose)
+        model = model.inner if isinstance(model, RoutedTier) else model
         if stream is not None and isinstance(model, StreamingTier):
             try:
                 return await model.stream(messages, schema=schema, schema_name=schema_name,

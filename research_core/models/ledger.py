@@ -54,6 +54,14 @@ class Ledger:
         """Note that the last call's output was unusable (its tokens were still spent)."""
         self.entries[-1] = replace(self.entries[-1], outcome=outcome)
 
+    def by_purpose(self) -> dict[str, tuple[int, int]]:
+        """Per call kind: the calls made and how many replies were accepted."""
+        out: dict[str, tuple[int, int]] = {}
+        for e in self.entries:
+            made, accepted = out.get(e.purpose, (0, 0))
+            out[e.purpose] = (made + 1, accepted + (e.outcome == "ok"))
+        return out
+
     def totals(self) -> list[TierTotals]:
         tiers = sorted({e.tier for e in self.entries}, key=_tier_order)
         return [self._tier_totals(t) for t in tiers]

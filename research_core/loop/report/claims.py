@@ -16,8 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from research_core.loop.memory.evidence import Evidence
+from research_core.loop.report.citing import CITATION
 from research_core.loop.report.report_evidence import facts_of
-from research_core.loop.report.reporter import CITATION, ClaimCheck, Report, cited_numbers
+from research_core.loop.report.reporter import ClaimCheck, Report, cited_numbers
 from research_core.models.gateway import Gateway
 from research_core.models.prompts import max_tokens, render
 from research_core.models.schemas import VerdictOut, VerdictsOut

@@ -16,7 +16,8 @@ from research_core.loop.answering import builder
 from research_core.loop.answering.completion import Reader
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.memory.memory import Summary
-from research_core.loop.report import report_evidence
+from research_core.loop.report import citing, report_evidence
+from research_core.loop.report.citing import CITATION
 from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.protocols import Similarity
@@ -24,7 +25,6 @@ from research_core.text.asking import Asked
 from research_core.text.figures import figures_in
 from research_core.text.sentences import sentences
 
-CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 SOURCES_HEADING = "\n\nSources\n"
 FLAGGED_HEADING = "\n\nFlagged claims (not supported by the evidence they cite)\n"
 _SOURCE_LINE = re.compile(r"^\[(\d+)\] .*\(([^()\s]+)\)$", re.M)
@@ -184,10 +184,11 @@ async def write_report(gw: Gateway, asked: Asked, as_of: dt.date, summaries: lis
         fell_back = True
         return ""
 
+    stated = {s.number: " ".join(e.text for e in carried if e.source_id == s.source_id)
+              for s in sources}
     text = await gw.text("reporter", "report", messages, limits[1], fallback,
-                         lambda t: report_problem(t, len(sources)))
-    if fell_back:
-        text = await extractive()
+                         lambda t: report_problem(citing.mend(t, stated), len(sources)))
+    text = await extractive() if fell_back else citing.mend(text, stated)
     cited = [n for n in cited_numbers(text) if 1 <= n <= len(sources)]
     return Report(text=text, sources=sources, cited=cited, fallback=fell_back)
 
