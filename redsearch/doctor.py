@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from redsearch import doctor_checks as checks
 from research_core.errors import RunError
-from research_core.models.tier_factory import describe_tier
+from research_core.models.tier_factory import describe_tier, embedded_calls
 from research_core.redaction import MASK, redact_url
 from research_core.search.mcp.backend import McpBackend
 from research_core.settings import TIERS, Settings
@@ -51,8 +51,9 @@ def plan(settings: Settings, limit_s: float) -> list[Check]:
                    f"REDIS_URL={redact_url(settings.worker.redis_url)}"),
              Check("database", lambda: checks.database_check(settings),
                    redact_url(settings.db_url))]
+    calls = embedded_calls(settings)
     found += [Check(f"model {name}", _bind(checks.tier_check, name, settings, limit_s),
-                    describe_tier(name, settings.tiers[name]).split(": ", 1)[1])
+                    describe_tier(name, settings.tiers[name], calls).split(": ", 1)[1])
               for name in TIERS]
     found.append(Check("embeddings", lambda: checks.embeddings_check(settings, limit_s)))
     found += [Check(f"search {name}", _bind(checks.search_check, name, settings, limit_s),

@@ -26,8 +26,9 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from contract.redis_target import is_sentinel
 from contract.slack_client import SLACK_FAILURES, make_client, slack_error
 from research_core.models.embeddings import build_embedder
+from research_core.models.no_model import NoModelTier
 from research_core.models.openai_tier import OpenAITier
-from research_core.models.tier_factory import build_tier, describe_tier
+from research_core.models.tier_factory import build_tier, describe_tier, embedded_calls
 from research_core.protocols import Message, SearchRequest
 from research_core.redaction import redact_url
 from research_core.search.corpus import CorpusBackend, sample_corpus_dir
@@ -165,10 +166,10 @@ def _schema_line(url: str, state: SchemaState) -> str:
 async def tier_check(name: str, settings: Settings, limit_s: float) -> str:
     """An endpoint answers a one-token call; a GGUF model loads (its grammars compiled)."""
     tier = settings.tiers.get(name, TierSettings())
-    described = describe_tier(name, tier).split(": ", 1)[1]
+    described = describe_tier(name, tier, embedded_calls(settings)).split(": ", 1)[1]
     if not tier.base_url:
-        await in_thread(lambda: build_tier(name, settings))
-        return f"{described}: loaded"
+        built = await in_thread(lambda: build_tier(name, settings))
+        return described if isinstance(built, NoModelTier) else f"{described}: loaded"
     model = OpenAITier(dataclasses.replace(tier, timeout_s=limit_s, max_retries=0), name=name)
     try:
         done = await model.complete([Message("user", "Reply with OK.")], schema=None,

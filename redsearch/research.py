@@ -28,7 +28,12 @@ from research_core.loop.engine import Engine
 from research_core.loop.memory.state import RunState
 from research_core.loop.report.reporter import Report
 from research_core.models.embeddings import build_similarity
-from research_core.models.tier_factory import aclose_tiers, build_tiers, describe_tier
+from research_core.models.tier_factory import (
+    aclose_tiers,
+    build_tiers,
+    describe_tier,
+    embedded_calls,
+)
 from research_core.protocols import ModelTier, SearchBackend
 from research_core.question import validate_question
 from research_core.runlog import LogEvent
@@ -162,7 +167,7 @@ class ResumeInstead(Exception):
 async def _execute(state: RunState, request: ResearchRequest, settings: Settings,
                    backend: SearchBackend, store: SqlStore, say: Callable[[str], None]) -> int:
     for name in TIERS:
-        say("model " + describe_tier(name, settings.tiers[name]))
+        say("model " + describe_tier(name, settings.tiers[name], embedded_calls(settings)))
     started = time.monotonic()
     tiers = await asyncio.to_thread(build_tiers, settings)
     say(f"models ready in {time.monotonic() - started:.1f}s")

@@ -19,6 +19,7 @@ from research_core.models.ledger import Ledger
 from research_core.models.openai_tier import OpenAITier
 from research_core.models.routed import RoutedTier
 from research_core.models.schemas import Decomposition
+from research_core.models.tier_factory import describe_tier, embedded_calls
 from research_core.protocols import Message
 from research_core.runlog import RunLog
 from research_core.settings import Settings, TierSettings
@@ -121,3 +122,12 @@ def test_an_uncited_figure_gets_its_source_or_goes() -> None:
     mended = mend(report, stated)
     assert mended == ("Heat pumps sold better.\n- Sales rose 12% to 48,000 units in Q3 [1].\n"
                       "- Prices fell 3.5% [2].\nImports grew 7% [2].")
+
+
+def test_the_log_line_says_which_calls_the_embedded_model_takes() -> None:
+    none = describe_tier("planner", TierSettings(), frozenset())
+    some = describe_tier("planner", TierSettings(), frozenset({"report", "decompose"}))
+    assert none.startswith("planner: no model call") and "RED_EMBEDDED_CALLS" in none
+    assert some == ("planner: gguf model=bundled (Qwen2.5-Coder-1.5B-Instruct, Q4_K_M) for "
+                    "decompose, report")
+    assert embedded_calls(Settings()) == profile.measured_calls(embedded.DEFAULT.name)

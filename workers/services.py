@@ -22,7 +22,12 @@ from contract.slack_client import make_client
 from research_core.budget.caps import CapGuard
 from research_core.loop.engine import Engine
 from research_core.models.embeddings import build_similarity
-from research_core.models.tier_factory import aclose_tiers, build_tiers, describe_tier
+from research_core.models.tier_factory import (
+    aclose_tiers,
+    build_tiers,
+    describe_tier,
+    embedded_calls,
+)
 from research_core.protocols import ModelTier, Publisher, SearchBackend, Similarity, SteerSource
 from research_core.search.combined import Closes
 from research_core.search.corpus import CorpusBackend, sample_corpus_dir
@@ -61,7 +66,7 @@ class Services:
         """Everything from the settings; `backend` and `similarity` may be given instead."""
         started = time.monotonic()
         for name, tier in settings.tiers.items():
-            log.info("model %s", describe_tier(name, tier))
+            log.info("model %s", describe_tier(name, tier, embedded_calls(settings)))
         tiers = await asyncio.to_thread(build_tiers, settings)
         similarity = similarity or build_similarity(settings.embedding)
         if backend is None:

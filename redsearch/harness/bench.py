@@ -44,7 +44,12 @@ from research_core.loop.engine import Engine
 from research_core.loop.memory.state import RunState
 from research_core.loop.report.reporter import Report
 from research_core.models.embeddings import build_similarity
-from research_core.models.tier_factory import aclose_tiers, build_tiers, describe_tier
+from research_core.models.tier_factory import (
+    aclose_tiers,
+    build_tiers,
+    describe_tier,
+    embedded_calls,
+)
 from research_core.protocols import ModelTier, Similarity
 from research_core.search.corpus import CorpusBackend
 from research_core.settings import TIERS, BudgetSettings, Settings, TierSettings
@@ -147,7 +152,7 @@ async def run_smoke(n: int, backend: CorpusBackend, similarity: Similarity,
     if not env.get("RED_GGUF_CONTEXT"):
         base = dataclasses.replace(base, gguf_context=BUNDLED_CONTEXT)
     settings = equal_work_settings(base, n)
-    for line in (describe_tier(t, settings.tiers[t]) for t in TIERS):
+    for line in (describe_tier(t, settings.tiers[t], embedded_calls(settings)) for t in TIERS):
         say("smoke model " + line)
     tiers = await asyncio.to_thread(build_tiers, settings)
     try:

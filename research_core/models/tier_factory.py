@@ -64,12 +64,19 @@ async def aclose_tiers(tiers: Mapping[str, ModelTier]) -> None:
             await tier.aclose()
 
 
-def describe_tier(name: str, tier: TierSettings) -> str:
-    """One log line for a tier: kind, model and host or file. Never the API key."""
+def describe_tier(name: str, tier: TierSettings, calls: frozenset[str] | None = None) -> str:
+    """One log line for a tier: kind, model and host or file, and for the embedded default
+    the call kinds it takes (`calls`, where known). Never the API key."""
     if tier.base_url:
         return f"{name}: openai model={tier.model} host={endpoint_host(tier.base_url)}"
     if tier.model == NO_MODEL:
         return f"{name}: no model (every call takes the code path)"
     if tier.gguf_path:
         return f"{name}: gguf model={Path(tier.gguf_path).name} file={tier.gguf_path}"
+    if calls is not None and not calls:
+        return (f"{name}: no model call: the embedded {embedded.DEFAULT.title} measured better "
+                "than the code path at none (RED_EMBEDDED_CALLS)")
+    if calls is not None and calls != frozenset(CALL_KINDS):
+        return (f"{name}: gguf model={BUNDLED} ({embedded.DEFAULT.title}) for "
+                f"{', '.join(sorted(calls))}")
     return f"{name}: gguf model={BUNDLED} ({embedded.DEFAULT.title})"
