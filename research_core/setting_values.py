@@ -163,3 +163,28 @@ def url_password(url: str) -> str:
         return unquote(urlsplit(url).password or "")
     except ValueError:
         return ""
+
+
+# RED_EMBEDDED_CALLS: which call kinds the embedded default model takes (issue 43): "measured"
+# (its profile, research_core/models/profile.yaml), "all", "none" or a comma-separated list.
+CALL_KINDS = ("decompose", "plan_query", "score_hits", "summarise", "reflect", "report",
+              "followup", "judge_coverage", "check_coverage", "upgrade", "steer",
+              "check_claims", "monolithic", "mono_answer")
+MEASURED_CALLS = "measured"
+
+
+def parse_calls(raw: str) -> frozenset[str] | None:
+    """The call kinds a `RED_EMBEDDED_CALLS` value names; None for the measured profile."""
+    value = raw.strip().lower() or MEASURED_CALLS
+    if value == MEASURED_CALLS:
+        return None
+    if value == "all":
+        return frozenset(CALL_KINDS)
+    if value == "none":
+        return frozenset()
+    named = {k.strip() for k in value.split(",") if k.strip()}
+    unknown = sorted(named - set(CALL_KINDS))
+    if unknown:
+        raise SettingsError(f"RED_EMBEDDED_CALLS names unknown call kinds {', '.join(unknown)}; "
+                            f"use {MEASURED_CALLS}, all, none or some of {', '.join(CALL_KINDS)}")
+    return frozenset(named)

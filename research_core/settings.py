@@ -17,7 +17,6 @@ from typing import Any, Literal
 
 from research_core.errors import SettingsError
 from research_core.mcp_settings import McpSettings, mcp_from_env
-from research_core.models.calls import parse_calls
 from research_core.policy import Policy, load_policy
 from research_core.service_settings import (
     WEB_BACKENDS,
@@ -34,6 +33,7 @@ from research_core.setting_values import (
     check_fields,
     checked_url,
     database_url,
+    parse_calls,
     parse_field,
     path_or_none,
     url_password,

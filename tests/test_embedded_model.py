@@ -13,7 +13,6 @@ import pytest
 from research_core.errors import ModelUnavailable, SettingsError
 from research_core.loop.report.citing import mend
 from research_core.models import embedded, profile
-from research_core.models.calls import CALL_KINDS, parse_calls
 from research_core.models.gateway import Gateway
 from research_core.models.ledger import Ledger
 from research_core.models.openai_tier import OpenAITier
@@ -22,6 +21,7 @@ from research_core.models.schemas import Decomposition
 from research_core.models.tier_factory import describe_tier, embedded_calls
 from research_core.protocols import Message
 from research_core.runlog import RunLog
+from research_core.setting_values import CALL_KINDS, parse_calls
 from research_core.settings import Settings, TierSettings
 from tests.engine_run import Serve
 from tests.fakes.openai_server import Reply

@@ -14,7 +14,6 @@ from typing import Any, cast
 import pytest
 
 from research_core.errors import ModelUnavailable, SettingsError
-from research_core.models.calls import CALL_KINDS
 from research_core.models.grammar_guard import GrammarGuard
 from research_core.models.llama_tier import (
     LlamaTier,
@@ -25,6 +24,7 @@ from research_core.models.llama_tier import (
 from research_core.models.openai_tier import OpenAITier
 from research_core.models.tier_factory import aclose_tiers, build_tiers, describe_tier
 from research_core.protocols import Message
+from research_core.setting_values import CALL_KINDS
 from research_core.settings import Secret, Settings, TierSettings
 from tests.engine_run import Serve
 from tests.fakes.openai_server import Reply

@@ -20,10 +20,10 @@ from pathlib import Path
 from redsearch.harness.evaluate import TaskResult, run_suite
 from redsearch.terminal import say as stderr_line
 from research_core.evaluation.suite import Suite, load_suite
-from research_core.models.calls import CALL_KINDS
 from research_core.models.routed import RoutedTier
-from research_core.models.tier_factory import build_tiers
+from research_core.models.tier_factory import aclose_tiers, build_tiers
 from research_core.protocols import ModelTier
+from research_core.setting_values import CALL_KINDS
 from research_core.settings import TIERS, Settings, TierSettings
 
 CHECKED = ("decompose", "plan_query", "score_hits", "summarise", "reflect", "report")
@@ -60,9 +60,12 @@ async def check(args: argparse.Namespace, settings: Settings | None = None) -> i
     suite = load_suite(Path(args.suite))
     model = _model_settings(settings, args.model)
     tiers = build_tiers(model)
-    rows = [await _run(suite, args, model, _routed(tiers, frozenset()), CODE_PATH)]
-    for kind in kinds:
-        rows.append(await _run(suite, args, model, _routed(tiers, frozenset({kind})), kind))
+    try:
+        rows = [await _run(suite, args, model, _routed(tiers, frozenset()), CODE_PATH)]
+        for kind in kinds:
+            rows.append(await _run(suite, args, model, _routed(tiers, frozenset({kind})), kind))
+    finally:
+        await aclose_tiers(tiers)
     print(render(rows, tiers["planner"].model))
     return 0
 

@@ -13,13 +13,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from research_core.models import embedded, profile
-from research_core.models.calls import CALL_KINDS
 from research_core.models.llama_tier import LlamaTier, load_llama
 from research_core.models.no_model import NoModelTier
 from research_core.models.openai_tier import OpenAITier, endpoint_host
 from research_core.models.routed import RoutedTier
 from research_core.models.schemas import json_schema, prompt_schemas
 from research_core.protocols import ModelTier
+from research_core.setting_values import CALL_KINDS
 from research_core.settings import BUNDLED, NO_MODEL, TIERS, Settings, TierSettings
 
 
