@@ -31,7 +31,7 @@ TWO_PARTS = embedded.DEFAULT.parts[:2]
 
 def _model(sha256: str, parts: tuple[tuple[str, str], ...] = TWO_PARTS) -> embedded.EmbeddedModel:
     return embedded.EmbeddedModel(name=f"probe-{sha256[:8]}", title="probe", parts=parts,
-                                  sha256=sha256, size_bytes=0, licence="")
+                                  sha256=sha256, licence="")
 
 
 def _sha_of(paths: list[Path]) -> str:

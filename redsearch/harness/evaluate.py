@@ -263,15 +263,15 @@ async def run_suite(suite: Suite, modes: Sequence[str], task_ids: Sequence[str] 
     check_modes(modes)
     chosen = [suite.task(t) for t in task_ids] if task_ids else list(suite.tasks)
     tasks = with_variants(chosen) if paraphrases else chosen
-    built = None if tiers is not None else await asyncio.to_thread(build_tiers, settings)
+    owned = tiers is None  # built here, so closed here
+    active = await asyncio.to_thread(build_tiers, settings) if tiers is None else tiers
     try:
         similarity = similarity or build_similarity(settings.embedding)
-        runner = SuiteRunner(suite, settings, tiers or built or {}, similarity, say, run_log,
-                             modes, late_at)
+        runner = SuiteRunner(suite, settings, active, similarity, say, run_log, modes, late_at)
         return [await runner.run(task, mode) for task in tasks for mode in modes]
     finally:
-        if built is not None:
-            await aclose_tiers(built)
+        if owned:
+            await aclose_tiers(active)
 
 
 def with_variants(tasks: Sequence[Task]) -> list[Task]:
@@ -414,7 +414,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no per-run progress lines")
 
 
-def _split(text: str | None) -> list[str]:
+def split_list(text: str | None) -> list[str]:
     return [p.strip() for p in (text or "").split(",") if p.strip()]
 
 
@@ -428,7 +428,7 @@ async def evaluate(args: argparse.Namespace, settings: Settings | None = None,
         suite = with_paraphrases(suite, Path(args.paraphrase_file))
     if args.json_path:
         check_writable(args.json_path)
-    modes, task_ids = _split(args.modes), _split(args.tasks)
+    modes, task_ids = split_list(args.modes), split_list(args.tasks)
     check_modes(modes)
     late_at = parse_late_at(args.late_at) if args.late_at else None
     for task_id in task_ids:

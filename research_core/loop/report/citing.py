@@ -16,13 +16,17 @@ ENDS = ".。!！?？"
 EMPTY_BULLETS = ("-", "*", "•")  # a bullet whose sentence was taken out
 
 
+def uncited(text: str) -> list[str]:
+    """The sentences of `text` that state figures and cite nothing (a question is none)."""
+    return [s for s in sentences(text, headings=False, clauses=False)
+            if figures_in(s) and not CITATION.search(s) and not s.endswith(("?", "？"))]
+
+
 def mend(text: str, stated: Mapping[int, str]) -> str:
     """`text` with each uncited sentence that states figures cited to the first source (by
     number, in `stated`: its evidence text) that states all of them, or taken out."""
     keys = {n: figure_keys(said) for n, said in stated.items()}
-    for sentence in sentences(text, headings=False, clauses=False):
-        if CITATION.search(sentence) or not figures_in(sentence) or sentence.endswith(("?", "？")):
-            continue
+    for sentence in uncited(text):
         text = text.replace(sentence, _cited(sentence, keys), 1)
     return "\n".join(ln for ln in text.splitlines() if ln.strip() not in EMPTY_BULLETS).strip()
 

@@ -22,8 +22,6 @@ from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.protocols import Similarity
 from research_core.text.asking import Asked
-from research_core.text.figures import figures_in
-from research_core.text.sentences import sentences
 
 SOURCES_HEADING = "\n\nSources\n"
 FLAGGED_HEADING = "\n\nFlagged claims (not supported by the evidence they cite)\n"
@@ -134,10 +132,9 @@ def citation_problem(text: str, count: int) -> str | None:
     unknown = [n for n in cited if not 1 <= n <= count]
     if unknown:
         return f"citations {unknown} do not exist; only [1]..[{count}] may be cited"
-    uncited = [s for s in sentences(text, headings=False, clauses=False)
-               if figures_in(s) and not CITATION.search(s) and not s.endswith(("?", "？"))]
-    if uncited:
-        return f"this sentence states figures without a citation: {uncited[0][:120]!r}"
+    bare = citing.uncited(text)
+    if bare:
+        return f"this sentence states figures without a citation: {bare[0][:120]!r}"
     return None
 
 
