@@ -1,24 +1,37 @@
 """A dated series (`research_core.loop.publishing.series`) drawn as a PNG with matplotlib's Agg
-backend (headless: no display, no pyplot state shared between threads): one line with a marker and
-its value at each period, the unit on the axis, the sources under it. Drawn off the event loop
-(`draw`), since drawing takes a few hundred milliseconds of CPU."""
+backend (headless: no display, no pyplot state shared between threads). Drawn off the event
+loop (`draw`), since drawing takes a few hundred milliseconds of CPU.
+
+An honest chart (issue 44, item 4): time on the x axis at its true spacing; a line only
+between periods next to each other, so a missing month is a gap in the line, not a slope
+across it (a point with no neighbour is a marker alone); what the series measures and its
+unit as the title; a preliminary or revised point drawn hollow and labelled so; the sources
+under it whole, wrapped to the chart's width (the figure grows to hold them), never cut. A
+series of fewer than three points is no chart."""
 
 from __future__ import annotations
 
 import asyncio
 import io
+import math
+import re
 import warnings
 
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from research_core.loop.publishing.series import Series
+from research_core.loop.publishing.series import MIN_POINTS, Point, Series
 
 WIDTH_IN, HEIGHT_IN, DPI = 7.0, 3.6, 110
 LINE_COLOUR = "#7a1f1f"  # the app's colour (manifest.yml)
-TITLE_CHARS = 90
-NOTE_CHARS = 160
+TITLE_SIZE, NOTE_SIZE, LINE_SPACING = 10, 7, 1.35
+NOTE_COLOUR = "#555555"
+MARGIN_IN = 0.1  # between the figure's edge and the caption
+AXIS_IN = 1.2  # what the y axis's labels take of the width beside the title
+# a wrapped line breaks after a space, or between two Chinese characters
+_PIECE = re.compile(r"[\u3000-\u9fff\uff00-\uffef]|[^\s\u3000-\u9fff\uff00-\uffef]+\s*|\s+")
 
 
 async def draw(series: Series, titles: dict[str, str]) -> bytes:
@@ -27,39 +40,83 @@ async def draw(series: Series, titles: dict[str, str]) -> bytes:
 
 
 def render(series: Series, titles: dict[str, str]) -> bytes:
+    out = io.BytesIO()
     with warnings.catch_warnings():  # a glyph the bundled font lacks (Chinese) draws as a box
         warnings.simplefilter("ignore", UserWarning)
-        return _render(series, titles)
+        figure_of(series, titles).savefig(out, format="png")
+    return out.getvalue()
 
 
-def _render(series: Series, titles: dict[str, str]) -> bytes:
+def figure_of(series: Series, titles: dict[str, str]) -> Figure:
+    """The chart as a matplotlib figure, laid out (a series of fewer than three points is no
+    chart: ValueError)."""
+    if len(series.points) < MIN_POINTS:
+        raise ValueError(f"a series of {len(series.points)} points is no chart")
+    with warnings.catch_warnings():  # laying out measures the text: the same boxes
+        warnings.simplefilter("ignore", UserWarning)
+        return _figure(series, titles)
+
+
+def _figure(series: Series, titles: dict[str, str]) -> Figure:
     figure = Figure(figsize=(WIDTH_IN, HEIGHT_IN), dpi=DPI)
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
-    xs = [_position(p.period) for p in series.points]  # time apart as far as it is
-    values = [p.value for p in series.points]
-    axes.plot(xs, values, marker="o", color=LINE_COLOUR, linewidth=2)
-    axes.set_xticks(xs, [p.label for p in series.points], rotation=40, ha="right")
-    for x, point in zip(xs, series.points, strict=True):
-        axes.annotate(point.written, (x, point.value), textcoords="offset points",
-                      xytext=(0, 7), ha="center", fontsize=8)
-    axes.set_title(_cut(series.about, TITLE_CHARS), fontsize=10)
-    axes.set_ylabel(f"{series.unit_label}, by {series.grain}", fontsize=9)
-    axes.margins(y=0.2)
+    _plot(axes, series.points)
+    axes.set_title(_wrapped(figure, series.title, TITLE_SIZE, WIDTH_IN - AXIS_IN),
+                   fontsize=TITLE_SIZE)
+    axes.set_ylabel(series.unit_label, fontsize=9)
+    note = _wrapped(figure, _sources(series, titles), NOTE_SIZE,
+                    WIDTH_IN - 2 * MARGIN_IN)
+    note_in = (note.count("\n") + 1) * NOTE_SIZE * LINE_SPACING / 72 + 2 * MARGIN_IN
+    figure.set_size_inches(WIDTH_IN, HEIGHT_IN + note_in)
+    figure.text(MARGIN_IN / WIDTH_IN, MARGIN_IN / (HEIGHT_IN + note_in), note,
+                fontsize=NOTE_SIZE, color=NOTE_COLOUR, va="bottom",
+                linespacing=LINE_SPACING)
+    figure.tight_layout(rect=(0, note_in / (HEIGHT_IN + note_in), 1, 1))
+    return figure
+
+
+def _plot(axes: Axes, points: tuple[Point, ...]) -> None:
+    """The line, broken where periods are missing; a marker and the value at each point."""
+    xs = [position(p.period) for p in points]
+    line_x, line_y = _broken(points, xs)
+    axes.plot(line_x, line_y, color=LINE_COLOUR, linewidth=2)
+    for hollow in (False, True):
+        at = [(x, p) for x, p in zip(xs, points, strict=True) if bool(p.status) == hollow]
+        axes.plot([x for x, _ in at], [p.value for _, p in at], linestyle="none", marker="o",
+                  color=LINE_COLOUR, markerfacecolor="white" if hollow else LINE_COLOUR)
+    for x, point in zip(xs, points, strict=True):
+        axes.annotate(point.written + (f"\n{point.status}" if point.status else ""),
+                      (x, point.value), textcoords="offset points", xytext=(0, 7),
+                      ha="center", va="bottom", fontsize=8)
+    axes.set_xticks(xs, [p.label for p in points], rotation=40, ha="right")
+    _style(axes)
+
+
+def _broken(points: tuple[Point, ...], xs: list[float]) -> tuple[list[float], list[float]]:
+    """The line's coordinates, a NaN between two points with a period missing between them
+    (matplotlib draws no line through a NaN)."""
+    line_x, line_y = [xs[0]], [points[0].value]
+    for before, point, x in zip(points, points[1:], xs[1:], strict=False):
+        if point.step - before.step > 1:
+            line_x.append(math.nan)
+            line_y.append(math.nan)
+        line_x.append(x)
+        line_y.append(point.value)
+    return line_x, line_y
+
+
+def _style(axes: Axes) -> None:
+    axes.margins(x=0.06, y=0.25)
     axes.grid(axis="y", alpha=0.3)
     axes.tick_params(labelsize=8)
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.6g}"
                                                  if value < 1000 else f"{value:,.0f}"))
-    sources = "Sources: " + "; ".join(titles.get(s) or s for s in series.sources)
-    figure.text(0.01, 0.01, _cut(sources, NOTE_CHARS), fontsize=7, color="#555555")
-    figure.tight_layout(rect=(0, 0.05, 1, 1))
-    out = io.BytesIO()
-    figure.savefig(out, format="png")
-    return out.getvalue()
 
 
-def _position(period: str) -> float:
-    """A period's place on the time axis, in years ("2026-Q3" → 2026.5, "2026-09" → 2026.67)."""
+def position(period: str) -> float:
+    """A period's place on the time axis, in years, at its start ("2026-Q3" → 2026.5,
+    "2026-09" → 2026.67): time apart as far as it is."""
     year, part = period.split("-")
     if part[0] in "QH":
         per_year = 4 if part[0] == "Q" else 2
@@ -67,5 +124,21 @@ def _position(period: str) -> float:
     return int(year) + (int(part) - 1) / 12
 
 
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+def _sources(series: Series, titles: dict[str, str]) -> str:
+    return "Sources: " + "; ".join(titles.get(s) or s for s in series.sources)
+
+
+def _wrapped(figure: Figure, text: str, size: float, width_in: float) -> str:
+    """`text` in lines no wider than `width_in` inches as `figure` draws them, every word
+    kept."""
+    probe = figure.text(0, 0, "", fontsize=size)
+    lines, line = [], ""
+    for piece in _PIECE.findall(text):
+        probe.set_text(line + piece.rstrip())
+        if line.strip() and probe.get_window_extent().width > width_in * figure.dpi:
+            lines.append(line.rstrip())
+            line = piece.lstrip()
+        else:
+            line += piece
+    probe.remove()
+    return "\n".join([*lines, line.rstrip()])

@@ -3,7 +3,9 @@
 uploaded with slack_sdk's `files_upload_v2` (files.getUploadURLExternal, the upload,
 files.completeUploadExternal; kept private to the app, not shared as a message of its own) and
 shown in the part's own message by
-an `image` block (`slack_file`), whose alt text states the series and its sources.
+an `image` block (`slack_file`), whose alt text states the series and its sources (a
+preliminary or revised point said so) and whose title is what the series measures and its
+unit (`Series.title`), not the question. A series of fewer than three points is no chart.
 
 One chart per part, and one part per series (a series another part of the run shows already
 is not shown again): a revision whose series is the same keeps the file; one whose series
@@ -24,7 +26,7 @@ from slack_sdk.errors import SlackRequestError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from contract.slack_client import SLACK_FAILURES, slack_error
-from research_core.loop.publishing.series import Series
+from research_core.loop.publishing.series import MIN_POINTS, Series
 from workers.chart_image import draw
 
 log = logging.getLogger(__name__)
@@ -54,8 +56,8 @@ class PartCharts:
         """The image block of the part's chart, uploading it when it is new or changed;
         None when the part has no series to chart (or uploads are refused)."""
         found = self.chart_for(part_key, sources)
-        if found is None or self._refused:
-            return None
+        if found is None or self._refused or len(found[0].points) < MIN_POINTS:
+            return None  # no series, no uploads, or too few points to be a chart
         series, titles = found
         if self._elsewhere(part_key, series.digest()):
             return None  # another part of the run shows this very series already
@@ -70,7 +72,7 @@ class PartCharts:
             file_id = uploaded
             await self._remember(part_key, f"{series.digest()} {file_id}")
         return {"type": "image", "slack_file": {"id": file_id}, "alt_text": alt,
-                "title": {"type": "plain_text", "text": _cut(_title(series), TITLE_CHARS)}}
+                "title": {"type": "plain_text", "text": _cut(series.title, TITLE_CHARS)}}
 
     def _elsewhere(self, part_key: str, digest: str) -> bool:
         return any(key != part_key and value.split(" ", 1)[0] == digest
@@ -92,7 +94,7 @@ class PartCharts:
         try:
             done = await self.client.files_upload_v2(
                 filename=f"chart-{part_key[:40]}.png", content=png, alt_txt=alt,
-                title=_cut(_title(series), TITLE_CHARS))
+                title=_cut(series.title, TITLE_CHARS))
         except _FAILURES as exc:
             why = _error(exc)
             if why in _NO_UPLOADS:
@@ -111,12 +113,14 @@ class PartCharts:
             await self.on_file(part_key, value)
 
 
-def _title(series: Series) -> str:
-    return f"{series.about.rstrip('?.')} — {series.unit_label} by {series.grain}"
-
-
 def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+    """`text`, or as many of its whole words as fit `limit` with an ellipsis (a Slack
+    field's limit; the chart's own caption is never cut)."""
+    if len(text) <= limit:
+        return text
+    room = text[:limit - 1]
+    kept = room.rsplit(" ", 1)[0] if " " in room else room
+    return kept.rstrip(" ;,") + "…"
 
 
 def _error(exc: Exception) -> str:
