@@ -58,7 +58,7 @@ def images(fake: FakeSlack, ts: str) -> list[dict[str, object]]:
 async def test_a_part_shows_its_series_as_a_chart_in_its_own_message(fake: FakeSlack) -> None:
     charts = {"N1": FIRST}
     pub = publisher(fake, charts)
-    ts = await pub.answer_part("r1", "N1", "Sales fell in Q1 and rose in Q2 [1].", ["chpa"])
+    ts = await pub.answer_part("r1", "N1", "Sales fell in Q1 and rose in Q2 [chpa].", ["chpa"])
     assert ts is not None
     [image] = images(fake, ts)
     message = fake.message(CH, ts)
@@ -73,12 +73,12 @@ async def test_a_part_shows_its_series_as_a_chart_in_its_own_message(fake: FakeS
         "files.getUploadURLExternal", "files.completeUploadExternal"]
     assert len(fake.messages(CH)) == 2  # the question and the part: the file is not shared
 
-    same = await pub.answer_part("r1", "N1", "Sales fell in Q1 and rose in Q2 [1], again.",
+    same = await pub.answer_part("r1", "N1", "Sales fell in Q1 and rose in Q2 [chpa], again.",
                                  ["chpa"], replaces=ts, reason="checked")
     assert same == ts and len(fake.files.files) == 1  # the same series: the same file
 
     charts["N1"] = REVISED  # the revised evidence adds a quarter
-    await pub.answer_part("r1", "N1", "Sales rose again in Q3 [2].", ["chpa", "euro"],
+    await pub.answer_part("r1", "N1", "Sales rose again in Q3 [euro].", ["chpa", "euro"],
                           replaces=ts, reason="newer figures")
     [image] = images(fake, ts)
     [now] = fake.files.live()
@@ -96,8 +96,8 @@ async def test_no_chart_without_a_series_or_where_uploads_are_refused(
     assert not fake.calls("files.getUploadURLExternal")
     fake.fail("files.getUploadURLExternal", "missing_scope")  # installed without files:write
     with caplog.at_level(logging.WARNING):
-        ts = await pub.answer_part("r1", "N2", "Sales fell, then rose [1].", ["chpa"])
-        await pub.answer_part("r1", "N2", "Sales fell, then rose [1] (again).", ["chpa"],
+        ts = await pub.answer_part("r1", "N2", "Sales fell, then rose [chpa].", ["chpa"])
+        await pub.answer_part("r1", "N2", "Sales fell, then rose [chpa] (again).", ["chpa"],
                               replaces=ts, reason="checked")
     assert ts is not None and images(fake, ts) == []
     assert len(fake.calls("files.getUploadURLExternal")) == 1  # not tried again
@@ -141,8 +141,8 @@ async def test_the_fake_keeps_slacks_upload_rules(fake: FakeSlack) -> None:
 
 async def test_a_series_another_part_shows_is_not_shown_again(fake: FakeSlack) -> None:
     pub = publisher(fake, {"N1": FIRST, "report": FIRST, "N2": REVISED})
-    first = await pub.answer_part("r1", "N1", "Sales fell, then rose [1].", ["chpa"])
-    report = await pub.answer_part("r1", "report", "The report [1].", ["chpa"])
-    other = await pub.answer_part("r1", "N2", "With Q3 [1][2].", ["chpa", "euro"])
+    first = await pub.answer_part("r1", "N1", "Sales fell, then rose [chpa].", ["chpa"])
+    report = await pub.answer_part("r1", "report", "The report [chpa].", ["chpa"])
+    other = await pub.answer_part("r1", "N2", "With Q3 [chpa][euro].", ["chpa", "euro"])
     assert [len(images(fake, ts or "")) for ts in (first, report, other)] == [1, 0, 1]
     assert len(fake.files.live()) == 2

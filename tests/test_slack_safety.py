@@ -18,6 +18,7 @@ from contract.requests import ResearchRequestMsg
 from contract.slack_client import make_client
 from contract.watch_blocks import Change, changes_blocks
 from playground.fake_slack import FakeSlack
+from research_core.delivery.numbering import number
 from research_core.plan import PlanSource
 from research_core.protocols import Similarity
 from research_core.store.sql import SqlStore
@@ -134,13 +135,14 @@ async def test_a_hostile_page_pings_nobody_and_disguises_no_link(
 
 
 def test_blocks_escape_everything_but_the_bots_own_links() -> None:
-    blocks = part_blocks("Costs <!here> & more > less", ["https://ok.example/a?b=1&c=2",
-                                                         "<https://evil.example|bank>"],
-                         revised="<@U1> said so")
+    sources = ["https://ok.example/a?b=1&c=2", "<https://evil.example|bank>"]
+    blocks = part_blocks(f"Costs <!here> & more > less [{sources[0]}][{sources[1]}]",
+                         sources, revised="<@U1> said so")
     texts = mrkdwn_texts(blocks)
-    assert texts[0] == "Costs &lt;!here&gt; &amp; more &gt; less"
-    assert texts[1] == ("Sources: <https://ok.example/a?b=1&amp;c=2> · "
-                        "&lt;https://evil.example|bank&gt;")
+    assert texts[0] == ("Costs &lt;!here&gt; &amp; more &gt; less "
+                        "<https://ok.example/a?b=1&amp;c=2|[1]>[2]")
+    assert texts[1] == ("Sources: [1] <https://ok.example/a?b=1&amp;c=2> · "
+                        "[2] &lt;https://evil.example|bank&gt;")
     assert texts[2] == "_revised: &lt;@U1&gt; said so_"
     assert link("javascript:alert(1)") is None and link("https://a.example/x|y") is None
     assert mention("U123ABC") == "<@U123ABC>" and mention("U1> <!channel") == \
@@ -159,11 +161,12 @@ def test_markdown_escapes_links_mentions_and_html_but_keeps_emphasis() -> None:
         "[Report \\[1\\]](https://ok.example/a_%28b%29)"
     assert markdown.link("javascript:alert(1)", "x") is None
     assert markdown.clip("ab\\<", 3) == "ab"  # never ends inside an escape
-    blocks = answer_blocks("Costs <!here> & [more](https://evil.example)", [
-        "https://ok.example/a"], feedback=("s0123456789a", "report"))
+    blocks = answer_blocks("Costs <!here> & [more](https://evil.example) [https://ok.example/a]",
+                           ["https://ok.example/a"], feedback=("s0123456789a", "report"))
     assert [b["type"] for b in blocks] == ["markdown", "context", "context_actions"]
-    assert live_markdown(markdown_texts(blocks)[0]) == []
-    assert mrkdwn_texts(blocks)[0] == "Sources: <https://ok.example/a>"
+    assert live_markdown(markdown_texts(blocks)[0].replace(
+        "[\\[1\\]](https://ok.example/a)", "")) == []  # the bot's own link to its source
+    assert mrkdwn_texts(blocks)[0] == "Sources: [1] <https://ok.example/a>"
 
 
 def test_a_question_comes_in_as_plain_text_and_goes_out_escaped_on_one_line() -> None:
@@ -174,7 +177,7 @@ def test_a_question_comes_in_as_plain_text_and_goes_out_escaped_on_one_line() ->
                         "*Research request from @UADMIN:*")
     request = ResearchRequestMsg(key="red:req:k", user="U1", channel=CH, thread_ts="1.1",
                                  ts="1.1", question=question, status="choosing")
-    for blocks in (picker_blocks(request, 36), status_blocks(request, "queued")):
+    for blocks in (picker_blocks(request), status_blocks(request, "queued")):
         text = mrkdwn_texts(blocks)[0]
         assert text.count("Research request from") == 2 and text.count("\n") <= 2
         quoted = text.split("\n")[1]
@@ -205,9 +208,9 @@ async def test_a_title_that_looks_like_an_address_is_never_a_link_label(
     publisher = SlackPublisher(make_client(SLACK_TOKEN, fake.base_url), CH, thread.ts,
                                progress_interval=0)
     publisher.describe = lambda source: (EVIL, title) if source == "s1" else None
-    await publisher.answer_part("s0123456789a", "report", "Prices fell.", ["s1"])
+    await publisher.answer_part("s0123456789a", "report", "Prices fell [s1].", ["s1"])
     await publisher.close()
-    assert posted_context_lines(fake) == ["Sources: <https://evil.example/login?next=1|"
+    assert posted_context_lines(fake) == ["Sources: [1] <https://evil.example/login?next=1|"
                                           "evil.example>"]
     assert markdown.link(EVIL, title) == "[evil.example](https://evil.example/login?next=1)"
     assert url_source(PlanSource(EVIL, title)) == {"type": "url", "url": EVIL,
@@ -235,8 +238,8 @@ def test_a_source_whose_address_is_no_web_link_shows_its_name_and_address() -> N
     by its title, its server and its URI, as text, never by the bare id the run gave it."""
     described = {"mcp-wiki-1": ("wiki://bakery/ovens", "Oven care, wiki"),
                  "web-1": ("https://news.example/ovens", "Oven news")}
-    line = sources_context(["mcp-wiki-1", "web-1"],
-                           describe=described.get)["elements"][0]["text"]
+    cited = number("[mcp-wiki-1] [web-1]", {}, described)
+    line = sources_context(cited, describe=described.get)["elements"][0]["text"]
     assert "Oven care, wiki (wiki://bakery/ovens)" in line and "mcp-wiki-1" not in line
     assert "<https://news.example/ovens|Oven news>" in line
     assert "<wiki://" not in line

@@ -50,13 +50,14 @@ async def test_the_reports_sources_are_listed_once_as_numbered_links(fake: FakeS
     message = fake.message(CH, ts or "")
     assert message is not None
     markdown = message.blocks[0]["text"]
-    assert "https://" not in markdown and "Sources" not in markdown  # no plain-text list
-    assert "Flagged claims" in markdown and "9% is not in" in markdown  # kept in the text
+    assert "Sources" not in markdown  # no plain-text list: the context line lists them
+    assert f"474,000 units in Q1 2026 [\\[1\\]]({URLS[1]})" in markdown  # renumbered, linked
+    assert f"[\\[2\\]]({URLS[0]})" in markdown and "[4]" not in markdown
+    assert "Flagged claims" in markdown and "9% is not in [\\[1\\]]" in markdown  # kept
     [line] = [e["text"] for b in message.blocks if b["type"] == "context"
               for e in b["elements"]]
-    assert line == (f"Sources: [2] <{URLS[0]}|Market Report> · "
-                    f"[4] <{URLS[1]}|Sales fall in Q1>")
-    assert json.dumps(message.blocks).count(URLS[0]) == 1
+    assert line == (f"Sources: [1] <{URLS[1]}|Sales fall in Q1> · "
+                    f"[2] <{URLS[0]}|Market Report>")
 
 
 def request() -> ResearchRequestMsg:

@@ -1,9 +1,11 @@
 """Answer parts as Slack messages: the text in a `markdown` block where Slack's limits allow
 (12,000 characters of markdown per message; beyond, mrkdwn sections of at most 3,000 cut at
 paragraphs), then a context line with the sources as links and, on a revision, "revised:
-<reason>"; under the report and follow-up answers, a row of feedback buttons. A report's own
-numbered source list (`Report.render`) becomes that context line, numbered as the text cites
-them, so that the sources are listed once, as links.
+<reason>"; under the report and follow-up answers, a row of feedback buttons. Every citation, by
+source id (a part) or by the number of a report's own list (`Report.render`), is renumbered in
+the order of first use (`research_core.delivery.numbering`) and links to its source; the
+context line lists exactly the cited sources under those numbers, and a revision's note names
+its sources the same way (issue 44).
 
 Everything the text holds comes from models and sources, so it is escaped for the block it goes
 in (`contract.markdown` for markdown, `contract.mrkdwn` for mrkdwn) and posted with
@@ -13,12 +15,15 @@ message carries its publication key in its metadata (`workers.slack_outbox`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from contract import markdown
 from contract.blocks import feedback_row
 from contract.mrkdwn import NO_PARSE, clip, escape, link
+from research_core.delivery import numbering
+from research_core.delivery.numbering import Numbered
 from research_core.loop.report.reporter import FLAGGED_HEADING, split_rendered
 from workers.slack_outbox import metadata
 
@@ -57,31 +62,93 @@ def source_label(source: str, describe: Describe | None = None) -> str:
     return link(source) or escape(source)
 
 
-def sources_context(sources: list[str], revised: str | None = None,
-                    describe: Describe | None = None,
-                    numbered: dict[int, str] | None = None) -> Block:
-    """The sources line; `numbered` (citation number -> source id): as the text cites them."""
-    labels = [f"[{n}] {source_label(sid, describe)}" for n, sid in sorted(numbered.items())] \
-        if numbered else [source_label(s, describe) for s in sources]
-    line = "Sources: " + (" · ".join(labels) if labels else "none")
-    elements = [{"type": "mrkdwn", "text": clip(line, SECTION_LIMIT)}]
+def numbered_text(text: str, sources: list[str],
+                  describe: Describe | None = None) -> Numbered:
+    """The message's text with its citations numbered by first use (`numbering`), without a
+    report's own source list (its flagged claims kept, numbered alike)."""
+    body, listed = split_rendered(text)
+    if listed:
+        _, heading, flagged = text.partition(FLAGGED_HEADING)
+        body += heading + flagged
+    return numbering.number(body, listed, _Known(sources, listed.values(), describe))
+
+
+class _Known:
+    """Whether a bracket's item is a source the message may cite by id."""
+
+    def __init__(self, sources: Iterable[str], listed: Iterable[str],
+                 describe: Describe | None) -> None:
+        self.ids = {*sources, *listed}
+        self.describe = describe
+
+    def __contains__(self, item: object) -> bool:
+        return item in self.ids or bool(
+            isinstance(item, str) and self.describe and self.describe(item) is not None)
+
+
+def cite_url(source: str, describe: Describe | None) -> str:
+    """The address a citation links to: the described page, or the id when it is one."""
+    known = describe(source) if describe else None
+    return known[0] if known is not None else source
+
+
+def markdown_body(numbered: Numbered, describe: Describe | None = None) -> str:
+    """The text for a `markdown` block: escaped, each citation a link `[[n]](url)`."""
+    return "".join(markdown.escape(p) if isinstance(p, str) else
+                   markdown.link(cite_url(p.source_id, describe), f"[{p.number}]")
+                   or markdown.escape(f"[{p.number}]") for p in numbered.pieces)
+
+
+def mrkdwn_body(numbered: Numbered, describe: Describe | None = None) -> str:
+    """The text for mrkdwn sections: escaped, each citation a link `<url|[n]>`."""
+    return "".join(escape(p) if isinstance(p, str) else
+                   link(cite_url(p.source_id, describe), f"[{p.number}]") or f"[{p.number}]"
+                   for p in numbered.pieces)
+
+
+def sources_context(numbered: Numbered, revised: str | None = None,
+                    describe: Describe | None = None) -> Block | None:
+    """The sources line: exactly the cited sources, numbered as the text cites them, and on a
+    revision its note (source ids in it named as the reader sees them); None: neither."""
+    labels = [f"[{n}] {source_label(s, describe)}" for n, s in
+              enumerate(numbered.sources, start=1)]
+    elements = [{"type": "mrkdwn", "text": clip("Sources: " + " · ".join(labels),
+                                                 SECTION_LIMIT)}] if labels else []
     if revised is not None:
-        elements.append({"type": "mrkdwn", "text": f"_revised: {escape(revised or 'updated')}_"})
-    return {"type": "context", "elements": elements}
+        note = readable(revised or "updated", numbered, describe)
+        elements.append({"type": "mrkdwn", "text": f"_revised: {escape(note)}_"})
+    return {"type": "context", "elements": elements} if elements else None
+
+
+def readable(note: str, numbered: Numbered, describe: Describe | None = None) -> str:
+    """A note that names sources by id, each named as the reader knows it: its citation
+    number where the message cites it, else its title."""
+    for source in sorted(_ids_in(note, numbered, describe), key=len, reverse=True):
+        cited = numbered.sources.index(source) + 1 if source in numbered.sources else 0
+        known = describe(source) if describe else None
+        note = note.replace(source, f"[{cited}]" if cited else
+                            (known[1] if known and known[1] else "another source"))
+    return note
+
+
+def _ids_in(note: str, numbered: Numbered, describe: Describe | None) -> set[str]:
+    words = set(re.split(r"[\s,;:]+", note))
+    return {w for w in words if w in numbered.sources or (describe and describe(w))}
 
 
 def part_blocks(text: str, sources: list[str], revised: str | None = None,
-                room: int = 1, describe: Describe | None = None,
-                numbered: dict[int, str] | None = None) -> list[Block]:
+                room: int = 1, describe: Describe | None = None) -> list[Block]:
     """Sections of the part's text (within Slack's limits, escaped: the text comes from models
     and sources), then its context line(s); `room`: blocks left for what follows them."""
-    chunks = split_text(escape(text))
+    numbered = numbered_text(text, sources, describe)
+    chunks = split_text(mrkdwn_body(numbered, describe))
     if len(chunks) > MAX_BLOCKS - room:
         chunks = chunks[:MAX_BLOCKS - room]
         chunks[-1] = clip(chunks[-1], SECTION_LIMIT - 1) + "…"
     blocks: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": c}}
                            for c in chunks]
-    return [*blocks, sources_context(sources, revised, describe, numbered)]
+    context = sources_context(numbered, revised, describe)
+    return [*blocks, context] if context else blocks
 
 
 def answer_blocks(text: str, sources: list[str], revised: str | None = None,
@@ -89,25 +156,20 @@ def answer_blocks(text: str, sources: list[str], revised: str | None = None,
                   describe: Describe | None = None) -> list[Block]:
     """The part as a `markdown` block when it fits (else mrkdwn sections), its sources and,
     for an AI answer (`feedback` = run id, part key), the feedback buttons."""
-    text, numbered = without_listing(text)
-    escaped = markdown.escape(text.strip())
-    if escaped and len(escaped) <= MARKDOWN_LIMIT:
-        blocks = [{"type": "markdown", "text": escaped},
-                  sources_context(sources, revised, describe, numbered)]
+    numbered = numbered_text(text, sources, describe)
+    body = markdown_body(numbered, describe).strip()
+    if body and len(body) <= MARKDOWN_LIMIT:
+        context = sources_context(numbered, revised, describe)
+        blocks = [{"type": "markdown", "text": body}, *([context] if context else [])]
     else:
         blocks = part_blocks(text, sources, revised, room=2 if feedback else 1,
-                             describe=describe, numbered=numbered)
+                             describe=describe)
     return [*blocks, feedback_row(*feedback)] if feedback else blocks
 
 
-def without_listing(text: str) -> tuple[str, dict[int, str]]:
-    """A report's text without its numbered source list (its flagged claims kept), and the
-    source id of each number; any other text as it is."""
-    body, numbered = split_rendered(text)
-    if not numbered:
-        return text, {}
-    _, found, flagged = text.partition(FLAGGED_HEADING)
-    return body + (found + flagged if found else ""), numbered
+def message_text(text: str, sources: list[str], describe: Describe | None = None) -> str:
+    """The message's `text` (notifications, clients without blocks): numbered, escaped."""
+    return fallback_text(numbering.plain(numbered_text(text, sources, describe)))
 
 
 def rated(part_key: str) -> bool:

@@ -39,6 +39,7 @@ from workers.answer_blocks import (
     Describe,
     answer_blocks,
     fallback_text,
+    message_text,
     part_blocks,
     post_options,
     rated,
@@ -114,6 +115,7 @@ class SlackPublisher:
                                self.describe)
         image = await self.charts.block(part_key, sources) if self.charts else None
         into = replaces if replaces and _TS.match(replaces) else await self._streamed_ts(key)
+        text = message_text(text, sources, self.describe)
         try:
             ts = await self._deliver(into, text, with_image(blocks, image), key)
         except SlackApiError as exc:  # Slack could not show the image: the part without it
@@ -128,13 +130,14 @@ class SlackPublisher:
 
     async def _deliver(self, into: str | None, text: str, blocks: list[Block],
                        key: str) -> str:
-        """The part's message: `into` edited (a revision, a streamed part), else posted."""
+        """The part's message: `into` edited (a revision, a streamed part), else posted;
+        `text`: its notification text, escaped (`message_text`)."""
         if into is not None:
             edited = await self._edit_part(into, text, blocks, key)
             if edited is not None:
                 return edited
         resp = await self.client.chat_postMessage(
-            channel=self.channel, thread_ts=self.thread_ts, text=fallback_text(text),
+            channel=self.channel, thread_ts=self.thread_ts, text=text,
             blocks=blocks, **post_options(key))
         return str(resp["ts"])
 
@@ -169,7 +172,7 @@ class SlackPublisher:
         for attempt in (1, 2):
             try:
                 await self.client.chat_update(channel=self.channel, ts=ts,
-                                              text=fallback_text(text), blocks=blocks,
+                                              text=text, blocks=blocks,
                                               **post_options(key))
                 return ts
             except SlackApiError as exc:

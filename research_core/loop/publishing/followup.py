@@ -21,8 +21,10 @@ from research_core.loop.memory.goal_tree import Node
 from research_core.loop.memory.state import RunState
 from research_core.loop.publishing import extremes
 from research_core.loop.report.reporter import (
+    SOURCES_HEADING,
     Source,
     citation_problem,
+    cited_numbers,
     echo_problem,
     number_sources,
 )
@@ -84,8 +86,12 @@ async def answer(r: Researcher, question: str, key: str, max_steps: int) -> Foll
         steps = await _research(r, question, key, max_steps)
         if steps:
             out, sources = await _from_memory(r, asked)
-    cited = [s.source_id for s in sources if f"[{s.number}]" in out.answer]
+    numbers = set(cited_numbers(out.answer))
+    used = [s for s in sources if s.number in numbers]
+    cited = [s.source_id for s in used]
     text = f"*Follow-up:* {' '.join(question.split())}\n\n{out.answer.strip()}"
+    if used:  # the numbers the answer cites, listed as a report lists them
+        text += SOURCES_HEADING + "\n".join(s.line() for s in used)
     publication = await r.delivery.part(key, text, cited or [s.source_id for s in sources[:3]])
     how = f"after {steps} more research steps" if steps else "from memory"
     r.state.log.emit("follow-up", f"{key}: answered {how}", key=key)
