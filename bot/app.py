@@ -300,12 +300,12 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
               oauth: AsyncOAuthSettings | None = None) -> AsyncApp:
     """The bot: signature verification on, the Web API at `api_url` (a trailing slash is added).
 
-    `max_steps` is the workers' step budget (RED_BUDGET_STEPS), shown on the depth picker;
-    `budget` the workers' budget settings, shown on the Home tab (default: `max_steps` and
-    the other defaults).
+    `max_steps` is the workers' step budget (RED_BUDGET_STEPS); `budget` the workers' budget
+    settings, whose active time the Home tab shows (default: `max_steps` and the other
+    defaults).
     `policy` is the team policy (RED_POLICY_FILE: channels, Deep per channel, admins),
     `plan_limit` the most sub-questions an edited plan may have (the engine's max_children),
-    `estimate` the picker's expected tokens and cost line (`contract.estimates`), `usage`
+    `estimate` the picker's line of how long recent runs took (`contract.estimates`), `usage`
     everyone's usage from the store (shown to the policy's admins on their Home tab).
     `process_before_response=True` answers Slack only after the handler finished (for FaaS and
     deterministic tests); by default the handlers ack first and keep running after the answer.
@@ -315,8 +315,7 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
     app = AsyncApp(client=client, signing_secret=signing_secret, name="red-searcher",
                    process_before_response=process_before_response, logger=bolt_logger(),
                    oauth_settings=oauth)
-    starter = Starter(redis, queue, max_question_chars, deep_allowed, max_steps, policy,
-                      estimate)
+    starter = Starter(redis, queue, max_question_chars, deep_allowed, policy, estimate)
     app.error(_on_error)
     app.middleware(_counted_client)
     handlers = _Handlers(starter)

@@ -77,13 +77,12 @@ def deep_permitted(user: str, allowed: tuple[str, ...]) -> bool:
 
 class Starter:
     def __init__(self, redis: aioredis.Redis, queue: Queue | None, max_question_chars: int,
-                 deep_allowed: tuple[str, ...], max_steps: int, policy: Policy | None = None,
+                 deep_allowed: tuple[str, ...], policy: Policy | None = None,
                  estimate: Estimate | None = None) -> None:
         self.requests = Requests(redis)
         self.queue = queue
         self.max_question_chars = max_question_chars
         self.deep_allowed = deep_allowed
-        self.max_steps = max_steps
         self.policy = policy or Policy()
         self.estimate = estimate
         self.pending = PendingPickers(self.requests, self._post_picker)  # Slack was away
@@ -103,7 +102,7 @@ class Starter:
     async def picker(self, request: ResearchRequestMsg) -> list[dict[str, object]]:
         """The depth picker, with the expected tokens and cost from recent runs."""
         line = await self.estimate(request.team) if self.estimate is not None else ""
-        return picker_blocks(request, self.max_steps, line)
+        return picker_blocks(request, line)
 
     def refusal(self, question: str, empty: str = EMPTY_REPLY) -> str | None:
         """Why a question is not taken (empty, oversized), or None."""

@@ -21,7 +21,6 @@ from contract.requests import (
     STOPPED,
     ResearchRequestMsg,
 )
-from research_core.budget.axes import deep_total
 
 Block = dict[str, Any]
 
@@ -64,23 +63,21 @@ def button(action_id: str, label: str, value: str, style: str | None = None) -> 
     return button
 
 
-def costs_line(steps: int) -> str:
-    """What each depth costs, from the step budget the workers use (RED_BUDGET_STEPS)."""
-    return ("*Auto*: starts at Standard and may upgrade to Deep when the question needs it · "
-            f"*Standard*: up to {steps} steps · *Deep*: up to {deep_total(steps)} steps, "
-            "slower and costlier")
+DEPTHS_LINE = ("*Auto*: starts at Standard and goes Deep when the question needs it · "
+               "*Standard*: a quick answer from the best sources · *Deep*: more sources, "
+               "each part checked before it is shown, slower")
 
 
-def picker_blocks(request: ResearchRequestMsg, steps: int, estimate: str = "") -> list[Block]:
+def picker_blocks(request: ResearchRequestMsg, estimate: str = "") -> list[Block]:
     """The question, the three depth buttons and "Preview plan" (their value is the request
-    key), the costs, and the expected tokens and cost from recent runs (`estimate`)."""
+    key), what each depth does, and how long recent runs took (`estimate`, if any)."""
     buttons = [button(f"depth_{depth}", label, request.key) for depth, label in DEPTHS.items()]
     buttons[0]["style"] = "primary"
     buttons.append(button(PREVIEW_ACTION, PREVIEW_LABEL, request.key))
     text = f"*Research request from {mention(request.user)}:*\n>{shown(request.question)}\n" \
            "How deep should I go?"
     blocks = [_mrkdwn(text), {"type": "actions", "block_id": "depth_picker",
-                              "elements": buttons}, _context(costs_line(steps))]
+                              "elements": buttons}, _context(DEPTHS_LINE)]
     return blocks + ([_context(estimate)] if estimate else [])
 
 
@@ -106,11 +103,11 @@ def status_blocks(request: ResearchRequestMsg, status: str) -> list[Block]:
 
 
 def final_blocks(title: str, sections: list[tuple[str, str]]) -> list[Block]:
-    """The closing message: a header, then titled sections (sources, flagged, tokens)."""
+    """The closing message: a header, then its sections, titled where a heading is given."""
     blocks: list[Block] = [{"type": "header", "text": {"type": "plain_text",
                                                        "text": title[:150]}}]
     for heading, body in sections:
-        blocks += [{"type": "divider"}, _mrkdwn(f"*{heading}*\n{body}")]
+        blocks.append(_mrkdwn(f"*{heading}*\n{body}" if heading else body))
     return blocks
 
 

@@ -1,76 +1,57 @@
-"""The cost up front (docs/teams.md): the picker's line with the expected range of tokens and
-cost for Standard and Deep, from what this workspace's recent runs used (median and p90 of
-runs of the same depth), priced with the models' prices in force now.
+"""The time up front (docs/teams.md): the picker's line with how long Standard and Deep take,
+the median of this workspace's recent runs of the same depth ("Standard about 3 min"); with no
+runs yet, no line. What runs cost in tokens and money is the operator's to see (the Home tab's
+usage view, `redsearch usage`, `/metrics`), never the channel's (issue 44).
 
-Workers note each finished run's tokens per tier (`record_run`, the newest RECENT_RUNS kept in
-Redis); the bot prices them (`estimate_line`)."""
+Workers note each finished run's depth, minutes and tokens per tier (`record_run`, the newest
+RECENT_RUNS kept in Redis); the bot reads them (`estimate_line`)."""
 
 from __future__ import annotations
 
 import json
+import math
 import statistics
-from collections.abc import Mapping
 
 import redis.asyncio as aioredis
 
 from contract.keys import KEEP_S, costs_key
 from contract.redis_server import awaited
-from research_core.settings import TierSettings
 
 RECENT_RUNS = 50
-NO_HISTORY = "Expected cost: no history yet"
 KEEP_COSTS_S = 4 * KEEP_S
 
 
 async def record_run(redis: aioredis.Redis, team: str | None, deep: bool,
-                     tiers: Mapping[str, tuple[int, int]]) -> None:
-    """Note a finished run: whether it ran deep, and its prompt and completion tokens per
-    tier."""
+                     tiers: dict[str, tuple[int, int]], took_s: float) -> None:
+    """Note a finished run: whether it ran deep, how long it took, and its prompt and
+    completion tokens per tier."""
     key = costs_key(team)
-    entry = {"deep": deep, "tiers": {t: list(tokens) for t, tokens in tiers.items()}}
+    entry = {"deep": deep, "took_s": round(took_s, 1),
+             "tiers": {t: list(tokens) for t, tokens in tiers.items()}}
     await awaited(redis.lpush(key, json.dumps(entry)))
     await awaited(redis.ltrim(key, 0, RECENT_RUNS - 1))
     await redis.expire(key, KEEP_COSTS_S)
 
 
-def _price(tiers: Mapping[str, list[int]], prices: Mapping[str, TierSettings]) -> float:
-    cost = 0.0
-    for tier, (prompt, completion) in tiers.items():
-        price = prices.get(tier, TierSettings())
-        cost += (prompt * price.price_in_per_mtok + completion * price.price_out_per_mtok) / 1e6
-    return cost
+def minutes(took_s: float) -> str:
+    """A duration as a person plans with it: "under a minute", "about 1 min", "about 4 min"."""
+    if took_s < 45:
+        return "under a minute"
+    return f"about {max(1, math.ceil(took_s / 60 - 0.25))} min"
 
 
-def _p90(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
-
-
-def _range(runs: list[Mapping[str, list[int]]], prices: Mapping[str, TierSettings]) -> str:
-    tokens = [float(sum(p + c for p, c in run.values())) for run in runs]
-    costs = [_price(run, prices) for run in runs]
-    return (f"{statistics.median(tokens):,.0f}–{_p90(tokens):,.0f} tokens, "
-            f"${statistics.median(costs):.4f}–${_p90(costs):.4f}")
-
-
-def estimate(entries: list[dict[str, object]], prices: Mapping[str, TierSettings]) -> str:
-    """The picker's line from recent runs' entries (see `record_run`)."""
+def estimate(entries: list[dict[str, object]]) -> str:
+    """The picker's line from recent runs' entries (see `record_run`); "" with none timed."""
     parts = []
     for deep, label in ((False, "Standard"), (True, "Deep")):
-        runs = [e["tiers"] for e in entries
-                if bool(e.get("deep")) == deep and isinstance(e.get("tiers"), dict)]
-        if runs:
-            parts.append(f"*{label}* {_range(runs, prices)} "  # type: ignore[arg-type]
-                         f"({len(runs)} run{'s' if len(runs) != 1 else ''})")
-        else:
-            parts.append(f"*{label}* no history yet")
-    if all(p.endswith("no history yet") for p in parts):
-        return NO_HISTORY
-    return "Expected (median–p90 of recent runs): " + " · ".join(parts)
+        took = [float(e["took_s"]) for e in entries  # type: ignore[arg-type]
+                if bool(e.get("deep")) == deep and isinstance(e.get("took_s"), int | float)]
+        if took:
+            parts.append(f"*{label}* {minutes(statistics.median(took))}")
+    return "Recent runs took: " + " · ".join(parts) if parts else ""
 
 
-async def estimate_line(redis: aioredis.Redis, team: str | None,
-                        prices: Mapping[str, TierSettings]) -> str:
+async def estimate_line(redis: aioredis.Redis, team: str | None) -> str:
     raw = await awaited(redis.lrange(costs_key(team), 0, RECENT_RUNS - 1))
     entries: list[dict[str, object]] = []
     for item in raw:
@@ -80,4 +61,4 @@ async def estimate_line(redis: aioredis.Redis, team: str | None,
             continue
         if isinstance(parsed, dict):
             entries.append(parsed)
-    return estimate(entries, prices)
+    return estimate(entries)

@@ -149,19 +149,12 @@ def _run_facts(request: ResearchRequestMsg, stats: RunStats) -> str:
 
 
 def _budget_text(budget: BudgetSettings, deep_allowed: bool) -> str:
-    rows = [("steps", budget.steps), ("model calls", budget.model_calls),
-            ("reads", budget.reads), ("expansions", budget.discoveries),
-            ("publications", budget.publications)]
-    lines = [f"• {name}: {n} standard, {deep_total(n)} deep" for name, n in rows]
+    """What a person can plan with: how long a run may work at each depth, and whether Deep
+    is theirs (the budget's axes are the operator's, docs/teams.md)."""
     minutes = budget.active_time_s // 60
-    lines.append(f"• active time: {minutes} min standard, {deep_total(minutes)} min deep")
-    part = budget.revisions_per_part
-    run = budget.revisions_per_run
-    revisions = ("2 per part / 8 per run standard, 6 / 24 deep" if part is None and run is None
-                 else f"{part if part is not None else 'default'} per part / "
-                      f"{run if run is not None else 'default'} per run")
-    lines.append(f"• revisions: {revisions}")
-    lines.append("• Deep: " + ("available to you" if deep_allowed else "not enabled for you"))
+    lines = [f"• Standard works for at most {minutes} min, Deep for at most "
+             f"{deep_total(minutes)} min",
+             "• Deep: " + ("available to you" if deep_allowed else "not enabled for you")]
     return "\n".join(lines)
 
 

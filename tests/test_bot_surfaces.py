@@ -234,5 +234,6 @@ async def test_the_home_tab_lists_recent_runs_and_budgets(start_bot: StartBot) -
     assert view is not None and view["type"] == "home"
     text = json.dumps(view["blocks"])
     assert "what moved @channel copper foil prices?" in text and "<!channel>" not in text
-    assert "depth not chosen" in text and "steps: 8 standard, 12 deep" in text
+    assert "depth not chosen" in text and "at most 60 min, Deep for at most 90 min" in text
+    assert "expansions" not in text and "per part" not in text  # budget axes are internal
     assert "Deep: not enabled for you" in text

@@ -30,7 +30,7 @@ async def test_a_finished_run_reads_as_a_plan_with_findings_sources_and_conflict
     backend = RecordingBackend(CorpusBackend.from_folder(corpus_dir))
     out = await run_engine(serve, Script(), backend, store, mode="standard")
     view = plan_view(out.state)
-    assert view.title == f"Done — {out.state.step} steps, standard"
+    assert view.title == "Done — standard"
     root, *tasks = view.tasks
     assert (root.task_id, root.status, root.output) == ("N0", "complete", "2 sub-questions")
     assert [t.title for t in tasks] == [q for q, _ in Script().subquestions]
@@ -60,7 +60,7 @@ async def test_deep_decisions_reflection_and_whats_missing_are_task_details(
     assert out.state.log.of_kind("reflect")  # reflection ran; its answers are the log's:
     assert not any("answers goal" in d or "drifted:" in d or "neglected:" in d
                    or "off-goal" in d for d in details), details  # no internal state shown
-    assert view.title.endswith(", deep")  # applied deep: the run is deep from then on
+    assert view.title.endswith("— deep")  # applied deep: the run is deep from then on
     errors = [t for t in view.tasks if t.status == "error"]
     assert errors and all(t.output.startswith("Insufficient evidence: ") for t in errors)
 

@@ -24,7 +24,7 @@ from research_core.loop.engine import Engine
 from research_core.loop.memory.state import RunState
 from research_core.models.tier_factory import aclose_tiers, build_tiers
 from research_core.policy import Caps, Policy, load_policy
-from research_core.settings import BudgetSettings, Settings, TierSettings
+from research_core.settings import BudgetSettings, Settings
 from research_core.store.models import Base
 from research_core.store.sql import SqlStore
 from research_core.store.usage import RunCaps, UsageStore
@@ -254,14 +254,13 @@ def test_a_worker_runs_deep_as_the_channel_allows() -> None:
     assert job_settings(Settings(), "C0OPS").budget.deep_allowed == ("*",)  # no rule
 
 
-def test_the_expected_cost_is_the_median_and_p90_of_runs_of_the_same_depth() -> None:
-    prices = {"planner": TierSettings(price_in_per_mtok=1.0, price_out_per_mtok=2.0)}
-    runs = [{"deep": False, "tiers": {"planner": [1000 * n, 500 * n]}} for n in range(1, 11)]
-    line = estimate([*runs, {"deep": True, "tiers": {"planner": [30000, 0]}}], prices)
-    assert line == ("Expected (median–p90 of recent runs): *Standard* 8,250–13,500 tokens, "
-                    "$0.0110–$0.0180 (10 runs) · *Deep* 30,000–30,000 tokens, "
-                    "$0.0300–$0.0300 (1 run)")
-    assert estimate([], prices) == "Expected cost: no history yet"
+def test_the_picker_says_how_long_recent_runs_took_never_what_they_cost() -> None:
+    runs = [{"deep": False, "took_s": 20.0 * n, "tiers": {"planner": [1000 * n, 0]}}
+            for n in range(1, 11)]  # median 110 s
+    line = estimate([*runs, {"deep": True, "took_s": 400, "tiers": {"planner": [0, 0]}}])
+    assert line == "Recent runs took: *Standard* about 2 min · *Deep* about 7 min"
+    assert estimate(runs[:1]) == "Recent runs took: *Standard* under a minute"
+    assert estimate([]) == "" and estimate([{"deep": True, "tiers": {}}]) == ""
 
 
 async def test_an_upgrade_that_would_breach_a_cap_is_refused_in_a_run(

@@ -25,7 +25,9 @@ _UNSUPPORTED = {"missing_scope", "unknown_method", "not_allowed_token_type",
 # a progress note's first words -> what the job is doing while it says that
 _DOING = (("Conflict on", "weighing sources that disagree"),
           ("Still missing", "noting what is still missing"),
-          ("Deep research", "deciding on deep research"),
+          ("Deep research requested", "deciding on deep research"),
+          ("Deep research applied", "researching in depth"),
+          ("Deep research refused", "researching at standard depth"),
           ("Spending cap", "writing the report from what was found"))
 
 

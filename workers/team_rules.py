@@ -6,6 +6,7 @@ requester and channel, Deep follows the channel's rule, and the plan preview is 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import logging
 import time
 
@@ -60,10 +61,20 @@ async def admit(services: Services, request: ResearchRequestMsg, run_id: str) ->
 
 async def remember_cost(services: Services, request: ResearchRequestMsg,
                         state: RunState) -> None:
-    """What the finished run cost, per tier, for the picker's estimates (best effort)."""
+    """What the finished run took, in time and per tier, for the picker's line (best
+    effort): its time from its first logged event to now."""
     tiers = {t.tier: (t.prompt_tokens, t.completion_tokens) for t in state.ledger.totals()}
     deep = state.extra.budget.get("deep_state") == "deep"
-    await record_run(services.redis, request.team, deep, tiers)
+    await record_run(services.redis, request.team, deep, tiers, _took_s(state))
+
+
+def _took_s(state: RunState) -> float:
+    """Seconds from the run's first logged event (a restored one is naive UTC) to now."""
+    if not state.log.events:
+        return 0.0
+    first = state.log.events[0].at
+    first = first if first.tzinfo else first.replace(tzinfo=dt.UTC)
+    return (dt.datetime.now(dt.UTC) - first).total_seconds()
 
 
 async def preview_job(services: Services, payload: JobPayload) -> str:

@@ -22,7 +22,6 @@ from workers.slack_outbox import find_posted
 
 log = logging.getLogger(__name__)
 
-FLAGGED_SHOWN = 10
 Blocks = list[dict[str, object]]
 
 
@@ -63,43 +62,48 @@ async def post_once(slack: AsyncWebClient, outbox: Outbox, request: ResearchRequ
     return note.channel_id
 
 
-def tokens_section(state: RunState) -> tuple[str, str]:
-    return "Tokens and cost per tier", f"```{state.ledger.table()}```"
-
-
 CAP_REACHED = "spending cap reached"
 
 
 def finished_message(state: RunState, report: Report,
                      request_key: str = "") -> tuple[Publication, Blocks]:
-    """The closing message: flagged claims and the token/cost table (the report part above
-    already lists its sources), and the Watch menu when the request is named."""
-    cited = [s for s in report.sources if s.number in report.cited] or report.sources
-    flagged = "\n".join(f"• {escape(c.text[:200])} — {escape(c.reason)}"
-                        for c in report.flagged[:FLAGGED_SHOWN]) or "none"
-    sections = [("Flagged claims", flagged), tokens_section(state)]
+    """The closing message: that the research finished, how many sources the answer cites and
+    how many of its claims are flagged (the report above lists both), why it ended early
+    when a spending cap ended it, and the Watch menu when the request is named. What it
+    cost is the operator's (the Home tab, `redsearch usage`, `/metrics`), not the thread's."""
+    cited = len({s.source_id for s in report.sources if s.number in report.cited})
+    line = counted(cited, "source cited", "sources cited")
+    if report.flagged:
+        line += " · " + counted(len(report.flagged), "claim flagged as unsupported, listed "
+                                "under the report", "claims flagged as unsupported, listed "
+                                "under the report")
+    sections = [("", line)]
     final = str(state.extra.budget.get("final_reason") or "")
     if final.startswith(CAP_REACHED):  # a spending cap ended the research (docs/teams.md)
         sections.insert(0, ("Ended early", escape(final[0].upper() + final[1:]) +
                             "; the report was written from what was found until then."))
-    title = f"Research finished: {state.step} steps, {len(cited)} sources"
-    text = f"{title}; {len(report.flagged)} flagged claims."
+    title = "Research finished"
     blocks = final_blocks(title, sections)
     if request_key:
         blocks.append(watch_menu(request_key))
-    return Publication(state.run_id, "final", 1, "final", text), blocks
+    return Publication(state.run_id, "final", 1, "final", f"{title}: {line}."), blocks
+
+
+def counted(n: int, one: str, many: str) -> str:
+    """`n` and the noun that agrees with it."""
+    return f"{n} {one if n == 1 else many}"
 
 
 def stopped_message(state: RunState, request: ResearchRequestMsg,
                     job_id: str) -> tuple[Publication, Blocks]:
-    title = f"Research stopped by the requester after {state.step} steps"
+    title = "Research stopped"
     parts = len({p.part_key for p in state.publications if p.kind == "part"})
     kept = (f"The {parts} answer parts published above are kept." if parts > 1 else
             "The answer part published above is kept." if parts else
             "Nothing had been published yet: no answer part was ready before it stopped.")
     body = f"{mention(request.user)} pressed Stop. {kept}"
     note = Publication(state.run_id, f"stopped-{job_id}", 1, "final", f"{title}. {body}")
-    return note, final_blocks(title, [("What is kept", body), tokens_section(state)])
+    return note, final_blocks(title, [("", body)])
 
 
 def failed_message(run_id: str, job_id: str, why: str,

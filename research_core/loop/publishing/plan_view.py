@@ -52,14 +52,18 @@ def _title(state: RunState) -> str:
     mode, total = _mode(state), _total_steps(state)
     of = f" of {total}" if total else ""
     if state.status == "finished":
-        return f"Done — {state.step} steps, {mode}"
+        return f"Done — {mode}"
     if state.status in ("stopped", "failed"):
-        return f"{state.status.capitalize()} after {state.step} steps"
+        return f"{state.status.capitalize()} after {_steps(state.step)}"
     if state.log.of_kind("finalise"):
-        return f"Writing the report — after {state.step} steps, {mode}"
+        return f"Writing the report — {mode}"
     if state.step == 0:
         return f"Planning — splitting the question ({mode}, up to {total or '?'} steps)"
     return f"Researching — step {state.step}{of}, {mode}"
+
+
+def _steps(n: int) -> str:
+    return f"{n} step" if n == 1 else f"{n} steps"
 
 
 def _mode(state: RunState) -> str:
