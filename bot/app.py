@@ -243,7 +243,7 @@ class _Handlers:
         await self.requests.request_stop(request.key)
         if request.status == QUEUED and request.picker_ts:
             await client.chat_update(channel=channel, ts=request.picker_ts,
-                                     text=status_text(request.depth or "auto", "stopping…"),
+                                     text=status_text(request, "stopping…"),
                                      blocks=status_blocks(request, "stopping…"), **NO_PARSE)
 
     async def _clicked(self, body: JSON, action: JSON) -> ResearchRequestMsg | None:

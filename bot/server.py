@@ -94,7 +94,7 @@ async def start_bot(settings: Settings, redis_url: str, host: str = "0.0.0.0",
                     deep_allowed=settings.budget.deep_allowed,
                     max_steps=settings.budget.steps, budget=settings.budget,
                     policy=settings.policy, plan_limit=settings.engine.max_children,
-                    estimate=lambda team: estimate_line(pool, team),
+                    estimate=lambda team, w: estimate_line(pool, team, w),
                     usage=usage, oauth=oauth)
     web_application = web_app(app, settings.slack.signing_secret, pool)
     web_application.router.add_get("/healthz", _health)

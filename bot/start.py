@@ -21,7 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.metrics import DUPLICATES
 from bot.pickers import PendingPickers
-from contract.blocks import picker_blocks, picker_text, status_blocks, status_text
+from contract.blocks import picker_blocks, picker_text, status_blocks, status_text, words_of
 from contract.home import remember
 from contract.keys import KEEP_S, chosen_key, request_key
 from contract.mrkdwn import NO_PARSE
@@ -29,6 +29,7 @@ from contract.requests import CHOOSING, QUEUED, Requests, ResearchRequestMsg
 from contract.slack_client import SLACK_FAILURES, is_outage, slack_error
 from research_core.policy import Policy
 from research_core.question import is_blank
+from research_core.wording import Words
 
 log = logging.getLogger("bot.start")
 
@@ -68,7 +69,7 @@ def too_long(question: str, limit: int) -> str:
             f"{limit:,} characters and ask again.")
 
 
-Estimate = Callable[[str | None], Awaitable[str]]  # the picker's expected-cost line per team
+Estimate = Callable[[str | None, Words], Awaitable[str]]  # the picker's time line per team
 
 
 def deep_permitted(user: str, allowed: tuple[str, ...]) -> bool:
@@ -101,7 +102,8 @@ class Starter:
 
     async def picker(self, request: ResearchRequestMsg) -> list[dict[str, object]]:
         """The depth picker, with the expected tokens and cost from recent runs."""
-        line = await self.estimate(request.team) if self.estimate is not None else ""
+        line = await self.estimate(request.team, words_of(request)) if self.estimate \
+            else ""
         return picker_blocks(request, line)
 
     def refusal(self, question: str, empty: str = EMPTY_REPLY) -> str | None:
@@ -148,7 +150,7 @@ class Starter:
         posted = await client.chat_postMessage(channel=request.channel,
                                                thread_ts=request.thread_ts,
                                                blocks=await self.picker(request),
-                                               text=picker_text(), **NO_PARSE)
+                                               text=picker_text(request), **NO_PARSE)
         await self.remember_picker(request.key, posted.get("ts"))
 
     async def in_channel(self, client: AsyncWebClient, *, user: str, channel: str,
@@ -163,12 +165,12 @@ class Starter:
         if depth is None:
             posted = await client.chat_postMessage(
                 channel=channel, blocks=await self.picker(request),
-                text=picker_text(), **NO_PARSE)
+                text=picker_text(request), **NO_PARSE)
         else:
             chosen = request.with_(depth=depth, status=QUEUED)
             posted = await client.chat_postMessage(
                 channel=channel, blocks=status_blocks(chosen, QUEUED),
-                text=status_text(depth, QUEUED), **NO_PARSE)
+                text=status_text(chosen, QUEUED), **NO_PARSE)
         root = str(posted["ts"])
         request = request.with_(thread_ts=root, picker_ts=root)
         await self._save(request)
@@ -213,7 +215,7 @@ class Starter:
         if queued.picker_ts:
             try:  # queued already: the worker shows the status again when it starts
                 await client.chat_update(channel=channel, ts=queued.picker_ts,
-                                         text=status_text(depth, QUEUED),
+                                         text=status_text(queued, QUEUED),
                                          blocks=status_blocks(queued, QUEUED), **NO_PARSE)
             except SLACK_FAILURES as exc:
                 log.warning("picker of %s not turned into its status: %s", request.key,

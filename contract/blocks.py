@@ -21,6 +21,7 @@ from contract.requests import (
     STOPPED,
     ResearchRequestMsg,
 )
+from research_core.wording import ENGLISH_WORDS, N_, Words, for_question
 
 Block = dict[str, Any]
 
@@ -28,14 +29,14 @@ SECTION_TEXT_LIMIT = 3000
 QUESTION_SHOWN_CHARS = 2500
 STOP_ACTION = "stop_research"
 
-DEPTHS: dict[str, str] = {"auto": "Auto", "standard": "Standard", "deep": "Deep"}
+DEPTHS: dict[str, str] = {"auto": N_("Auto"), "standard": N_("Standard"), "deep": N_("Deep")}
 DEPTH_ACTIONS: dict[str, str] = {f"depth_{depth}": depth for depth in DEPTHS}
-STATUS_WORDS = {QUEUED: "queued", RUNNING: "researching…", FINISHED: "finished",
-                STOPPED: "stopped", FAILED: "failed", PLANNING: "planning…",
-                PREVIEW: "plan previewed"}
+STATUS_WORDS = {QUEUED: N_("queued"), RUNNING: N_("researching…"), FINISHED: N_("finished"),
+                STOPPED: N_("stopped"), FAILED: N_("failed"), PLANNING: N_("planning…"),
+                PREVIEW: N_("plan previewed"), "stopping…": N_("stopping…")}
 STOPPABLE = (QUEUED, RUNNING)
 PREVIEW_ACTION = "depth_preview"  # the picker's fourth choice (contract/plan_blocks.py)
-PREVIEW_LABEL = "Preview plan"
+PREVIEW_LABEL = N_("Preview plan")
 
 
 def shown(question: str) -> str:
@@ -63,42 +64,56 @@ def button(action_id: str, label: str, value: str, style: str | None = None) -> 
     return button
 
 
-DEPTHS_LINE = ("*Auto*: starts at Standard and goes Deep when the question needs it · "
-               "*Standard*: a quick answer from the best sources · *Deep*: more sources, "
-               "each part checked before it is shown, slower")
+DEPTHS_LINE = N_("*Auto*: starts at Standard and goes Deep when the question needs it · "
+                 "*Standard*: a quick answer from the best sources · *Deep*: more sources, "
+                 "each part checked before it is shown, slower")
+
+
+def words_of(request: ResearchRequestMsg) -> Words:
+    """The words of a request's thread: its question's language."""
+    return for_question(request.question)
+
+
+def request_line(request: ResearchRequestMsg) -> str:
+    w = words_of(request)
+    return w("*Research request from {who}:*", who=mention(request.user)) + \
+        f"\n>{shown(request.question)}"
 
 
 def picker_blocks(request: ResearchRequestMsg, estimate: str = "") -> list[Block]:
     """The question, the three depth buttons and "Preview plan" (their value is the request
-    key), what each depth does, and how long recent runs took (`estimate`, if any)."""
-    buttons = [button(f"depth_{depth}", label, request.key) for depth, label in DEPTHS.items()]
+    key), what each depth does, and how long recent runs took (`estimate`, if any), in the
+    question's language."""
+    w = words_of(request)
+    buttons = [button(f"depth_{depth}", w(label), request.key)
+               for depth, label in DEPTHS.items()]
     buttons[0]["style"] = "primary"
-    buttons.append(button(PREVIEW_ACTION, PREVIEW_LABEL, request.key))
-    text = f"*Research request from {mention(request.user)}:*\n>{shown(request.question)}\n" \
-           "How deep should I go?"
+    buttons.append(button(PREVIEW_ACTION, w(PREVIEW_LABEL), request.key))
+    text = request_line(request) + "\n" + w("How deep should I go?")
     blocks = [_mrkdwn(text), {"type": "actions", "block_id": "depth_picker",
-                              "elements": buttons}, _context(DEPTHS_LINE)]
+                              "elements": buttons}, _context(w(DEPTHS_LINE))]
     return blocks + ([_context(estimate)] if estimate else [])
 
 
-def picker_text() -> str:
-    return ("How deep should I research this? " + " / ".join(DEPTHS.values())
-            + f" / {PREVIEW_LABEL}")
+def picker_text(request: ResearchRequestMsg) -> str:
+    w = words_of(request)
+    choices = " / ".join(w(label) for label in (*DEPTHS.values(), PREVIEW_LABEL))
+    return w("How deep should I research this?") + " " + choices
 
 
-def status_text(depth: str, status: str) -> str:
-    return f"Depth: {DEPTHS.get(depth, depth)} — {STATUS_WORDS.get(status, status)}"
+def status_text(request: ResearchRequestMsg, status: str) -> str:
+    """"Depth: Deep — researching…" in the request's language."""
+    w, depth = words_of(request), request.depth or "auto"
+    return w("Depth: {depth} — {status}", depth=w(DEPTHS.get(depth, depth)),
+             status=w(STATUS_WORDS.get(status, status)))
 
 
 def status_blocks(request: ResearchRequestMsg, status: str) -> list[Block]:
     """The chosen request: its question, depth and state, and Stop while it can stop."""
-    depth = request.depth or "auto"
-    blocks = [_mrkdwn(f"*Research request from {mention(request.user)}:*\n"
-                      f">{shown(request.question)}"),
-              _context(status_text(depth, status))]
+    blocks = [_mrkdwn(request_line(request)), _context(status_text(request, status))]
     if status in STOPPABLE:
         blocks.append({"type": "actions", "block_id": "research_control", "elements": [
-            button(STOP_ACTION, "Stop", request.key, style="danger")]})
+            button(STOP_ACTION, words_of(request)("Stop"), request.key, style="danger")]})
     return blocks
 
 
@@ -116,7 +131,7 @@ VERDICTS = ("positive", "negative")
 _FEEDBACK_VALUE = re.compile(r"(positive|negative):(s[0-9a-f]{11}):([A-Za-z0-9._-]{1,80})")
 
 
-def feedback_row(run_id: str, part_key: str) -> Block:
+def feedback_row(run_id: str, part_key: str, w: Words = ENGLISH_WORDS) -> Block:
     """Thumbs up / down under an AI answer (the report, a follow-up answer): each button's
     value names the verdict, the run and the answer part."""
     def button(verdict: str, label: str, hint: str) -> Block:
@@ -125,8 +140,8 @@ def feedback_row(run_id: str, part_key: str) -> Block:
 
     return {"type": "context_actions", "elements": [{
         "type": "feedback_buttons", "action_id": FEEDBACK_ACTION,
-        "positive_button": button("positive", "Good answer", "Mark this answer as good"),
-        "negative_button": button("negative", "Bad answer", "Mark this answer as bad")}]}
+        "positive_button": button("positive", w("Good answer"), w("Mark this answer as good")),
+        "negative_button": button("negative", w("Bad answer"), w("Mark this answer as bad"))}]}
 
 
 def parse_feedback(value: object) -> tuple[str, str, str] | None:

@@ -16,6 +16,7 @@ import redis.asyncio as aioredis
 
 from contract.keys import KEEP_S, costs_key
 from contract.redis_server import awaited
+from research_core.wording import ENGLISH_WORDS, N_, Words
 
 RECENT_RUNS = 50
 KEEP_COSTS_S = 4 * KEEP_S
@@ -33,25 +34,26 @@ async def record_run(redis: aioredis.Redis, team: str | None, deep: bool,
     await redis.expire(key, KEEP_COSTS_S)
 
 
-def minutes(took_s: float) -> str:
-    """A duration as a person plans with it: "under a minute", "about 1 min", "about 4 min"."""
+def minutes(took_s: float, w: Words = ENGLISH_WORDS) -> str:
+    """A duration as a person plans with it: "under a minute", "about 4 min"."""
     if took_s < 45:
-        return "under a minute"
-    return f"about {max(1, math.ceil(took_s / 60 - 0.25))} min"
+        return w("under a minute")
+    return w("about {n} min", n=max(1, math.ceil(took_s / 60 - 0.25)))
 
 
-def estimate(entries: list[dict[str, object]]) -> str:
+def estimate(entries: list[dict[str, object]], w: Words = ENGLISH_WORDS) -> str:
     """The picker's line from recent runs' entries (see `record_run`); "" with none timed."""
     parts = []
-    for deep, label in ((False, "Standard"), (True, "Deep")):
+    for deep, label in ((False, N_("Standard")), (True, N_("Deep"))):
         took = [float(e["took_s"]) for e in entries  # type: ignore[arg-type]
                 if bool(e.get("deep")) == deep and isinstance(e.get("took_s"), int | float)]
         if took:
-            parts.append(f"*{label}* {minutes(statistics.median(took))}")
-    return "Recent runs took: " + " · ".join(parts) if parts else ""
+            parts.append(f"*{w(label)}* {minutes(statistics.median(took), w)}")
+    return w("Recent runs took: {times}", times=" · ".join(parts)) if parts else ""
 
 
-async def estimate_line(redis: aioredis.Redis, team: str | None) -> str:
+async def estimate_line(redis: aioredis.Redis, team: str | None,
+                        w: Words = ENGLISH_WORDS) -> str:
     raw = await awaited(redis.lrange(costs_key(team), 0, RECENT_RUNS - 1))
     entries: list[dict[str, object]] = []
     for item in raw:
@@ -61,4 +63,4 @@ async def estimate_line(redis: aioredis.Redis, team: str | None) -> str:
             continue
         if isinstance(parsed, dict):
             entries.append(parsed)
-    return estimate(entries)
+    return estimate(entries, w)

@@ -10,12 +10,13 @@ from typing import Any
 
 from contract.keys import REQUEST_KEY
 from contract.mrkdwn import escape, link
+from research_core.wording import ENGLISH_WORDS, N_, Words
 
 Block = dict[str, Any]
 
 WATCH_ACTION = "watch_thread"
-WATCH_CHOICES: dict[str, str] = {"daily": "Watch daily", "weekly": "Watch weekly",
-                                 "monthly": "Watch monthly", "stop": "Stop watching"}
+WATCH_CHOICES: dict[str, str] = {"daily": N_("Watch daily"), "weekly": N_("Watch weekly"),
+                                 "monthly": N_("Watch monthly"), "stop": N_("Stop watching")}
 CHANGES_SHOWN = 10
 _VALUE = re.compile(r"(daily|weekly|monthly|stop)\|(.+)")
 
@@ -34,13 +35,13 @@ def parse_choice(value: object) -> WatchChoice | None:
     return WatchChoice(match.group(1), match.group(2))
 
 
-def watch_menu(request_key: str) -> Block:
+def watch_menu(request_key: str, w: Words = ENGLISH_WORDS) -> Block:
     """An actions block with the Watch menu; each option's value names the request."""
-    options = [{"text": {"type": "plain_text", "text": label}, "value": f"{cadence}|{request_key}"}
-               for cadence, label in WATCH_CHOICES.items()]
+    options = [{"text": {"type": "plain_text", "text": w(label)},
+                "value": f"{cadence}|{request_key}"} for cadence, label in WATCH_CHOICES.items()]
     return {"type": "actions", "block_id": "watch", "elements": [
         {"type": "static_select", "action_id": WATCH_ACTION, "options": options,
-         "placeholder": {"type": "plain_text", "text": "Watch"}}]}
+         "placeholder": {"type": "plain_text", "text": w("Watch")}}]}
 
 
 def watch_confirmation(choice: WatchChoice) -> str:

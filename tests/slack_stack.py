@@ -134,7 +134,7 @@ async def start_stack(serve: Serve, fake: FakeSlack, redis_url: str,
                         redis=pool, queue=JobQueue(pool, records), process_before_response=True,
                         policy=policy or Policy(), deep_allowed=settings.budget.deep_allowed,
                         plan_limit=settings.engine.max_children,
-                        estimate=lambda team: estimate_line(pool, team),
+                        estimate=lambda team, w: estimate_line(pool, team, w),
                         usage=usage)
         runner = web.AppRunner(web_app(app, SECRET, pool))  # /metrics reads the queue too
         await runner.setup()

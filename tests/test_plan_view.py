@@ -73,8 +73,7 @@ def test_a_running_plan_shows_the_step_and_the_task_in_progress() -> None:
     # a checkpoint does not keep the mode; the run log's start event does
     state.log.emit("budget", "standard mode, deep state standard", event="start",
                    totals={"steps": 36})
-    assert plan_view(state).title == ("Planning — splitting the question (standard, up to 36 "
-                                      "steps)")
+    assert plan_view(state).title == "Planning — splitting the question (standard)"
     child = state.tree.add_child("N0", "What were the sales?", 0.9)
     state.tree.add_child("N0", "What were the prices?", 0.8)
     state.step = 7

@@ -31,7 +31,7 @@ SOURCE = PlanSource("https://example.com/prices", "Price tracker")
 STREAMED = ["Heat pump prices **fell 9.5%** to 7,150 euros in October 2026, ",
             "while installed prices rose 2.8% to 14,600 euros [1]. ",
             "A page wrote [your bank](https://evil.example/login) and <!channel>. "]
-REPORT = "".join(STREAMED) + "\n\n- equipment down\n- installation up"
+REPORT = "".join(STREAMED) + "\n\n- equipment down\n- installation up [https://example.com/prices]"
 
 
 def plan(step: int) -> PlanView:
@@ -137,7 +137,9 @@ async def test_a_plan_fills_in_an_answer_streams_and_takes_feedback_and_home_sho
         await expect(answer.locator(".block-markdown b")).to_have_text("fell 9.5%")
         await expect(answer.locator(".cursor")).to_have_count(0)
         await expect(answer).to_contain_text("[your bank](https://evil.example/login)")
-        await expect(answer.locator(".block-markdown a")).to_have_count(0)
+        cite = answer.locator(".block-markdown a")  # the one live link: the bot's citation
+        await expect(cite).to_have_text("[1]")
+        await expect(cite).to_have_attribute("href", SOURCE.url)
         await expect(answer.locator(".block-context a")).to_have_attribute("href", SOURCE.url)
 
         await answer.get_by_role("button", name="Mark this answer as good").click()

@@ -92,11 +92,12 @@ class ChartingWorker(StandInQueue):
             return (found, {e.source_id: e.title for e in state.evidence}) if found else None
 
         pub.charts = PartCharts(pub.client, chart_for)
-        ts = await pub.answer_part(state.run_id, "N1", "Sales fell in Q1, then rose [1].",
+        ts = await pub.answer_part(state.run_id, "N1", "Sales fell in Q1, then rose [chpa-q].",
                                    ["chpa-q"])
         await self.seen.wait()  # the test saw the first chart
         state.evidence.append(evidence("later-q3", "Third-quarter heat pump sales", LATER))
-        await pub.answer_part(state.run_id, "N1", "Sales fell in Q1, then rose in Q2 and Q3.",
+        await pub.answer_part(state.run_id, "N1",
+                              "Sales fell in Q1, then rose in Q2 and Q3 [chpa-q][later-q3].",
                               ["chpa-q", "later-q3"], replaces=ts, reason="a later quarter")
         state.status = "finished"
         pub.plan_changed()

@@ -41,8 +41,9 @@ pytestmark = [
                               "(apt-get, as root or through sudo)"),
 ]
 QUESTION = "what moved copper foil prices in 2026?"
-FIRST = "Copper foil prices rose **12%** in 2026 as battery demand grew."
-REVISED = "Copper foil prices rose **14%** in 2026 as battery demand grew."
+SMM = "https://example.com/smm"
+FIRST = f"Copper foil prices rose **12%** in 2026 as battery demand grew [{SMM}]."
+REVISED = f"Copper foil prices rose **14%** in 2026 as battery demand grew [{SMM}]."
 WAIT_MS = 15_000  # generous for a loaded 2-core CI machine; a passing run waits far less
 
 
@@ -152,7 +153,11 @@ async def test_mention_pick_deep_watch_the_thread_fill_and_revise(
         part = thread.locator(".message", has_text="battery demand")
         await expect(part).to_contain_text("rose 12% in 2026")
         await expect(part.locator("b")).to_have_text("12%")
-        await expect(part.locator("a")).to_have_attribute("href", "https://example.com/smm")
+        links = part.locator("a")  # the citation [1], then the sources line's link
+        await expect(links).to_have_count(2)
+        await expect(links.first).to_have_text("[1]")
+        await expect(links.first).to_have_attribute("href", "https://example.com/smm")
+        await expect(part).not_to_contain_text("[https://")
         await expect(part).to_contain_text("rose 14% in 2026")
         await expect(part).to_contain_text("revised: newer statistics")
         await expect(part.locator(".edited")).to_have_text("(edited)")

@@ -224,7 +224,7 @@ async def test_the_first_progress_note_comes_before_any_model_call(
     await stack.driver.click(ALICE, "depth_standard", picker)
     await wait_for(lambda: tiers.at_first_call is not None, 30, "the first model call")
     assert tiers.at_first_call is not None
-    assert any(t.startswith("Planning — splitting the question (standard, up to 36 steps)")
+    assert any(t.startswith("Planning — splitting the question (standard)")
                for t in tiers.at_first_call), tiers.at_first_call  # the plan, before any call
     await wait_for(lambda: bool(stack.finals(mention)), 60, "the final message")
 

@@ -208,7 +208,7 @@ async def test_a_plan_fills_in_task_by_task_across_a_worker_restart_then_feedbac
     assert await tasks.count() == await thread.locator(
         '.block-plan .task[data-status="complete"], .block-plan .task[data-status="error"]'
     ).count(), "every task ends complete or with its reason"
-    await expect(thread).to_contain_text("Research finished:", timeout=60_000)
+    await expect(thread).to_contain_text("Research finished", timeout=60_000)
     save_screenshot(await page.screenshot(full_page=True), tmp_path, "up-plan-restart.png")
 
     report = thread.locator(".message", has=page.locator(".block-context-actions")).first

@@ -25,6 +25,7 @@ from contract.mrkdwn import NO_PARSE, clip, escape, link
 from research_core.delivery import numbering
 from research_core.delivery.numbering import Numbered
 from research_core.loop.report.reporter import FLAGGED_HEADING, split_rendered
+from research_core.wording import ENGLISH_WORDS, Words
 from workers.slack_outbox import metadata
 
 Block = dict[str, Any]
@@ -107,27 +108,30 @@ def mrkdwn_body(numbered: Numbered, describe: Describe | None = None) -> str:
 
 
 def sources_context(numbered: Numbered, revised: str | None = None,
-                    describe: Describe | None = None) -> Block | None:
+                    describe: Describe | None = None,
+                    w: Words = ENGLISH_WORDS) -> Block | None:
     """The sources line: exactly the cited sources, numbered as the text cites them, and on a
     revision its note (source ids in it named as the reader sees them); None: neither."""
     labels = [f"[{n}] {source_label(s, describe)}" for n, s in
               enumerate(numbered.sources, start=1)]
-    elements = [{"type": "mrkdwn", "text": clip("Sources: " + " · ".join(labels),
+    elements = [{"type": "mrkdwn", "text": clip(w("Sources:") + " " + " · ".join(labels),
                                                  SECTION_LIMIT)}] if labels else []
     if revised is not None:
-        note = readable(revised or "updated", numbered, describe)
-        elements.append({"type": "mrkdwn", "text": f"_revised: {escape(note)}_"})
+        note = readable(revised or w("updated"), numbered, describe, w)
+        elements.append({"type": "mrkdwn", "text": "_" + w("revised: {note}",
+                                                          note=escape(note)) + "_"})
     return {"type": "context", "elements": elements} if elements else None
 
 
-def readable(note: str, numbered: Numbered, describe: Describe | None = None) -> str:
+def readable(note: str, numbered: Numbered, describe: Describe | None = None,
+             w: Words = ENGLISH_WORDS) -> str:
     """A note that names sources by id, each named as the reader knows it: its citation
     number where the message cites it, else its title."""
     for source in sorted(_ids_in(note, numbered, describe), key=len, reverse=True):
         cited = numbered.sources.index(source) + 1 if source in numbered.sources else 0
         known = describe(source) if describe else None
         note = note.replace(source, f"[{cited}]" if cited else
-                            (known[1] if known and known[1] else "another source"))
+                            (known[1] if known and known[1] else w("another source")))
     return note
 
 
@@ -137,7 +141,8 @@ def _ids_in(note: str, numbered: Numbered, describe: Describe | None) -> set[str
 
 
 def part_blocks(text: str, sources: list[str], revised: str | None = None,
-                room: int = 1, describe: Describe | None = None) -> list[Block]:
+                room: int = 1, describe: Describe | None = None,
+                w: Words = ENGLISH_WORDS) -> list[Block]:
     """Sections of the part's text (within Slack's limits, escaped: the text comes from models
     and sources), then its context line(s); `room`: blocks left for what follows them."""
     numbered = numbered_text(text, sources, describe)
@@ -147,24 +152,24 @@ def part_blocks(text: str, sources: list[str], revised: str | None = None,
         chunks[-1] = clip(chunks[-1], SECTION_LIMIT - 1) + "…"
     blocks: list[Block] = [{"type": "section", "text": {"type": "mrkdwn", "text": c}}
                            for c in chunks]
-    context = sources_context(numbered, revised, describe)
+    context = sources_context(numbered, revised, describe, w)
     return [*blocks, context] if context else blocks
 
 
 def answer_blocks(text: str, sources: list[str], revised: str | None = None,
                   feedback: tuple[str, str] | None = None,
-                  describe: Describe | None = None) -> list[Block]:
+                  describe: Describe | None = None, w: Words = ENGLISH_WORDS) -> list[Block]:
     """The part as a `markdown` block when it fits (else mrkdwn sections), its sources and,
     for an AI answer (`feedback` = run id, part key), the feedback buttons."""
     numbered = numbered_text(text, sources, describe)
     body = markdown_body(numbered, describe).strip()
     if body and len(body) <= MARKDOWN_LIMIT:
-        context = sources_context(numbered, revised, describe)
+        context = sources_context(numbered, revised, describe, w)
         blocks = [{"type": "markdown", "text": body}, *([context] if context else [])]
     else:
         blocks = part_blocks(text, sources, revised, room=2 if feedback else 1,
-                             describe=describe)
-    return [*blocks, feedback_row(*feedback)] if feedback else blocks
+                             describe=describe, w=w)
+    return [*blocks, feedback_row(*feedback, w)] if feedback else blocks
 
 
 def message_text(text: str, sources: list[str], describe: Describe | None = None) -> str:

@@ -21,6 +21,7 @@ from research_core.loop.publishing.plan_view import PLAN_EVENTS, plan_view
 from research_core.loop.publishing.series import Series, series_of
 from research_core.runlog import LogEvent
 from research_core.settings import Settings
+from research_core.wording import for_question
 from workers.slack_charts import PartCharts
 from workers.slack_publisher import SlackPublisher
 
@@ -39,6 +40,7 @@ def name_sources(state: RunState, publisher: SlackPublisher) -> None:
         return found.url, label or found.publisher
 
     publisher.describe = describe
+    publisher.words = for_question(state.question)
 
 
 async def show_charts(state: RunState, publisher: SlackPublisher,

@@ -32,6 +32,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from contract.mrkdwn import clip, escape
 from contract.slack_client import SLACK_FAILURES, make_client, slack_error
 from research_core.plan import PlanView
+from research_core.wording import ENGLISH_WORDS, Words
 from workers.answer_blocks import (
     MAX_BLOCKS,
     SECTION_LIMIT,
@@ -90,6 +91,7 @@ class SlackPublisher:
         self.streamed = dict(streamed or {})
         self.on_stream_ts = on_stream_ts
         self.describe: Describe | None = None  # source id -> (url, title) for the links
+        self.words: Words = ENGLISH_WORDS  # the thread's language (its question's)
         self.charts: PartCharts | None = None  # a part's chart, where its evidence has one
         self._streams: dict[str, SlackPartStream] = {}
         self._plan: Callable[[], PlanView] | None = None
@@ -112,7 +114,7 @@ class SlackPublisher:
                           key: str = "") -> str | None:
         feedback = (run_id, part_key) if rated(part_key) else None
         blocks = answer_blocks(text, sources, reason if replaces else None, feedback,
-                               self.describe)
+                               self.describe, self.words)
         image = await self.charts.block(part_key, sources) if self.charts else None
         into = replaces if replaces and _TS.match(replaces) else await self._streamed_ts(key)
         text = message_text(text, sources, self.describe)

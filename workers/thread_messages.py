@@ -17,6 +17,7 @@ from contract.watch_blocks import watch_menu
 from research_core.delivery.publications import Outbox, Publication
 from research_core.loop.memory.state import RunState
 from research_core.loop.report.reporter import Report
+from research_core.wording import ENGLISH_WORDS, Words, for_question
 from workers.answer_blocks import post_options
 from workers.slack_outbox import find_posted
 
@@ -32,7 +33,7 @@ async def show_status(slack: AsyncWebClient, request: ResearchRequestMsg, status
         return
     try:
         await slack.chat_update(channel=request.channel, ts=request.picker_ts,
-                                text=status_text(request.depth or "auto", status),
+                                text=status_text(request, status),
                                 blocks=status_blocks(request, status), **NO_PARSE)
     except SLACK_FAILURES as exc:
         log.warning("status message %s not updated to %s: %s", request.picker_ts, status,
@@ -67,48 +68,47 @@ CAP_REACHED = "spending cap reached"
 
 def finished_message(state: RunState, report: Report,
                      request_key: str = "") -> tuple[Publication, Blocks]:
-    """The closing message: that the research finished, how many sources the answer cites and
-    how many of its claims are flagged (the report above lists both), why it ended early
-    when a spending cap ended it, and the Watch menu when the request is named. What it
-    cost is the operator's (the Home tab, `redsearch usage`, `/metrics`), not the thread's."""
+    """The closing message, in the question's language: that the research finished, how many
+    sources the answer cites and how many of its claims are flagged (the report above lists
+    both), why it ended early when a spending cap ended it, and the Watch menu when the
+    request is named. What it cost is the operator's (the Home tab, `redsearch usage`,
+    `/metrics`), not the thread's."""
+    w = for_question(state.question)
     cited = len({s.source_id for s in report.sources if s.number in report.cited})
-    line = counted(cited, "source cited", "sources cited")
+    line = w.count(cited, "{n} source cited", "{n} sources cited")
     if report.flagged:
-        line += " · " + counted(len(report.flagged), "claim flagged as unsupported, listed "
-                                "under the report", "claims flagged as unsupported, listed "
-                                "under the report")
+        line += " · " + w.count(len(report.flagged), "{n} claim flagged as unsupported, "
+                                "listed under the report", "{n} claims flagged as "
+                                "unsupported, listed under the report")
     sections = [("", line)]
     final = str(state.extra.budget.get("final_reason") or "")
     if final.startswith(CAP_REACHED):  # a spending cap ended the research (docs/teams.md)
-        sections.insert(0, ("Ended early", escape(final[0].upper() + final[1:]) +
-                            "; the report was written from what was found until then."))
-    title = "Research finished"
+        sections.insert(0, (w("Ended early"), w(
+            "{why}; the report was written from what was found until then.",
+            why=escape(final[0].upper() + final[1:]))))
+    title = w("Research finished")
     blocks = final_blocks(title, sections)
     if request_key:
-        blocks.append(watch_menu(request_key))
+        blocks.append(watch_menu(request_key, w))
     return Publication(state.run_id, "final", 1, "final", f"{title}: {line}."), blocks
-
-
-def counted(n: int, one: str, many: str) -> str:
-    """`n` and the noun that agrees with it."""
-    return f"{n} {one if n == 1 else many}"
 
 
 def stopped_message(state: RunState, request: ResearchRequestMsg,
                     job_id: str) -> tuple[Publication, Blocks]:
-    title = "Research stopped"
+    w = for_question(request.question)
+    title = w("Research stopped")
     parts = len({p.part_key for p in state.publications if p.kind == "part"})
-    kept = (f"The {parts} answer parts published above are kept." if parts > 1 else
-            "The answer part published above is kept." if parts else
-            "Nothing had been published yet: no answer part was ready before it stopped.")
-    body = f"{mention(request.user)} pressed Stop. {kept}"
+    kept = (w.count(parts, "The answer part published above is kept.",
+                    "The {n} answer parts published above are kept.") if parts else
+            w("Nothing had been published yet: no answer part was ready before it stopped."))
+    body = w("{who} pressed Stop.", who=mention(request.user)) + " " + kept
     note = Publication(state.run_id, f"stopped-{job_id}", 1, "final", f"{title}. {body}")
     return note, final_blocks(title, [("", body)])
 
 
-def failed_message(run_id: str, job_id: str, why: str,
-                   followup: bool = False) -> tuple[Publication, Blocks]:
-    what = "This follow-up could not be answered" if followup else "Research failed"
+def failed_message(run_id: str, job_id: str, why: str, followup: bool = False,
+                   w: Words = ENGLISH_WORDS) -> tuple[Publication, Blocks]:
+    what = w("This follow-up could not be answered") if followup else w("Research failed")
     text = f"{what}: {escape(why)}"
     note = Publication(run_id, f"failed-{job_id}", 1, "final", text)
     return note, [{"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}}]

@@ -9,6 +9,7 @@ import logging
 
 from redis.exceptions import RedisError
 
+from contract.blocks import words_of
 from contract.keys import KEEP_S, before_key, doing_key, progress_key, stream_key
 from contract.queue import FOLLOWUP, WATCH, JobPayload
 from contract.redis_server import awaited
@@ -217,7 +218,8 @@ class ThreadWork:
     async def failed(self, request: ResearchRequestMsg, why: str) -> None:
         """A research that cannot go on fails the request; a follow-up only itself."""
         followup = self.payload.kind in (FOLLOWUP, WATCH)  # a failed cycle fails only itself
-        note, blocks = msgs.failed_message(self.payload.run_id, self.payload.job_id, why, followup)
+        note, blocks = msgs.failed_message(self.payload.run_id, self.payload.job_id, why,
+                                           followup, words_of(request))
         await msgs.post_once(self.services.slack, self.services.store, request, note, blocks)
         if not followup:
             await self._failed_plan(request)

@@ -34,6 +34,7 @@ from research_core.models.schemas import FollowUpOut
 from research_core.protocols import Similarity
 from research_core.text.asking import Asked, read_question
 from research_core.text.terms import CJK, has_cjk
+from research_core.wording import for_question as asked_words
 
 SOURCES_SHOWN = 8
 FINDINGS_SHOWN = 6
@@ -89,7 +90,9 @@ async def answer(r: Researcher, question: str, key: str, max_steps: int) -> Foll
     numbers = set(cited_numbers(out.answer))
     used = [s for s in sources if s.number in numbers]
     cited = [s.source_id for s in used]
-    text = f"*Follow-up:* {' '.join(question.split())}\n\n{out.answer.strip()}"
+    w = asked_words(question)
+    heading = w("*Follow-up:* {question}", question=" ".join(question.split()))
+    text = f"{heading}\n\n{out.answer.strip()}"
     if used:  # the numbers the answer cites, listed as a report lists them
         text += SOURCES_HEADING + "\n".join(s.line() for s in used)
     publication = await r.delivery.part(key, text, cited or [s.source_id for s in sources[:3]])

@@ -18,13 +18,14 @@ import re
 
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.memory.goal_tree import Node
-from research_core.loop.memory.node_conflicts import Conflict, find_conflicts
+from research_core.loop.memory.node_conflicts import find_conflicts
 from research_core.loop.memory.state import RunState
 from research_core.loop.publishing.followup import followup_node_ids
 from research_core.loop.publishing.progress_notes import deep_note
 from research_core.plan import PlanSource, PlanTask, PlanView, TaskStatus
 from research_core.runlog import LogEvent
 from research_core.text.figures import figures_in
+from research_core.wording import N_, Words, for_question
 
 PLAN_EVENTS = frozenset({"start", "resume", "focus", "expand", "keep", "done", "thin",
                          "read-cap", "reflect", "backtrack", "budget", "memory", "publish",
@@ -33,37 +34,41 @@ DETAILS_SHOWN = 5
 SOURCES_SHOWN = 5
 STEERS_SHOWN = 5  # a plan's first tasks are never folded: a flood of steers is cut
 LINE_CHARS = 300
-ROOT_TITLE = "Split the question into sub-questions"
+ROOT_TITLE = N_("Split the question into sub-questions")
 _EVIDENCE_TAG = re.compile(r"^E\d+ \[[^\]]*\]\s*")  # "E3 [source; publisher; date] " of a line
 
 
 def plan_view(state: RunState) -> PlanView:
     events = _events_by_node(state)
-    tasks = [_root_task(state, events.get(state.tree.root_id, [])),
-             *steer_tasks(state)]
+    w = for_question(state.question)
+    tasks = [_root_task(state, events.get(state.tree.root_id, []), w),
+             *steer_tasks(state, w)]
     hidden = followup_node_ids(state)
     for node in _tree_order(state):
         if node.depth > 0 and node.id not in hidden:
-            tasks.append(_task(state, node, events.get(node.id, [])))
-    return PlanView(_title(state), tuple(tasks))
+            tasks.append(_task(state, node, events.get(node.id, []), w))
+    return PlanView(_title(state, w), tuple(tasks))
 
 
-def _title(state: RunState) -> str:
-    mode, total = _mode(state), _total_steps(state)
-    of = f" of {total}" if total else ""
+def _title(state: RunState, w: Words) -> str:
+    mode, total = w(MODES.get(_mode(state), _mode(state))), _total_steps(state)
     if state.status == "finished":
-        return f"Done — {mode}"
-    if state.status in ("stopped", "failed"):
-        return f"{state.status.capitalize()} after {_steps(state.step)}"
+        return w("Done — {mode}", mode=mode)
+    if state.status == "stopped":
+        return w.count(state.step, "Stopped after {n} step", "Stopped after {n} steps")
+    if state.status == "failed":
+        return w.count(state.step, "Failed after {n} step", "Failed after {n} steps")
     if state.log.of_kind("finalise"):
-        return f"Writing the report — {mode}"
+        return w("Writing the report — {mode}", mode=mode)
     if state.step == 0:
-        return f"Planning — splitting the question ({mode}, up to {total or '?'} steps)"
-    return f"Researching — step {state.step}{of}, {mode}"
+        return w("Planning — splitting the question ({mode})", mode=mode)
+    if total:
+        return w("Researching — step {n} of {total}, {mode}", n=state.step, total=total,
+                 mode=mode)
+    return w("Researching — step {n}, {mode}", n=state.step, mode=mode)
 
 
-def _steps(n: int) -> str:
-    return f"{n} step" if n == 1 else f"{n} steps"
+MODES = {"standard": N_("standard"), "deep": N_("deep"), "auto": N_("auto")}
 
 
 def _mode(state: RunState) -> str:
@@ -124,48 +129,50 @@ def _part_of(event: LogEvent) -> str | None:
     return parts[1] if len(parts) == 3 else None
 
 
-def _root_task(state: RunState, events: list[LogEvent]) -> PlanTask:
+def _root_task(state: RunState, events: list[LogEvent], w: Words) -> PlanTask:
     root = state.tree.root
     children = [state.tree.nodes[c] for c in root.children]
     status: TaskStatus = "complete" if children else "in_progress"
     if not children and state.status != "running":
         status = "error"
     added = sum(1 for e in events if e.kind == "expand" and "reflection added" in e.message)
-    output = f"{len(children)} sub-questions" if children else ""
+    output = w.count(len(children), "{n} sub-question", "{n} sub-questions") if children else ""
     if added:
-        output += f" ({added} added by reflection)"
-    return PlanTask(root.id, ROOT_TITLE, status, output, _details(state, root, events))
+        output += " " + w("({n} added by reflection)", n=added)
+    return PlanTask(root.id, w(ROOT_TITLE), status, output, _details(state, root, events, w))
 
 
-def _task(state: RunState, node: Node, events: list[LogEvent]) -> PlanTask:
-    status, output = _status_and_output(state, node, events)
+def _task(state: RunState, node: Node, events: list[LogEvent], w: Words) -> PlanTask:
+    status, output = _status_and_output(state, node, events, w)
     return PlanTask(node.id, _clip(node.question), status, _clip(output),
-                    _details(state, node, events), _sources(state.kept_for({node.id})),
+                    _details(state, node, events, w), _sources(state.kept_for({node.id})),
                     node.parent_id)
 
 
-def _status_and_output(state: RunState, node: Node,
-                       events: list[LogEvent]) -> tuple[TaskStatus, str]:
+def _status_and_output(state: RunState, node: Node, events: list[LogEvent],
+                       w: Words) -> tuple[TaskStatus, str]:
     kept = state.kept_for({node.id})
     if node.status == "done":
-        return "complete", _finding(state, node, kept)
+        return "complete", _finding(state, node, kept, w)
     if node.status == "insufficient":
-        return "error", "Insufficient evidence: " + _reason(events, ("thin", "read-cap"),
-                                                            "too little reliable evidence")
+        thin = w("too little reliable evidence")
+        return "error", w("Insufficient evidence: {why}",
+                          why=_reason(events, ("thin", "read-cap"), thin))
     if node.status == "pruned":
         if _steered(state, node.id, "dropped"):
-            return "error", "Dropped, as asked in the thread"
-        return "error", "Dropped: " + _reason(events, ("backtrack",), "its branch drifted "
-                                              "off the question")
+            return "error", w("Dropped, as asked in the thread")
+        drifted = w("its branch drifted off the question")
+        return "error", w("Dropped: {why}", why=_reason(events, ("backtrack",), drifted))
     if node.status == "expanded":
-        return "in_progress", f"Split into {len(node.children)} narrower sub-questions"
+        return "in_progress", w("Split into {n} narrower sub-questions", n=len(node.children))
     if state.status == "running" and state.working.node_id == node.id:
-        return "in_progress", f"Searching… {len(kept)} reliable items so far" if kept \
-            else "Searching…"
+        return "in_progress", w.count(len(kept), "Searching… {n} reliable item so far",
+                                      "Searching… {n} reliable items so far") if kept \
+            else w("Searching…")
     return "pending", ""
 
 
-def _finding(state: RunState, node: Node, kept: list[Evidence]) -> str:
+def _finding(state: RunState, node: Node, kept: list[Evidence], w: Words) -> str:
     """What was found, in one line that keeps its figures: the summary's conclusion when it
     states figures, else the best evidence line that does."""
     summary = state.summaries.get(node.id)
@@ -176,7 +183,8 @@ def _finding(state: RunState, node: Node, kept: list[Evidence]) -> str:
     with_figures = [_EVIDENCE_TAG.sub("", line) for line in lines if figures_in(line)]
     if with_figures:
         return _one_line(with_figures[0])
-    return _one_line(summary.conclusion) if summary else f"{len(kept)} reliable items found"
+    return _one_line(summary.conclusion) if summary else w.count(
+        len(kept), "{n} reliable item found", "{n} reliable items found")
 
 
 def _reason(events: list[LogEvent], kinds: tuple[str, ...], default: str) -> str:
@@ -186,23 +194,25 @@ def _reason(events: list[LogEvent], kinds: tuple[str, ...], default: str) -> str
     return _plain(said[-1]) if said else default
 
 
-def steer_tasks(state: RunState) -> list[PlanTask]:
+def steer_tasks(state: RunState, w: Words) -> list[PlanTask]:
     """One task per steer read (the latest few): what the person wrote, who, and what it
     changed."""
-    return [_steer_task(state, e) for e in state.log.of_kind("steer")[-STEERS_SHOWN:]]
+    return [_steer_task(state, e, w) for e in state.log.of_kind("steer")[-STEERS_SHOWN:]]
 
 
-def _steer_task(state: RunState, event: LogEvent) -> PlanTask:
+def _steer_task(state: RunState, event: LogEvent, w: Words) -> PlanTask:
     def questions(what: str) -> list[str]:
         return [state.tree.nodes[i].question for i in event.data.get(what) or []
                 if i in state.tree.nodes]
 
     said = " ".join(str(event.data.get("text") or "").split())
-    details = [f"{label}: {q}" for what, label in (
-        ("raised", "First"), ("dropped", "Dropped"), ("added", "Added")) for q in questions(what)]
-    output = "asked to change the plan" if details else \
-        "asked; no open sub-question matched what they named, so the plan stays"
-    return PlanTask(f"steer-{event.seq}", _clip(f"Steer: “{said}”"), "complete", output,
+    details = [w(label, question=q) for what, label in (
+        ("raised", N_("First: {question}")), ("dropped", N_("Dropped: {question}")),
+        ("added", N_("Added: {question}"))) for q in questions(what)]
+    output = w("asked to change the plan") if details else \
+        w("asked; no open sub-question matched what they named, so the plan stays")
+    return PlanTask(f"steer-{event.seq}", _clip(w("Steer: “{said}”", said=said)), "complete",
+                    output,
                     tuple(_clip(d) for d in details[:DETAILS_SHOWN]),
                     asked_by=str(event.data.get("who") or ""))
 
@@ -217,43 +227,48 @@ def _plain(event: LogEvent) -> str:
     return rest if sep and head.startswith("N") and head[1:].isdigit() else event.message
 
 
-def _details(state: RunState, node: Node, events: list[LogEvent]) -> tuple[str, ...]:
+def _details(state: RunState, node: Node, events: list[LogEvent],
+             w: Words) -> tuple[str, ...]:
     lines: list[str] = []
     for event in events:
-        line = _detail(event, node)
+        line = _detail(event, node, w, _titles(state))
         if line and line not in lines:
             lines.append(line)
-    lines += [_conflict_line(c) for c in find_conflicts(state.kept_for({node.id}))][:2]
+    lines += [w("Sources disagree: {figures}", figures=c.figures())
+              for c in find_conflicts(state.kept_for({node.id}))][:2]
     if _steered(state, node.id, "raised"):
-        lines.append("Moved first, as asked in the thread")
+        lines.append(w("Moved first, as asked in the thread"))
     if node.status == "open" and node.depth > 0 and (
             state.status != "running" or state.log.of_kind("finalise")):
-        lines.append("Still missing: not researched before the run ended")
+        lines.append(w("Still missing: not researched before the run ended"))
     return tuple(_clip(line) for line in lines[-DETAILS_SHOWN:])
 
 
-def _detail(event: LogEvent, node: Node) -> str | None:
+def _titles(state: RunState) -> dict[str, str]:
+    """Each kept source's title (a revision's reason names sources by id)."""
+    return {e.source_id: e.title or e.publisher for e in state.evidence if e.title or e.publisher}
+
+
+def _detail(event: LogEvent, node: Node, w: Words, titles: dict[str, str]) -> str | None:
     if event.kind == "budget":
         return deep_note(event)
     # a reflection's own answers stay in the run log; the plan shows what it changed (a
     # branch dropped, a neglected sub-question added)
     if event.kind == "backtrack":
-        return "Backtracked: this line of research drifted off the question"
+        return w("Backtracked: this line of research drifted off the question")
     if event.kind == "expand" and "reflection added" in event.message and \
             event.data.get("node") == node.id:
-        return "Added by reflection: a neglected sub-question"
+        return w("Added by reflection: a neglected sub-question")
     if event.kind == "thin" and node.status != "insufficient":
         return _plain(event)
     if event.kind == "publish":
         if not event.message.startswith("revised"):
-            return "Answer part published"
+            return w("Answer part published")
         _, _, why = event.message.partition(": ")
-        return f"Answer part revised: {why}" if why else "Answer part revised"
+        for source_id, title in titles.items():
+            why = why.replace(source_id, title)
+        return w("Answer part revised: {why}", why=why) if why else w("Answer part revised")
     return None
-
-
-def _conflict_line(conflict: Conflict) -> str:
-    return f"Sources disagree: {conflict.figures()}"
 
 
 def _sources(kept: list[Evidence]) -> tuple[PlanSource, ...]:
