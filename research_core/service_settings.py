@@ -65,7 +65,10 @@ class WorkerSettings:
     (RED_WORKER_LEASE_S). A job whose worker died RED_WORKER_MAX_CRASHES times is not resumed
     again: its thread is told which step failed. `redsearch up` runs RED_UP_WORKERS
     supervised worker processes. RED_WORKER_METRICS_PORT (unset: off) serves the worker's
-    Prometheus metrics at /metrics on RED_WORKER_METRICS_HOST."""
+    Prometheus metrics at /metrics on RED_WORKER_METRICS_HOST. Watched threads: every
+    RED_WORKER_WATCH_TICK_S a worker queues the due watch cycles, and RED_WORKER_WATCH_JOBS
+    slots beyond RED_WORKER_JOBS are kept for them, so that a cycle starts on time however
+    many runs are in flight (docs/watch.md)."""
 
     redis_url: str = "redis://127.0.0.1:6379/0"
     max_jobs: int = bounded(2, 1, 1000)
@@ -74,6 +77,8 @@ class WorkerSettings:
     reconcile_every_s: float = bounded(10.0, above=0, hi=HOUR_S)
     job_timeout_s: int = bounded(3 * 3600, 1, 30 * DAY_S)
     max_crashes: int = bounded(3, 1, 100)
+    watch_tick_s: float = bounded(30.0, above=0, hi=HOUR_S)
+    watch_jobs: int = bounded(1, 1, 100)
     up_workers: int = bounded(1, 1, 16)
     metrics_port: int | None = bounded(None, 0, 65_535)
     metrics_host: str = "0.0.0.0"
@@ -219,6 +224,9 @@ def worker_from_env(env: Mapping[str, str]) -> WorkerSettings:
         job_timeout_s=parse_field(env, "RED_WORKER_JOB_TIMEOUT_S", WorkerSettings,
                                   "job_timeout_s"),
         max_crashes=parse_field(env, "RED_WORKER_MAX_CRASHES", WorkerSettings, "max_crashes"),
+        watch_tick_s=parse_field(env, "RED_WORKER_WATCH_TICK_S", WorkerSettings,
+                                 "watch_tick_s"),
+        watch_jobs=parse_field(env, "RED_WORKER_WATCH_JOBS", WorkerSettings, "watch_jobs"),
         up_workers=parse_field(env, "RED_UP_WORKERS", WorkerSettings, "up_workers"),
         metrics_port=parse_field(env, "RED_WORKER_METRICS_PORT", WorkerSettings,
                                  "metrics_port"),

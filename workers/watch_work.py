@@ -1,5 +1,10 @@
-"""Watched threads in the workers (docs/watch.md): storing the requester's choice, the cron
-tick that queues one job per due watch, and one watch cycle in its thread.
+"""Watched threads in the workers (docs/watch.md): storing the requester's choice, the tick
+that queues one job per due watch, and one watch cycle in its thread.
+
+The tick is a task beside the jobs in every worker, not a job: a job waits for a free slot,
+and with every slot taken by a long run it waited until one ended (908 s once). The cycles it
+queues run in slots kept for them (`workers.worker.SteadyWorker`), so a due watch starts
+within RED_WORKER_WATCH_TICK_S and ARQ's poll, however many runs are in flight.
 
 Of several workers ticking at once, one claims a due watch (a compare-and-set on its date in
 the store) and its job id names the thread and the date, so a cycle never runs twice. A
@@ -10,20 +15,22 @@ note say so). A watch whose thread or channel is gone stops itself.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime as dt
 import json
 import logging
-from typing import Any
 
 from arq.connections import ArqRedis
+from redis.exceptions import RedisError
+from sqlalchemy.exc import SQLAlchemyError
 
 from contract.queue import JobPayload, JobQueue
 from contract.requests import Requests, ResearchRequestMsg
 from contract.slack_client import SLACK_FAILURES, slack_error
 from contract.watch_blocks import Change, changes_blocks, changes_text
 from research_core.delivery.publications import Publication
-from research_core.errors import RunNotFound
+from research_core.errors import RunNotFound, StoreUnavailable
 from research_core.loop.memory.state import RunState
 from research_core.store.jobs import JobRecords
 from research_core.store.restore import load_state
@@ -90,12 +97,17 @@ async def queue_due_watches(store: SqlStore, redis: ArqRedis, today: dt.date) ->
     return queued
 
 
-async def watch_tick(ctx: dict[str, Any]) -> str:
-    """The ARQ cron job (every few minutes on every worker): queue the cycles due today."""
-    services: Services = ctx["services"]
-    queued = await queue_due_watches(services.store, services.redis,
-                                     dt.datetime.now(dt.UTC).date())
-    return f"{len(queued)} watch cycle(s) queued"
+async def tick_forever(services: Services, every_s: float) -> None:
+    """Queue the cycles due today, now and every `every_s` (on every worker); Redis or the
+    database away costs a tick, not the ticking. Today is the research's date: `Settings.as_of`
+    where the worker's research is pinned to one (tests), else today in UTC."""
+    while True:
+        try:
+            today = services.settings.as_of or dt.datetime.now(dt.UTC).date()
+            await queue_due_watches(services.store, services.redis, today)
+        except (RedisError, OSError, SQLAlchemyError, StoreUnavailable) as exc:
+            log.warning("watch tick: %s; trying again next tick", exc)
+        await asyncio.sleep(every_s)
 
 
 class WatchCycle:
