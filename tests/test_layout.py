@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # The engine's subpackages, lowest first ("" is research_core's top-level modules; text/ is the
 # ground floor of pure functions under them all). The loop's phases come in the loop's own
 # order (research_core/loop/__init__.py); "loop" is what is left of the loop: engine.py on top.
-ENGINE_ORDER = ("text", "", "models", "search", "budget", "delivery",
+ENGINE_ORDER = ("text", "wording", "", "models", "search", "budget", "delivery",
                 "loop.memory", "loop.planning", "loop.gathering", "loop.review",
                 "loop.answering", "loop.report", "loop.publishing", "loop",
                 "store", "evaluation")
