@@ -30,12 +30,14 @@ def block_texts(blocks: list[dict[str, Any]]) -> str:
 
 async def test_part_posted_in_thread_as_markdown_with_sources(fake: FakeSlack) -> None:
     pub, thread_ts = publisher(fake)
-    ts = await pub.answer_part("r1", "p1", "Copper rose *12%* [1].", ["https://a.example/x"])
+    ts = await pub.answer_part("r1", "p1", "Copper rose *12%* [https://a.example/x].",
+                               ["https://a.example/x"])
     assert ts is not None
     msg = fake.message(CH, ts)
     assert msg is not None and msg.thread_ts == thread_ts
     assert [b["type"] for b in msg.blocks] == ["markdown", "context"]
-    assert msg.blocks[0] == {"type": "markdown", "text": "Copper rose *12%* \\[1\\]."}
+    assert msg.blocks[0] == {"type": "markdown",
+                             "text": "Copper rose *12%* [\\[1\\]](https://a.example/x)."}
     assert "https://a.example/x" in block_texts(msg.blocks[1:])
     assert msg.text == "Copper rose *12%* [1]."
 
@@ -65,7 +67,7 @@ async def test_unknown_replaces_posts_anew(fake: FakeSlack) -> None:
 async def test_long_part_split_within_limits(fake: FakeSlack) -> None:
     pub, _ = publisher(fake)
     paragraph = ("Copper foil demand grew strongly. " * 40).strip()
-    text = "\n\n".join([paragraph] * 12)
+    text = "\n\n".join([paragraph] * 12) + " [s1]"
     ts = await pub.answer_part("r1", "p1", text, ["s1"])
     assert ts is not None
     msg = fake.message(CH, ts)
@@ -73,12 +75,12 @@ async def test_long_part_split_within_limits(fake: FakeSlack) -> None:
     sections = [b["text"]["text"] for b in msg.blocks if b["type"] == "section"]
     assert len(sections) > 1 and len(msg.blocks) <= 50
     assert all(len(s) <= SECTION_LIMIT for s in sections)
-    assert " ".join(" ".join(sections).split()) == " ".join(text.split())
+    assert " ".join(" ".join(sections).split()) == " ".join(text.replace("[s1]", "[1]").split())
     huge = split_text("x" * (SECTION_LIMIT * 60))
     assert all(len(c) <= SECTION_LIMIT for c in huge)
-    ts2 = await pub.answer_part("r1", "p2", "word " * 40_000, [])
+    ts2 = await pub.answer_part("r1", "p2", "word " * 40_000 + "[s1]", ["s1"])
     big = fake.message(CH, ts2 or "")
-    assert big is not None and len(big.blocks) == 50
+    assert big is not None and len(big.blocks) == 50  # 49 sections cut, then the sources
 
 
 async def test_progress_coalesced_into_one_message(fake: FakeSlack) -> None:

@@ -166,7 +166,7 @@ async def test_a_run_cites_a_channel_message_the_asker_may_see(
     thread = json.dumps([m.to_dict() for m in stack.thread(mention)])
     kitchen = stack.fake.messages(KITCHEN)[0]
     assert f"archives/{KITCHEN}/p{kitchen.ts.replace('.', '')}" in thread  # its permalink
-    assert "Slack #kitchen" in thread  # its channel, with its date in the report's source
+    assert "Message in #kitchen" in thread  # its channel, in the source's title
     assert "480 euros" not in thread and MANAGERS not in thread
     calls = stack.fake.calls("assistant.search.context")
     assert calls and {c.error for c in calls} == {None}
