@@ -8,7 +8,7 @@ import re
 
 from research_core.delivery.numbering import Cite, number, plain
 from research_core.loop.report.reporter import Report, Source
-from workers.answer_blocks import answer_blocks, message_text, part_blocks
+from workers.answer_blocks import answer_blocks, answer_message, part_blocks
 
 PAGES = {"chpa-autumn": ("https://chpa.example/autumn", "CHPA autumn report"),
          "eesb-q2": ("https://eesb.example/q2", "EESB Q2 shipments"),
@@ -63,7 +63,8 @@ def test_a_part_cites_by_link_and_its_revision_names_sources_as_the_reader_sees_
     assert sources_line.count("[") == 2 and "blog.example" not in sources_line
     assert note == "_revised: corrected by [2], Heat pump prices guide_"
     assert not RAW_ID.search(section + sources_line + note)
-    assert message_text(text, sources, describe) == "*Q2*\n• 571,000 units [1]\n• 612,000 units [2]"
+    shown, _ = answer_message(text, sources, describe=describe)
+    assert shown == "*Q2*\n• 571,000 units [1]\n• 612,000 units [2]"
 
 
 def test_a_message_that_cites_nothing_lists_no_sources() -> None:

@@ -145,7 +145,11 @@ def part_blocks(text: str, sources: list[str], revised: str | None = None,
                 w: Words = ENGLISH_WORDS) -> list[Block]:
     """Sections of the part's text (within Slack's limits, escaped: the text comes from models
     and sources), then its context line(s); `room`: blocks left for what follows them."""
-    numbered = numbered_text(text, sources, describe)
+    return _sections(numbered_text(text, sources, describe), revised, room, describe, w)
+
+
+def _sections(numbered: Numbered, revised: str | None, room: int,
+              describe: Describe | None, w: Words) -> list[Block]:
     chunks = split_text(mrkdwn_body(numbered, describe))
     if len(chunks) > MAX_BLOCKS - room:
         chunks = chunks[:MAX_BLOCKS - room]
@@ -156,25 +160,29 @@ def part_blocks(text: str, sources: list[str], revised: str | None = None,
     return [*blocks, context] if context else blocks
 
 
-def answer_blocks(text: str, sources: list[str], revised: str | None = None,
-                  feedback: tuple[str, str] | None = None,
-                  describe: Describe | None = None, w: Words = ENGLISH_WORDS) -> list[Block]:
-    """The part as a `markdown` block when it fits (else mrkdwn sections), its sources and,
-    for an AI answer (`feedback` = run id, part key), the feedback buttons."""
+def answer_message(text: str, sources: list[str], revised: str | None = None,
+                   feedback: tuple[str, str] | None = None, describe: Describe | None = None,
+                   w: Words = ENGLISH_WORDS) -> tuple[str, list[Block]]:
+    """The part's message: its `text` (notifications, clients without blocks: numbered,
+    escaped) and its blocks, a `markdown` block when it fits (else mrkdwn sections), its
+    sources and, for an AI answer (`feedback` = run id, part key), the feedback buttons. The
+    citations are numbered once for both."""
     numbered = numbered_text(text, sources, describe)
     body = markdown_body(numbered, describe).strip()
     if body and len(body) <= MARKDOWN_LIMIT:
         context = sources_context(numbered, revised, describe, w)
         blocks = [{"type": "markdown", "text": body}, *([context] if context else [])]
     else:
-        blocks = part_blocks(text, sources, revised, room=2 if feedback else 1,
-                             describe=describe, w=w)
-    return [*blocks, feedback_row(*feedback, w)] if feedback else blocks
+        blocks = _sections(numbered, revised, 2 if feedback else 1, describe, w)
+    blocks = [*blocks, feedback_row(*feedback, w)] if feedback else blocks
+    return fallback_text(numbering.plain(numbered)), blocks
 
 
-def message_text(text: str, sources: list[str], describe: Describe | None = None) -> str:
-    """The message's `text` (notifications, clients without blocks): numbered, escaped."""
-    return fallback_text(numbering.plain(numbered_text(text, sources, describe)))
+def answer_blocks(text: str, sources: list[str], revised: str | None = None,
+                  feedback: tuple[str, str] | None = None,
+                  describe: Describe | None = None, w: Words = ENGLISH_WORDS) -> list[Block]:
+    """The blocks of `answer_message`."""
+    return answer_message(text, sources, revised, feedback, describe, w)[1]
 
 
 def rated(part_key: str) -> bool:

@@ -39,8 +39,8 @@ from workers.answer_blocks import (
     TEXT_LIMIT,
     Describe,
     answer_blocks,
+    answer_message,
     fallback_text,
-    message_text,
     part_blocks,
     post_options,
     rated,
@@ -113,11 +113,10 @@ class SlackPublisher:
                           replaces: str | None = None, reason: str = "",
                           key: str = "") -> str | None:
         feedback = (run_id, part_key) if rated(part_key) else None
-        blocks = answer_blocks(text, sources, reason if replaces else None, feedback,
-                               self.describe, self.words)
+        text, blocks = answer_message(text, sources, reason if replaces else None, feedback,
+                                      self.describe, self.words)
         image = await self.charts.block(part_key, sources) if self.charts else None
         into = replaces if replaces and _TS.match(replaces) else await self._streamed_ts(key)
-        text = message_text(text, sources, self.describe)
         try:
             ts = await self._deliver(into, text, with_image(blocks, image), key)
         except SlackApiError as exc:  # Slack could not show the image: the part without it
@@ -133,7 +132,7 @@ class SlackPublisher:
     async def _deliver(self, into: str | None, text: str, blocks: list[Block],
                        key: str) -> str:
         """The part's message: `into` edited (a revision, a streamed part), else posted;
-        `text`: its notification text, escaped (`message_text`)."""
+        `text`: its notification text, escaped (`answer_message`)."""
         if into is not None:
             edited = await self._edit_part(into, text, blocks, key)
             if edited is not None:
