@@ -3,8 +3,8 @@ the median of this workspace's recent runs of the same depth ("Standard about 3 
 runs yet, no line. What runs cost in tokens and money is the operator's to see (the Home tab's
 usage view, `redsearch usage`, `/metrics`), never the channel's (issue 44).
 
-Workers note each finished run's depth, minutes and tokens per tier (`record_run`, the newest
-RECENT_RUNS kept in Redis); the bot reads them (`estimate_line`)."""
+Workers note each finished run's depth and active time (`record_run`, the newest RECENT_RUNS
+kept in Redis); the bot reads them (`estimate_line`)."""
 
 from __future__ import annotations
 
@@ -14,21 +14,20 @@ import statistics
 
 import redis.asyncio as aioredis
 
+from contract.blocks import DEPTHS
 from contract.keys import KEEP_S, costs_key
 from contract.redis_server import awaited
-from research_core.wording import ENGLISH_WORDS, N_, Words
+from research_core.wording import ENGLISH_WORDS, Words
 
 RECENT_RUNS = 50
 KEEP_COSTS_S = 4 * KEEP_S
 
 
 async def record_run(redis: aioredis.Redis, team: str | None, deep: bool,
-                     tiers: dict[str, tuple[int, int]], took_s: float) -> None:
-    """Note a finished run: whether it ran deep, how long it took, and its prompt and
-    completion tokens per tier."""
+                     took_s: float) -> None:
+    """Note a finished run: whether it ran deep and how long it worked."""
     key = costs_key(team)
-    entry = {"deep": deep, "took_s": round(took_s, 1),
-             "tiers": {t: list(tokens) for t, tokens in tiers.items()}}
+    entry = {"deep": deep, "took_s": round(took_s, 1)}
     await awaited(redis.lpush(key, json.dumps(entry)))
     await awaited(redis.ltrim(key, 0, RECENT_RUNS - 1))
     await redis.expire(key, KEEP_COSTS_S)
@@ -44,7 +43,7 @@ def minutes(took_s: float, w: Words = ENGLISH_WORDS) -> str:
 def estimate(entries: list[dict[str, object]], w: Words = ENGLISH_WORDS) -> str:
     """The picker's line from recent runs' entries (see `record_run`); "" with none timed."""
     parts = []
-    for deep, label in ((False, N_("Standard")), (True, N_("Deep"))):
+    for deep, label in ((False, DEPTHS["standard"]), (True, DEPTHS["deep"])):
         took = [float(e["took_s"]) for e in entries  # type: ignore[arg-type]
                 if bool(e.get("deep")) == deep and isinstance(e.get("took_s"), int | float)]
         if took:

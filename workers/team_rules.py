@@ -6,7 +6,6 @@ requester and channel, Deep follows the channel's rule, and the plan preview is 
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import logging
 import time
 
@@ -59,22 +58,19 @@ async def admit(services: Services, request: ResearchRequestMsg, run_id: str) ->
     return reply
 
 
-async def remember_cost(services: Services, request: ResearchRequestMsg,
+async def remember_time(services: Services, request: ResearchRequestMsg,
                         state: RunState) -> None:
-    """What the finished run took, in time and per tier, for the picker's line (best
-    effort): its time from its first logged event to now."""
-    tiers = {t.tier: (t.prompt_tokens, t.completion_tokens) for t in state.ledger.totals()}
-    deep = state.extra.budget.get("deep_state") == "deep"
-    await record_run(services.redis, request.team, deep, tiers, _took_s(state))
+    """How long the finished run worked, for the picker's line (best effort)."""
+    took_s = active_time_s(state)
+    if took_s is not None:
+        deep = state.extra.budget.get("deep_state") == "deep"
+        await record_run(services.redis, request.team, deep, took_s)
 
 
-def _took_s(state: RunState) -> float:
-    """Seconds from the run's first logged event (a restored one is naive UTC) to now."""
-    if not state.log.events:
-        return 0.0
-    first = state.log.events[0].at
-    first = first if first.tzinfo else first.replace(tzinfo=dt.UTC)
-    return (dt.datetime.now(dt.UTC) - first).total_seconds()
+def active_time_s(state: RunState) -> float | None:
+    """The run's active time across resumes, as its budget's checkpoint keeps it."""
+    active_s = state.extra.budget.get("active_time_used_s")
+    return float(active_s) if isinstance(active_s, int | float) else None
 
 
 async def preview_job(services: Services, payload: JobPayload) -> str:

@@ -28,7 +28,7 @@ from workers.run_view import follow_plan, name_sources, show_charts, thread_link
 from workers.services import Services
 from workers.slack_publisher import SlackPublisher
 from workers.slack_search import SlackSearch
-from workers.team_rules import admit, job_settings, remember_cost, run_caps
+from workers.team_rules import active_time_s, admit, job_settings, remember_time, run_caps
 from workers.watch_work import WatchCycle
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ class ThreadWork:
         await msgs.post_once(self.services.slack, self.services.store, request, note, blocks)
         await self.status(request, FINISHED)
         await self.home(request, state, link)
-        await remember_cost(self.services, request, state)
+        await remember_time(self.services, request, state)
         _count_run(state)
         return f"finished run {state.run_id} in {state.step} steps"
 
@@ -254,9 +254,9 @@ class ThreadWork:
 def _count_run(state: RunState) -> None:
     """A finished run's steps and active time (across resumes: the budget's checkpoint)."""
     RUN_STEPS.labels(state.mode).observe(state.step)
-    active_s = state.extra.budget.get("active_time_used_s")
-    if isinstance(active_s, int | float):
-        RUN_SECONDS.labels(state.mode).observe(float(active_s))
+    active_s = active_time_s(state)
+    if active_s is not None:
+        RUN_SECONDS.labels(state.mode).observe(active_s)
 
 
 def _text(value: str | bytes) -> str:
