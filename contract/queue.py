@@ -67,6 +67,9 @@ async def connect(redis_url: str) -> ArqRedis:
                              job_deserializer=deserialize)
 
 
+WATCH_JOB_PREFIX = "watch:"  # a watch cycle's job id: scheduled work, in a lane of its own
+
+
 @dataclass(frozen=True)
 class JobPayload:
     """What a job does: research a request, or answer one follow-up in its thread."""
@@ -124,8 +127,8 @@ class JobPayload:
     def watch(cls, request_key: str, channel: str, thread_ts: str, as_of: str,
               team: str = "") -> JobPayload:
         """One cycle per thread and date: ARQ drops the same job id queued twice."""
-        return cls(WATCH, f"watch:{channel}:{thread_ts}:{as_of}", request_key, as_of=as_of,
-                   team=team)
+        return cls(WATCH, f"{WATCH_JOB_PREFIX}{channel}:{thread_ts}:{as_of}", request_key,
+                   as_of=as_of, team=team)
 
     @classmethod
     def preview(cls, request: ResearchRequestMsg) -> JobPayload:

@@ -15,7 +15,14 @@ from typing import Any
 from arq.worker import Worker, func
 from redis.exceptions import RedisError
 
-from contract.queue import JOB_FUNCTION, JobQueue, connect, deserialize, serialize
+from contract.queue import (
+    JOB_FUNCTION,
+    WATCH_JOB_PREFIX,
+    JobQueue,
+    connect,
+    deserialize,
+    serialize,
+)
 from contract.redis_target import RETRY_CAP_S
 from research_core.settings import Settings
 from research_core.store.jobs import JobRecords
@@ -31,7 +38,6 @@ log = logging.getLogger(__name__)
 RETRY_TRIES = 2000  # a follow-up retries (every lease_s / 2) until its research has ended
 POLL_DELAY_S = 0.5  # a queued job waits at most this long for an idle worker
 REDIS_AWAY_PAUSE_S = RETRY_CAP_S  # after a poll's own retries ran out (Redis away ~8 s)
-WATCH_JOB_PREFIX = "watch:"  # the ids of watch cycles' jobs: scheduled work, in its own lane
 
 
 def is_scheduled(job_id: str) -> bool:
