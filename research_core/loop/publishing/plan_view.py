@@ -231,7 +231,7 @@ def _details(state: RunState, node: Node, events: list[LogEvent],
              w: Words) -> tuple[str, ...]:
     lines: list[str] = []
     for event in events:
-        line = _detail(event, node, w, _titles(state))
+        line = _detail(event, node, w, state)
         if line and line not in lines:
             lines.append(line)
     lines += [w("Sources disagree: {figures}", figures=c.figures())
@@ -249,7 +249,7 @@ def _titles(state: RunState) -> dict[str, str]:
     return {e.source_id: e.title or e.publisher for e in state.evidence if e.title or e.publisher}
 
 
-def _detail(event: LogEvent, node: Node, w: Words, titles: dict[str, str]) -> str | None:
+def _detail(event: LogEvent, node: Node, w: Words, state: RunState) -> str | None:
     if event.kind == "budget":
         return deep_note(event)
     # a reflection's own answers stay in the run log; the plan shows what it changed (a
@@ -265,7 +265,7 @@ def _detail(event: LogEvent, node: Node, w: Words, titles: dict[str, str]) -> st
         if not event.message.startswith("revised"):
             return w("Answer part published")
         _, _, why = event.message.partition(": ")
-        for source_id, title in titles.items():
+        for source_id, title in _titles(state).items():  # only for a revision's reason
             why = why.replace(source_id, title)
         return w("Answer part revised: {why}", why=why) if why else w("Answer part revised")
     return None
