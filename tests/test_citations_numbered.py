@@ -56,7 +56,7 @@ def test_a_part_cites_by_link_and_its_revision_names_sources_as_the_reader_sees_
     sources = ["blog-seo", "chpa-autumn", "eesb-q2"]
     blocks = part_blocks(text, sources, revised="corrected by eesb-q2, blog-seo",
                          describe=describe)
-    section = blocks[0]["text"]["text"]  # type: ignore[index]
+    section = blocks[0]["text"]["text"]
     assert "<https://chpa.example/autumn|[1]>" in section
     assert "<https://eesb.example/q2|[2]>" in section
     sources_line, note = contexts(blocks)

@@ -239,7 +239,9 @@ def test_a_source_whose_address_is_no_web_link_shows_its_name_and_address() -> N
     described = {"mcp-wiki-1": ("wiki://bakery/ovens", "Oven care, wiki"),
                  "web-1": ("https://news.example/ovens", "Oven news")}
     cited = number("[mcp-wiki-1] [web-1]", {}, described)
-    line = sources_context(cited, describe=described.get)["elements"][0]["text"]
+    context = sources_context(cited, describe=described.get)
+    assert context is not None
+    line = context["elements"][0]["text"]
     assert "Oven care, wiki (wiki://bakery/ovens)" in line and "mcp-wiki-1" not in line
     assert "<https://news.example/ovens|Oven news>" in line
     assert "<wiki://" not in line
