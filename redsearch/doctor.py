@@ -1,6 +1,8 @@
 """`redsearch doctor`: is every dependency of a request there? One line per dependency, in the
 order a request needs them: the settings; Redis (its version; with Sentinel, the primary the
-sentinels name); the database (reachable, schema current); each model tier and the embeddings;
+sentinels name); the database (reachable, schema current); each model tier and the embeddings
+(a local model: whether llama.cpp put its layers on a GPU or the CPU, a failure when
+`RED_<TIER>_GPU_LAYERS` asks for a GPU and none is used);
 each search backend; the Slack bot token (auth.test and the scopes manifest.yml asks for), the
 app token when Socket Mode is used; the signing secret.
 

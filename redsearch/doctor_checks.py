@@ -25,10 +25,17 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from contract.redis_target import is_sentinel
 from contract.slack_client import SLACK_FAILURES, make_client, slack_error
-from research_core.models.embeddings import build_embedder
+from research_core.models.embeddings import GGUFEmbedder, build_embedder
 from research_core.models.no_model import NoModelTier
+from research_core.models.offload import Offload
 from research_core.models.openai_tier import OpenAITier
-from research_core.models.tier_factory import build_tier, describe_tier, embedded_calls
+from research_core.models.tier_factory import (
+    build_tier,
+    describe_tier,
+    embedded_calls,
+    gpu_setting,
+    offload_of,
+)
 from research_core.protocols import Message, SearchRequest
 from research_core.redaction import redact_url
 from research_core.search.corpus import CorpusBackend, sample_corpus_dir
@@ -37,8 +44,8 @@ from research_core.search.mcp.connection import McpFailed
 from research_core.search.web.api_client import BackendFailed
 from research_core.search.web.factory import make_search, rate_table
 from research_core.search.web.rate_limit import LocalRateLimiter
-from research_core.service_settings import sentinel_target
 from research_core.settings import Settings, TierSettings
+from research_core.settings.service import sentinel_target
 from research_core.store.schema import SchemaState, read_schema, sqlite_file
 from research_core.store.sql import store_failure
 
@@ -164,12 +171,15 @@ def _schema_line(url: str, state: SchemaState) -> str:
 # -- models --------------------------------------------------------------------------------------
 
 async def tier_check(name: str, settings: Settings, limit_s: float) -> str:
-    """An endpoint answers a one-token call; a GGUF model loads (its grammars compiled)."""
+    """An endpoint answers a one-token call; a GGUF model loads (its grammars compiled), and
+    llama.cpp says whether its layers went to a GPU (a failure when asked and none did)."""
     tier = settings.tiers.get(name, TierSettings())
     described = describe_tier(name, tier, embedded_calls(settings)).split(": ", 1)[1]
     if not tier.base_url:
         built = await in_thread(lambda: build_tier(name, settings))
-        return described if isinstance(built, NoModelTier) else f"{described}: loaded"
+        if isinstance(built, NoModelTier):
+            return described
+        return _placed(f"{described}: loaded", offload_of(built), gpu_setting(name))
     model = OpenAITier(dataclasses.replace(tier, timeout_s=limit_s, max_retries=0), name=name)
     try:
         done = await model.complete([Message("user", "Reply with OK.")], schema=None,
@@ -190,7 +200,20 @@ async def embeddings_check(settings: Settings, limit_s: float) -> str:
             vectors = await in_thread(lambda: asyncio.run(embedder.embed(["test"])))
     finally:
         await embedder.aclose()
-    return f"{embedder.name}: embedded a test text ({vectors.shape[1]} dimensions)"
+    found = f"{embedder.name}: embedded a test text ({vectors.shape[1]} dimensions)"
+    inner = getattr(embedder, "inner", embedder)
+    offload = inner.offload if isinstance(inner, GGUFEmbedder) else None
+    return _placed(found, offload, "RED_EMBED_GPU_LAYERS")
+
+
+def _placed(found: str, offload: Offload | None, setting: str) -> str:
+    """`found` with where a local model runs; Failed when GPU layers were asked for and
+    llama.cpp put none on a GPU (the model works, many times slower than configured)."""
+    if offload is None:
+        return found
+    if offload.missed:
+        raise Failed(f"{found}; runs on {offload.describe(setting)}")
+    return f"{found}; runs on {offload.describe(setting)}"
 
 
 # -- search --------------------------------------------------------------------------------------

@@ -27,6 +27,8 @@ from research_core.models.tier_factory import (
     build_tiers,
     describe_tier,
     embedded_calls,
+    gpu_setting,
+    placements,
 )
 from research_core.protocols import ModelTier, Publisher, SearchBackend, Similarity, SteerSource
 from research_core.search.combined import Closes
@@ -68,6 +70,9 @@ class Services:
         for name, tier in settings.tiers.items():
             log.info("model %s", describe_tier(name, tier, embedded_calls(settings)))
         tiers = await asyncio.to_thread(build_tiers, settings)
+        for name, offload in placements(tiers):  # llama.cpp's word: GPU or CPU
+            (log.warning if offload.missed else log.info)(
+                "model %s runs on %s", name, offload.describe(gpu_setting(name)))
         similarity = similarity or build_similarity(settings.embedding)
         if backend is None:
             backend = await _backend(settings, redis, similarity)

@@ -21,6 +21,7 @@ import openai
 
 from research_core.errors import ModelUnavailable
 from research_core.models.llama_tier import ModelLock
+from research_core.models.offload import Offload, capture_load_log, gpu_build
 from research_core.models.openai_tier import UNUSED_KEY, endpoint_host
 from research_core.settings import EmbeddingSettings
 
@@ -51,7 +52,8 @@ def build_embedder(cfg: EmbeddingSettings) -> Embedder:
         return CachingEmbedder(OpenAIEmbedder(cfg))
     if cfg.kind == "gguf":
         return CachingEmbedder(GGUFEmbedder(cfg.model, n_ctx=cfg.gguf_context,
-                                            n_threads=cfg.gguf_threads))
+                                            n_threads=cfg.gguf_threads,
+                                            gpu_layers=cfg.gpu_layers))
     return CachingEmbedder(BundledEmbedder())
 
 
@@ -100,25 +102,29 @@ class BundledEmbedder:
         return _normalised(await asyncio.to_thread(lambda: _bundled_model().encode(list(texts))))
 
 
-_gguf_loaded: dict[tuple[str, int, int | None], tuple[Any, ModelLock]] = {}  # Any: Llama
+_GGUFKey = tuple[str, int, int | None, int]  # path, n_ctx, n_threads, gpu_layers
+_gguf_loaded: dict[_GGUFKey, tuple[Any, ModelLock, Offload]] = {}  # Any: Llama
 _gguf_guard = threading.Lock()
 
 
 class GGUFEmbedder:
-    """A GGUF embedding model (e.g. bge-m3) run by llama-cpp-python, loaded once per process."""
+    """A GGUF embedding model (e.g. bge-m3) run by llama-cpp-python, loaded once per process;
+    `gpu_layers` of its layers on a GPU (-1: all), `offload` where they went once loaded."""
 
-    def __init__(self, path: str, *, n_ctx: int, n_threads: int | None) -> None:
+    def __init__(self, path: str, *, n_ctx: int, n_threads: int | None,
+                 gpu_layers: int = 0) -> None:
         resolved = Path(path).expanduser().resolve()
         if not resolved.is_file():
             raise ModelUnavailable(f"cannot load GGUF embedding model at {path}: no such file")
-        self._key = (str(resolved), n_ctx, n_threads)
+        self._key: _GGUFKey = (str(resolved), n_ctx, n_threads, gpu_layers)
         self.name = f"gguf:{resolved.name}"
+        self.offload: Offload | None = None
 
     async def aclose(self) -> None:
         """Nothing to release: the model stays loaded for the process."""
 
     async def embed(self, texts: list[str]) -> Vectors:
-        llama, lock = await asyncio.to_thread(self._load)
+        llama, lock, self.offload = await asyncio.to_thread(self._load)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         # One text a call: batched, a model without pooling gives misaligned per-token vectors
@@ -126,20 +132,26 @@ class GGUFEmbedder:
                                        for t in texts])
         return _normalised([np.mean(r, axis=0) if np.ndim(r) == 2 else r for r in rows])
 
-    def _load(self) -> tuple[Any, ModelLock]:
-        path, n_ctx, n_threads = self._key
+    def _load(self) -> tuple[Any, ModelLock, Offload]:
         with _gguf_guard:
             if self._key not in _gguf_loaded:
-                try:
-                    from llama_cpp import Llama
-
-                    llama = Llama(model_path=path, embedding=True, n_ctx=n_ctx,
-                                  n_threads=n_threads, verbose=False)
-                except (ImportError, ValueError, RuntimeError, OSError) as exc:
-                    raise ModelUnavailable(f"cannot load GGUF embedding model at {path}: "
-                                           f"{_one_line(exc)}") from exc
-                _gguf_loaded[self._key] = (llama, ModelLock())
+                llama, offload = _load_gguf(self._key)
+                _gguf_loaded[self._key] = (llama, ModelLock(), offload)
             return _gguf_loaded[self._key]
+
+
+def _load_gguf(key: _GGUFKey) -> tuple[Any, Offload]:
+    path, n_ctx, n_threads, gpu_layers = key
+    try:
+        from llama_cpp import Llama
+
+        with capture_load_log() as log:
+            llama = Llama(model_path=path, embedding=True, n_ctx=n_ctx, n_threads=n_threads,
+                          n_gpu_layers=gpu_layers, verbose=False)
+    except (ImportError, ValueError, RuntimeError, OSError) as exc:
+        raise ModelUnavailable(f"cannot load GGUF embedding model at {path}: "
+                               f"{_one_line(exc)}") from exc
+    return llama, Offload.from_log(gpu_layers, gpu_build(), "".join(log))
 
 
 class OpenAIEmbedder:

@@ -1,9 +1,11 @@
 """A model tier over a local GGUF model, run in-process by llama-cpp-python.
 
 A `Llama` object is not thread-safe, so every call into one goes through its `ModelLock`.
-`load_llama` loads each (path, n_ctx, n_threads) once per process, so tiers that name the
-same GGUF file share one `Llama`, one lock and one `GrammarGuard`: a JSON schema reaches
-llama.cpp only in a form its grammar compiler accepts (a refused grammar crashes the process).
+`load_llama` loads each (path, n_ctx, n_threads, gpu_layers) once per process, so tiers that
+name the same GGUF file with the same settings share one `Llama`, one lock and one
+`GrammarGuard`: a JSON schema reaches llama.cpp only in a form its grammar compiler accepts (a
+refused grammar crashes the process). Each load records where llama.cpp put the model's
+layers, GPU or CPU (`research_core.models.offload`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from research_core.errors import ModelUnavailable
 from research_core.models.grammar_guard import GrammarGuard, llama_compiles
+from research_core.models.offload import Offload, capture_load_log, gpu_build
 from research_core.protocols import Completion, Message
 
 if TYPE_CHECKING:
@@ -35,7 +38,7 @@ T = TypeVar("T")
 
 GEMMA_TURN_END = "<end_of_turn>"
 
-_LoadKey = tuple[str, int, int | None]
+_LoadKey = tuple[str, int, int | None, int]  # path, n_ctx, n_threads, gpu_layers
 _loaded: dict[_LoadKey, LoadedModel] = {}
 _load_guard = threading.Lock()
 _bundled_guard = threading.Lock()
@@ -74,25 +77,29 @@ class ModelLock:
 
 @dataclass(frozen=True)
 class LoadedModel:
-    """One loaded GGUF model and what its users share: the lock and the grammar guard."""
+    """One loaded GGUF model and what its users share: the lock and the grammar guard;
+    `offload` is where llama.cpp put its layers."""
 
     llama: Llama
     lock: ModelLock
     guard: GrammarGuard
+    offload: Offload
 
 
 _OVERFLOW = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
 
 
 class LlamaTier:
-    """`ModelTier` over a llama_cpp `Llama`; `lock` and `guard` are the ones its users share."""
+    """`ModelTier` over a llama_cpp `Llama`; `lock` and `guard` are the ones its users share,
+    `offload` where its layers run (None: not known)."""
 
     def __init__(self, llama: Llama, lock: ModelLock, *, model: str,
-                 guard: GrammarGuard) -> None:
+                 guard: GrammarGuard, offload: Offload | None = None) -> None:
         self._llama = llama
         self._lock = lock
         self._model = model
         self._guard = guard
+        self.offload = offload
 
     @property
     def model(self) -> str:
@@ -164,33 +171,37 @@ def _response_format(
     return {"type": "json_object", "schema": safe} if safe else {"type": "json_object"}
 
 
-def load_llama(path: str, *, n_ctx: int, n_threads: int | None) -> LoadedModel:
-    """The process-wide model for this GGUF file and settings, loading it on first use."""
+def load_llama(path: str, *, n_ctx: int, n_threads: int | None,
+               gpu_layers: int = 0) -> LoadedModel:
+    """The process-wide model for this GGUF file and settings, loading it on first use;
+    `gpu_layers` layers on a GPU (-1: all; 0: none)."""
     resolved = Path(path).expanduser().resolve()
     if not resolved.is_file():
         raise ModelUnavailable(f"cannot load GGUF model at {path}: no such file")
-    key: _LoadKey = (str(resolved), n_ctx, n_threads)
+    key: _LoadKey = (str(resolved), n_ctx, n_threads, gpu_layers)
     with _load_guard:
         if key not in _loaded:
-            llama = _load(key)
+            llama, offload = _load(key)
             guard = GrammarGuard(llama_compiles(llama), model=resolved.name)
-            _loaded[key] = LoadedModel(llama, ModelLock(), guard)
+            _loaded[key] = LoadedModel(llama, ModelLock(), guard, offload)
         return _loaded[key]
 
 
-def _load(key: _LoadKey) -> Llama:
-    path, n_ctx, n_threads = key
+def _load(key: _LoadKey) -> tuple[Llama, Offload]:
+    path, n_ctx, n_threads, gpu_layers = key
     try:
         from llama_cpp import Llama
     except ImportError as exc:
         raise ModelUnavailable(f"cannot load GGUF model at {path}: {exc}") from exc
     try:
-        llama = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+        with capture_load_log() as log:
+            llama = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads,
+                          n_gpu_layers=gpu_layers, verbose=False)
     except (ValueError, RuntimeError, OSError) as exc:
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise ModelUnavailable(f"cannot load GGUF model at {path}: {reason}") from exc
     _use_gemma_layout_if_needed(llama)
-    return llama
+    return llama, Offload.from_log(gpu_layers, gpu_build(), "".join(log))
 
 
 def _use_gemma_layout_if_needed(llama: Llama) -> None:
