@@ -20,9 +20,14 @@ SAMPLE_STEPS ?= 8
 # really enable AMX; so on x86-64 the wheel is built for a portable baseline (AVX2, no AVX-512 or
 # AMX), once per machine, into a wheelhouse keyed by version and flags, and installed from there
 # (pip's own wheel cache would hand back a natively built wheel whatever the flags).
+# GPU workers (docs/models.md, "GPU workers"): override LLAMA_CMAKE_ARGS to build with CUDA
+# (needs the CUDA toolkit's nvcc), keeping the portable CPU flags; on a fresh machine:
+#   make install LLAMA_CMAKE_ARGS='$(LLAMA_CPU_CMAKE_ARGS) -DGGML_CUDA=on'
+# The wheel lands in its own folder of the wheelhouse (keyed by the flags), beside the CPU one.
 LLAMA_VERSION = 0.3.36
-LLAMA_CMAKE_ARGS ?= $(if $(filter x86_64,$(shell uname -m)),-DGGML_NATIVE=OFF -DGGML_AVX=ON \
+LLAMA_CPU_CMAKE_ARGS = $(if $(filter x86_64,$(shell uname -m)),-DGGML_NATIVE=OFF -DGGML_AVX=ON \
 	-DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON)
+LLAMA_CMAKE_ARGS ?= $(LLAMA_CPU_CMAKE_ARGS)
 WHEELHOUSE ?= $(HOME)/.cache/redsearch/wheels
 LLAMA_WHEELS = $(WHEELHOUSE)/llama-$(LLAMA_VERSION)-$(shell echo '$(LLAMA_CMAKE_ARGS)' | cksum | cut -d' ' -f1)
 
@@ -31,7 +36,7 @@ PYTEST_ARGS ?=
 BENCH_JSON = $(RED_DATA_DIR)/bench.json
 
 .DEFAULT_GOAL := help
-.PHONY: help install browser run demo test test-fast bench chaos soak load lint clean
+.PHONY: help install browser run demo test test-fast bench chaos soak load lint clean gpu-check
 
 help:
 	@echo "make run        redsearch up: Redis, worker, bot and the browser playground (embedded defaults)"
@@ -43,6 +48,7 @@ help:
 	@echo "make soak       an hour of steady runs under kills, a Redis restart, a DB cut (SOAK_S=3600)"
 	@echo "make load       ack latency, click-to-progress and runs in flight per worker"
 	@echo "make lint       ruff + mypy"
+	@echo "make gpu-check  build llama-cpp-python with CUDA; the default model's tokens/s on GPU against CPU"
 	@echo "make browser    Debian's chromium for the browser tests (make test does this)"
 	@echo "make clean      remove .venv, caches and .redsearch-data"
 
@@ -73,7 +79,7 @@ $(BROWSER_STAMP): $(STAMP)
 		if [ "$$SUDO" = none ]; then echo "note: not root and no sudo: cannot install chromium"; \
 		else echo "installing Debian's chromium for the browser tests…"; \
 			$$SUDO apt-get update -qq && \
-			$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null || \
+			$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-zenhei >/dev/null || \
 			echo "note: chromium could not be installed; the browser tests will skip"; fi; \
 	fi
 	@if [ -x "$(CHROMIUM)" ]; then touch $@; \
@@ -118,6 +124,32 @@ soak: $(STAMP)
 
 load: $(STAMP)
 	$(BIN)/python -m redsearch.harness.load --db-server "$(SUITE_DATABASE_URL)" $(LOAD_ARGS)
+
+# The GPU check (a machine with an NVIDIA GPU and the CUDA toolkit): builds llama-cpp-python with
+# CUDA once into the wheelhouse (for the GPUs present: LLAMA_CUDA_CMAKE_ARGS), unpacks it into
+# GPU_LLAMA (.venv keeps its CPU build, so `make test` is unchanged) and prints the default
+# model's tokens/s with every layer on the GPU against none, in one run. Without CUDA it says
+# so in one line and fails. GPU_CHECK_ARGS passes options (--tokens N, --model FILE.gguf);
+# LLAMA_SOURCE=path/to/llama_cpp_python-$(LLAMA_VERSION).tar.gz builds from a local sdist.
+CUDA_HOME ?= /usr/local/cuda
+LLAMA_CUDA_CMAKE_ARGS ?= $(LLAMA_CPU_CMAKE_ARGS) -DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=native
+LLAMA_CUDA_WHEELS = $(WHEELHOUSE)/llama-$(LLAMA_VERSION)-$(shell echo '$(LLAMA_CUDA_CMAKE_ARGS)' | cksum | cut -d' ' -f1)
+LLAMA_SOURCE ?= llama-cpp-python==$(LLAMA_VERSION)
+GPU_LLAMA = $(VENV)/gpu-llama
+GPU_CHECK_ARGS ?=
+gpu-check: $(STAMP)
+	@$(BIN)/python -m redsearch.harness.gpu_check --preflight --cuda-bin "$(CUDA_HOME)/bin"
+	@if ! ls "$(LLAMA_CUDA_WHEELS)"/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1; then \
+		echo "building llama-cpp-python $(LLAMA_VERSION) with CUDA once for this machine…"; \
+		mkdir -p "$(LLAMA_CUDA_WHEELS)" && PATH="$$PATH:$(CUDA_HOME)/bin" \
+			CMAKE_ARGS="$(LLAMA_CUDA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL="$$(nproc)" \
+			$(BIN)/python -m pip wheel --no-deps --no-cache-dir -w "$(LLAMA_CUDA_WHEELS)" \
+			"$(LLAMA_SOURCE)" || exit 1; fi
+	rm -rf "$(GPU_LLAMA)"
+	$(BIN)/python -m pip install --quiet --no-deps --target "$(GPU_LLAMA)" \
+		"$(LLAMA_CUDA_WHEELS)"/llama_cpp_python-$(LLAMA_VERSION)-*.whl
+	PYTHONPATH="$(GPU_LLAMA)" LD_LIBRARY_PATH="$(CUDA_HOME)/lib64:$$LD_LIBRARY_PATH" \
+		$(BIN)/python -m redsearch.harness.gpu_check $(GPU_CHECK_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
