@@ -3,7 +3,8 @@
 Every client retries what a retry can fix, a bounded number of times: HTTP 429 after its
 `Retry-After` (at most MAX_WAIT_S), a 5xx after its `Retry-After` or an exponential back-off,
 and a dropped connection. A 5xx to a call that adds to a thread (chat.postMessage,
-chat.postEphemeral, chat.startStream, chat.appendStream) is not repeated here: the first
+chat.postEphemeral, chat.startStream, chat.appendStream) or makes a canvas or shares a file
+(canvases.create, files.completeUploadExternal) is not repeated here: the first
 request may have gone through before the proxy failed, so it is the caller's to retry with
 its outbox (a worker's job retries and finds what reached the thread by its metadata key;
 see `workers/jobs.py`; the bot posts a picker again later, `bot/pickers.py`).
@@ -37,7 +38,8 @@ from contract.metrics import SLACK_CALLS, SLACK_RATELIMITED, SLACK_RETRIES, SLAC
 SLACK_FAILURES = (SlackApiError, aiohttp.ClientError, TimeoutError)
 MAX_WAIT_S = 30.0  # the longest Retry-After waited for in one call
 SERVER_ERRORS = frozenset({500, 502, 503, 504})
-POSTS = ("chat.postMessage", "chat.postEphemeral", "chat.startStream", "chat.appendStream")
+POSTS = ("chat.postMessage", "chat.postEphemeral", "chat.startStream", "chat.appendStream",
+         "canvases.create", "files.completeUploadExternal")  # each adds a canvas or a file
 
 
 def _retry_after(response: HttpResponse | None) -> float | None:

@@ -7,8 +7,8 @@ recorded and every change is announced to listeners (the playground streams them
 
 The methods live by concern: messages and threads (`fake_slack_chat`), text streaming
 (`fake_slack_streams`), the assistant container and the Home tab (`fake_slack_surfaces`), the
-Real-time Search API (`fake_slack_search`), files (`fake_slack_files`); blocks are checked
-against Slack's limits (`fake_slack_blocks`).
+Real-time Search API (`fake_slack_search`), files (`fake_slack_files`), canvases
+(`fake_slack_canvases`); blocks are checked against Slack's limits (`fake_slack_blocks`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
+from playground.fake_slack_canvases import FakeCanvases
 from playground.fake_slack_chat import FakeChat
 from playground.fake_slack_faults import FAULTS, STATUS, faulted
 from playground.fake_slack_files import FakeFiles
@@ -45,7 +46,8 @@ PACED = ("chat.postMessage", "chat.startStream")  # each posts a message to a ch
 # The bot scopes the app was installed with (manifest.yml's): like Slack, every answer to a
 # known token says them in its X-OAuth-Scopes header (`redsearch doctor` reads them).
 GRANTED_SCOPES = ("app_mentions:read", "chat:write", "channels:history", "groups:history",
-                  "im:history", "assistant:write", "commands", "files:write")
+                  "im:history", "assistant:write", "commands", "files:write", "files:read",
+                  "canvases:write")
 
 
 class FakeSlack:
@@ -84,6 +86,7 @@ class FakeSlack:
         self.surfaces = FakeSurfaces(self, status_timeout_s)
         self.search = FakeSearch(self)  # assistant.search.context, conversations.info
         self.files = FakeFiles(self)
+        self.canvases = FakeCanvases(self)  # canvases.*; files.info describes them too
 
     # -- server lifecycle ---------------------------------------------------------------
 
@@ -94,6 +97,7 @@ class FakeSlack:
         app = app if app is not None else web.Application()
         app.router.add_route("*", "/api/{method}", self._handle)
         self.files.routes(app)
+        self.canvases.routes(app)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port)

@@ -3,10 +3,12 @@
 upload itself (a POST of the bytes to that URL, served at `/upload/v1/<file id>`: exactly the
 length announced, at most `max_bytes`), then files.completeUploadExternal (the uploaded ids,
 each with a title; shared in `channel_id` / `thread_ts` when given, else kept private to the
-app). files.delete removes one, files.info describes one. A message's `image` block may show a
+app; a shared file that is no image is in its message's `files`, as Slack shows an upload).
+files.delete removes one, files.info (scope `files:read`) describes one, or a canvas
+(`fake_slack_canvases`). A message's `image` block may show a
 file through `slack_file` (`{"id": …}`): only a completed image file the app can see
 (`check_images`, else `invalid_blocks`, as Slack answers "downloading image failed"). The
-playground serves an image's bytes at `/files/<file id>`.
+playground serves a file's bytes at `/files/<file id>` (text as UTF-8 text, for the browser).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from playground.fake_slack_messages import JSON, SlackError, json_argument
+from playground.fake_slack_messages import JSON, Message, SlackError, json_argument
 
 if TYPE_CHECKING:
     from playground.fake_slack import FakeSlack
@@ -29,6 +31,9 @@ FILENAME_CHARS = 255
 PNG = b"\x89PNG\r\n\x1a\n"
 UPLOAD_PATH = "/upload/v1/{file_id}"
 FILES_PATH = "/files/{file_id}"
+BINARY = "application/octet-stream"
+TEXT_TYPES = {"md": "text/markdown", "txt": "text/plain", "csv": "text/csv"}
+READ_SCOPE = "files:read"
 
 
 @dataclass
@@ -46,10 +51,17 @@ class StoredFile:
     def is_image(self) -> bool:
         return bool(self.content and self.content.startswith(PNG))
 
+    @property
+    def mimetype(self) -> str:
+        if self.is_image:
+            return "image/png"
+        return TEXT_TYPES.get(self.filename.rsplit(".", 1)[-1].lower(), BINARY)
+
     def to_dict(self, base: str) -> JSON:
+        kind = self.filename.rsplit(".", 1)[-1].lower() if self.mimetype != BINARY else "binary"
         return {"id": self.id, "name": self.filename, "title": self.title or self.filename,
-                "mimetype": "image/png" if self.is_image else "application/octet-stream",
-                "filetype": "png" if self.is_image else "binary", "size": self.length,
+                "mimetype": self.mimetype, "filetype": "png" if self.is_image else kind,
+                "size": self.length,
                 "alt_txt": self.alt_txt, "url_private": f"{base}/files/{self.id}",
                 "permalink": f"{base}/files/{self.id}"}
 
@@ -114,8 +126,10 @@ class FakeFiles:
         found = self.files.get(request.match_info["file_id"])
         if found is None or not found.completed or found.deleted or found.content is None:
             return web.Response(status=404, text="file_not_found")
-        kind = "image/png" if found.is_image else "application/octet-stream"
-        return web.Response(body=found.content, content_type=kind)
+        if found.mimetype.startswith("text/"):  # shown in the browser, as Slack previews it
+            return web.Response(body=found.content, content_type="text/plain",
+                                charset="utf-8")
+        return web.Response(body=found.content, content_type=found.mimetype)
 
     def complete(self, params: JSON) -> JSON:
         listed = json_argument(params.get("files"), "files")
@@ -140,13 +154,20 @@ class FakeFiles:
         return found
 
     def _share(self, channel: str, params: JSON, done: list[StoredFile]) -> None:
-        """Shared in a channel: one message showing the files (a thread reply with thread_ts)."""
+        """Shared in a channel: one message showing the files (a thread reply with thread_ts),
+        an image in an image block, another file in the message's `files`."""
         blocks: list[JSON] = [{"type": "image", "slack_file": {"id": f.id},
                                "alt_text": f.alt_txt or f.title} for f in done if f.is_image]
-        self.fake.call("chat.postMessage", channel=channel,
-                       thread_ts=params.get("thread_ts") or None,
-                       text=str(params.get("initial_comment") or done[0].title),
-                       blocks=blocks or None)
+        text = str(params.get("initial_comment") or done[0].title)
+        others = [f.to_dict(self._base) for f in done if not f.is_image]
+        if not others:
+            self.fake.call("chat.postMessage", channel=channel,
+                           thread_ts=params.get("thread_ts") or None, text=text,
+                           blocks=blocks or None)
+            return
+        thread_ts = self.fake.thread_root(channel, str(params.get("thread_ts") or "") or None)
+        self.fake.store(Message(channel, self.fake.next_ts(), text, blocks, thread_ts,
+                                files=others))
 
     def delete(self, params: JSON) -> JSON:
         found = self.files.get(str(params.get("file") or ""))
@@ -156,6 +177,12 @@ class FakeFiles:
         return {}
 
     def info(self, params: JSON) -> JSON:
+        if READ_SCOPE not in self.fake.scopes:
+            raise SlackError("missing_scope", needed=READ_SCOPE,
+                             provided=",".join(self.fake.scopes))
+        canvas = self.fake.canvases.found(params.get("file"))
+        if canvas is not None:
+            return {"file": canvas.to_dict(self._base)}
         found = self.files.get(str(params.get("file") or ""))
         if found is None or found.deleted or not found.completed:
             raise SlackError("file_not_found")

@@ -83,6 +83,7 @@ class Message:
     ephemeral_for: str | None = None
     metadata: JSON | None = None  # Slack's message metadata: {event_type, event_payload}
     stream: Stream | None = None  # set while (and after) the message was streamed
+    files: list[JSON] = field(default_factory=list)  # files shared with it (an upload's)
 
     def to_dict(self, with_metadata: bool = False) -> JSON:
         out: JSON = {"type": "message", "user": self.user, "text": self.text, "ts": self.ts,
@@ -95,6 +96,8 @@ class Message:
             out["thread_ts"] = self.thread_ts
         if self.edited_ts:
             out["edited"] = {"user": self.user, "ts": self.edited_ts}
+        if self.files:
+            out["files"], out["upload"] = self.files, True
         return out
 
 

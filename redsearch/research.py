@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from redsearch.json_output import check_writable, write_json
+from contract.research_document import research_document
+from redsearch.json_output import check_writable, write_json, write_text
 from redsearch.terminal import say
 from research_core.delivery.publishers import TerminalPublisher
 from research_core.errors import RunError
@@ -46,6 +47,7 @@ from research_core.store.restore import load_state
 from research_core.store.sql import SqlStore
 
 STRATEGIES = ("hierarchical", "monolithic")
+MARKDOWN_OPTION = "--markdown"
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class ResearchRequest:
     as_of: dt.date | None
     json_path: str | None = None
     quiet: bool = False
+    markdown_path: str | None = None  # the report as the canvas and Export show it
     strategy: str = "hierarchical"
     depth: str = "auto"
     requester: str | None = None
@@ -86,6 +89,8 @@ async def run_research(request: ResearchRequest, settings: Settings | None = Non
     question = validate_question(request.question, settings.engine.max_question_chars)
     if request.json_path:
         check_writable(request.json_path)
+    if request.markdown_path:
+        check_writable(request.markdown_path, MARKDOWN_OPTION)
     folder = Path(request.corpus) if request.corpus else settings.corpus_dir or sample_corpus_dir()
     progress = _quiet if request.quiet else say
     backend = open_backend(settings, folder, progress)
@@ -180,7 +185,17 @@ async def _execute(state: RunState, request: ResearchRequest, settings: Settings
     print(_render(state, report))
     if request.json_path:
         write_json(request.json_path, result_json(state, report, request.strategy))
+    if request.markdown_path:
+        write_markdown(request.markdown_path, state, report)
     return 0
+
+
+def write_markdown(path: str, state: RunState, report: Report) -> None:
+    """The research as one Markdown document: the one Slack's "Save as canvas" and "Export as
+    Markdown" keep (`contract.research_document`), without a thread to link back to."""
+    document = research_document(state, report=report)
+    if document is not None:
+        write_text(path, document.markdown, MARKDOWN_OPTION)
 
 
 async def run_replay(run_id: str, settings: Settings | None = None) -> int:

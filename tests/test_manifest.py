@@ -18,14 +18,15 @@ from bot.app import EVENTS_PATH
 from bot.commands import COMMAND, SHORTCUT
 from bot.surfaces import PROMPTS
 from playground.fake_slack import GRANTED_SCOPES
-from research_core.service_settings import OAUTH_SCOPES
+from research_core.settings.service import OAUTH_SCOPES
 
 MANIFEST = Path(__file__).resolve().parent.parent / "manifest.yml"
 SCHEMA = Path(__file__).resolve().parent / "slack_manifest_schema" / "manifest.schema.1.0.0.json"
 EVENTS = {"app_mention", "message.channels", "message.groups", "message.im",
           "assistant_thread_started", "app_home_opened"}
 SCOPES = {"app_mentions:read", "chat:write", "channels:history", "groups:history",
-          "im:history", "assistant:write", "commands", "files:write"}
+          "im:history", "assistant:write", "commands", "files:write", "files:read",
+          "canvases:write"}
 
 
 def load() -> dict[str, Any]:

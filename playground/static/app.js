@@ -59,6 +59,7 @@ function renderMessage(msg, inChannel) {
   const content = el("div", "content");
   if (msg.blocks && msg.blocks.length) for (const b of msg.blocks) content.append(renderBlock(b, msg, ctx));
   else content.append(el("div", "mrkdwn", mrkdwn(msg.text, ctx)));
+  if (msg.files && msg.files.length) content.append(fileLinks(msg.files));
   if (msg.streaming) content.append(el("span", "cursor", "▍"));
   body.append(content);
   const replies = inChannel ? replyCount(msg.ts) : 0;
@@ -71,6 +72,22 @@ function renderMessage(msg, inChannel) {
   }
   row.append(avatar, body);
   return row;
+}
+
+// Files shared with a message (an upload that is no image), each opening in a new tab.
+function fileLinks(files) {
+  const list = el("div", "message-files");
+  for (const f of files) {
+    const id = String(f.id || "");
+    if (!/^F[0-9A-Z]{1,20}$/.test(id)) continue;
+    const a = el("a", "message-file", `${escapeHtml(f.title || f.name || id)} `
+      + `<span class="file-kind">${escapeHtml(f.filetype || "file")}</span>`);
+    a.href = `/files/${id}`;
+    a.target = "_blank";
+    a.rel = "noopener";
+    list.append(a);
+  }
+  return list;
 }
 
 // The "Research this" message shortcut, as Slack's message menu offers it.

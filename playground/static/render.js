@@ -141,7 +141,8 @@ export function markdown(text) {
       if (/^\s*```/.test(line)) { out.push(`<pre>${escapeHtml(code.join("\n"))}</pre>`); code = null; }
       else code.push(line);
     } else if (/^\s*```/.test(line)) { flush(); code = []; }
-    else if ((m = line.match(/^\s{0,3}(#{1,6})\s+(.*)$/))) { flush(); out.push(`<div class="md-heading">${markdownInline(m[2])}</div>`); }
+    else if ((m = line.match(/^\s{0,3}(#{1,6})\s+(.*)$/))) { flush(); out.push(`<div class="md-heading md-h${m[1].length}">${markdownInline(m[2])}</div>`); }
+    else if (/^\s{0,3}([-*_])(\s*\1){2,}\s*$/.test(line)) { flush(); out.push("<hr>"); }
     else if ((m = line.match(/^\s*[-*+]\s+(.*)$/))) item("ul", markdownInline(m[1]));
     else if ((m = line.match(/^\s*\d+[.)]\s+(.*)$/))) item("ol", markdownInline(m[1]));
     else if ((m = line.match(/^\s{0,3}>\s?(.*)$/))) { flush(); out.push(`<blockquote>${markdownInline(m[1])}</blockquote>`); }
