@@ -20,7 +20,7 @@ from redsearch.harness.evaluate import evaluate
 from redsearch.harness.model_check import add_arguments as add_check_arguments
 from redsearch.harness.model_check import check as check_models
 from redsearch.mcp_option import with_mcp
-from redsearch.processes import run_bot, run_worker_command
+from redsearch.processes import Listen, run_bot, run_worker_command
 from redsearch.research import (
     STRATEGIES,
     ResearchRequest,
@@ -71,6 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     sample = commands.add_parser("sample", help="research the sample question on the sample corpus")
     sample.add_argument("--json", dest="json_path", help="also write the result as JSON here")
     for sub in (research, sample):
+        sub.add_argument("--markdown", dest="markdown_path", metavar="FILE",
+                         help="also write the report, its parts and sources as Markdown here "
+                              "(the document Slack's Save as canvas and Export keep)")
+    for sub in (research, sample):
         sub.add_argument("--strategy", choices=STRATEGIES, default="hierarchical",
                          help="hierarchical goal tree (default) or the naive monolithic agent")
     for sub in (research, sample):
@@ -88,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     bot = commands.add_parser("bot", help="serve the Slack bot (SLACK_BOT_TOKEN, "
                               "SLACK_SIGNING_SECRET, REDIS_URL)")
     bot.add_argument("--port", type=_port, help="HTTP port (default RED_BOT_PORT or 3000)")
+    _listen_arguments(bot, "the bot's address (default RED_BOT_HOST or 0.0.0.0)")
     commands.add_parser("worker", help="run an ARQ worker that researches queued requests")
     usage = commands.add_parser("usage", help="spending per user and channel, this day and "
                                 "month, against the policy's caps (admins)")
@@ -98,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     up = commands.add_parser("up", help="Redis, worker, bot and (without Slack credentials) "
                              "the browser playground, in one command")
     up.add_argument("--port", type=_port, default=8080, help="playground port (default 8080)")
+    _listen_arguments(up, "the playground's address (default 127.0.0.1), or with Slack "
+                      "configured the bot's (default RED_BOT_HOST or 0.0.0.0)")
     up.add_argument("--mcp", action="append", default=[], metavar="[NAME=]COMMAND|URL",
                     help="an MCP server to search (repeatable): a command started over stdio, "
                          "or a streamable HTTP URL; added to RED_MCP_SERVERS (docs/search.md)")
@@ -113,6 +120,25 @@ def build_parser() -> argparse.ArgumentParser:
     add_check_arguments(model_commands.add_parser(
         "check", help="measure a GGUF model per call kind against the code path on a suite"))
     return parser
+
+
+def _listen_arguments(parser: argparse.ArgumentParser, host_help: str) -> None:
+    parser.add_argument("--host", type=_host, help=host_help)
+    parser.add_argument("--metrics-port", type=_port, help="serve GET /metrics and /healthz on "
+                        "this port of their own, not on the bot's (default RED_BOT_METRICS_PORT;"
+                        " the way to run in production: docs/operations.md)")
+    parser.add_argument("--metrics-host", type=_host, help="the metrics port's address "
+                        "(default RED_BOT_METRICS_HOST, else the bot's)")
+
+
+def _listen(args: argparse.Namespace) -> Listen:
+    return Listen(args.host, args.metrics_port, args.metrics_host)
+
+
+def _host(text: str) -> str:
+    if not text or len(text) > 253 or any(c.isspace() or c in "/@?#" for c in text):
+        raise argparse.ArgumentTypeError(f"not an address to listen on: {text!r}")
+    return text
 
 
 def _seconds(text: str) -> float:
@@ -150,14 +176,15 @@ def _guarded(args: argparse.Namespace) -> int:
         if args.command == "models":
             return asyncio.run(check_models(args))
         if args.command == "bot":
-            return asyncio.run(run_bot(args.port))
+            return asyncio.run(run_bot(args.port, listen=_listen(args)))
         if args.command == "worker":
             return asyncio.run(run_worker_command())
         if args.command == "usage":
             return asyncio.run(run_usage(args.user, args.channel, args.every_period))
         if args.command == "up":  # imported here: a worker's process holds no bot
             from redsearch.up import run_up
-            return asyncio.run(run_up(args.port, with_mcp(os.environ, args.mcp)))
+            return asyncio.run(run_up(args.port, with_mcp(os.environ, args.mcp),
+                                      _listen(args)))
         if args.command == "sources":
             return asyncio.run(run_sources())
         if args.command == "doctor":
@@ -181,11 +208,12 @@ def _request(args: argparse.Namespace) -> ResearchRequest:
     if args.command == "sample":
         return ResearchRequest(question=SAMPLE_QUESTION, corpus=None, as_of=SAMPLE_AS_OF,
                                json_path=args.json_path, strategy=args.strategy,
-                               depth=args.depth, requester=args.requester)
+                               depth=args.depth, requester=args.requester,
+                               markdown_path=args.markdown_path)
     return ResearchRequest(question=args.question, corpus=_corpus(args.corpus),
                            as_of=args.as_of, json_path=args.json_path, quiet=args.quiet,
                            strategy=args.strategy, depth=args.depth,
-                           requester=args.requester)
+                           requester=args.requester, markdown_path=args.markdown_path)
 
 
 def _corpus(path: str | None) -> str | None:

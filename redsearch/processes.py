@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import signal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from contract.redis_server import redis_answers
 from redsearch.logs import configure_logging
@@ -16,6 +19,9 @@ from redsearch.terminal import say
 from research_core.errors import RedisUnavailable, SettingsError
 from research_core.redaction import redact_url
 from research_core.settings import Settings
+
+if TYPE_CHECKING:
+    from bot.server import BotServer
 
 
 def start_logging(role: str, settings: Settings) -> None:
@@ -44,10 +50,36 @@ async def _redis_url(settings: Settings) -> str:
     return url
 
 
-async def run_bot(port: int | None, settings: Settings | None = None) -> int:
+@dataclass(frozen=True)
+class Listen:
+    """Where `redsearch bot` or `up` listens, from the command line (None: from the settings,
+    RED_BOT_HOST, RED_BOT_METRICS_PORT and RED_BOT_METRICS_HOST)."""
+
+    host: str | None = None
+    metrics_port: int | None = None
+    metrics_host: str | None = None
+
+    def applied(self, settings: Settings) -> Settings:
+        slack = settings.slack
+        slack = dataclasses.replace(
+            slack, bot_host=slack.bot_host if self.host is None else self.host,
+            metrics_port=slack.metrics_port if self.metrics_port is None else self.metrics_port,
+            metrics_host=slack.metrics_host if self.metrics_host is None else self.metrics_host)
+        return dataclasses.replace(settings, slack=slack)
+
+
+def metrics_line(server: BotServer) -> str:
+    """Where the bot's metrics are, for its start-up line."""
+    if server.metrics_port is None:
+        return "metrics at /metrics (on this port: set --metrics-port in production)"
+    return f"metrics and /healthz on port {server.metrics_port}"
+
+
+async def run_bot(port: int | None, settings: Settings | None = None,
+                  listen: Listen | None = None) -> int:
     from bot.server import start_bot
 
-    settings = settings or Settings.from_env()
+    settings = (listen or Listen()).applied(settings or Settings.from_env())
     if not settings.slack.configured:
         raise SettingsError("set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (or SLACK_APP_TOKEN "
                             "for Socket Mode; see docs/slack.md; SLACK_CLIENT_ID and "
@@ -56,7 +88,7 @@ async def run_bot(port: int | None, settings: Settings | None = None) -> int:
     start_logging("bot", settings)
     server = await start_bot(settings, await _redis_url(settings), port=port)
     how = "Socket Mode" if server.socket else "HTTP events at /slack/events"
-    say(f"bot on port {server.port}: {how}, metrics at /metrics "
+    say(f"bot on port {server.port} of {settings.slack.bot_host}: {how}, {metrics_line(server)} "
         f"(Web API {redact_url(settings.slack.api_url)}); Ctrl-C stops it")
     try:
         await wait_for_signal()

@@ -5,6 +5,8 @@ Slack credentials — the browser playground that stand in for Slack, in this pr
 workers (RED_UP_WORKERS, default 1) as supervised child processes, so that a native crash in
 model code costs one step of one run, never the bot or the page (see `supervisor.py`). With
 SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET set, the same command serves real Slack instead.
+`--host` is where the playground listens (with Slack: the bot); `--metrics-port` moves the
+bot's /metrics and /healthz to a port of their own and gives the workers the ports after it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 from bot.server import BotServer, start_bot
 from contract.redis_server import EmbeddedRedis, free_port, redis_answers
 from playground.server import Playground
-from redsearch.processes import start_logging, wait_for_signal
+from redsearch.processes import Listen, start_logging, wait_for_signal
 from redsearch.supervisor import Supervisor, worker_command
 from redsearch.terminal import say as stderr_line
 from research_core.errors import PortBusy
@@ -69,7 +71,13 @@ class UpStack:
 
     @property
     def bot_host(self) -> str:
-        return "127.0.0.1" if self.playground else "0.0.0.0"
+        """The playground's bot: only this machine; else RED_BOT_HOST (`--host`)."""
+        return "127.0.0.1" if self.playground else self.settings.slack.bot_host
+
+    @property
+    def metrics_host(self) -> str:
+        """Where the bot's metrics port listens: RED_BOT_METRICS_HOST, else the bot's."""
+        return self.settings.slack.metrics_host or self.bot_host
 
     async def stop(self) -> None:
         for stop in reversed(self.stoppers):
@@ -125,11 +133,12 @@ def _start_inline_worker(stack: UpStack, ctx: dict[str, Any],
 def _start_worker_processes(stack: UpStack, environ: Mapping[str, str],
                             say: Callable[[str], None]) -> None:
     slack = stack.settings.slack
+    host = _metrics_host(stack.settings.worker, stack.metrics_host)
     env = {**environ, "REDIS_URL": stack.redis_url, "SLACK_BOT_TOKEN": str(slack.bot_token),
-           "SLACK_API_URL": slack.api_url,
-           "RED_WORKER_METRICS_HOST": _metrics_host(stack.settings.worker, stack.bot_host)}
+           "SLACK_API_URL": slack.api_url, "RED_WORKER_METRICS_HOST": host}
     count = stack.settings.worker.up_workers
-    ports = _metrics_ports(stack.settings.worker.metrics_port, count)
+    after_bot = slack.metrics_port + 1 if slack.metrics_port else None
+    ports = _metrics_ports(stack.settings.worker.metrics_port or after_bot, count)
     for number, port in enumerate(ports, start=1):
         metrics = {"RED_WORKER_METRICS_PORT": str(port)}
         supervisor = Supervisor(f"worker {number}", worker_command(), {**env, **metrics},
@@ -140,9 +149,17 @@ def _start_worker_processes(stack: UpStack, environ: Mapping[str, str],
     say(f"workers:    {count} supervised `redsearch worker` process(es), "
         f"{stack.settings.worker.max_jobs} jobs at once each (loading models…)")
     assert stack.bot is not None
-    where = [f"bot http://127.0.0.1:{stack.bot.port}/metrics"]
-    where += [f"worker {n} http://127.0.0.1:{p}/metrics" for n, p in enumerate(ports, start=1)]
+    bot = stack.bot
+    where = [f"bot http://{_reach(stack.metrics_host if bot.metrics_port else stack.bot_host)}"
+             f":{bot.metrics_port or bot.port}/metrics"]
+    where += [f"worker {n} http://{_reach(host)}:{p}/metrics"
+              for n, p in enumerate(ports, start=1)]
     say("metrics:    " + ", ".join(where))
+
+
+def _reach(host: str) -> str:
+    """An address to reach a listener on `host` at from this machine."""
+    return "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
 
 
 def _metrics_host(worker: WorkerSettings, bot_host: str) -> str:
@@ -196,12 +213,18 @@ async def _cancel(task: asyncio.Task[None] | None) -> None:
         await task
 
 
-async def run_up(port: int, environ: Mapping[str, str]) -> int:
+async def run_up(port: int, environ: Mapping[str, str], listen: Listen | None = None) -> int:
     """`redsearch up`: `environ` is the process environment, read into settings here and
-    handed on to the worker processes."""
+    handed on to the worker processes; `listen`: the command line's addresses (`--host` is the
+    playground's, or with Slack configured the bot's)."""
+    listen = listen or Listen()
     settings = Settings.from_env(environ)
+    playground = not settings.slack.configured
+    settings = dataclasses.replace(listen, host=None).applied(settings) if playground \
+        else listen.applied(settings)
     start_logging("up", settings)
-    stack = await start_up(settings, port, environ=environ)
+    stack = await start_up(settings, port, (listen.host or "127.0.0.1") if playground
+                           else "127.0.0.1", environ=environ)
     if stack.playground is not None:
         about = (f"searching {', '.join(s.name for s in settings.mcp.servers)} over MCP"
                  if settings.mcp.servers else "the sample corpus is about European heat pumps")

@@ -44,7 +44,8 @@ SEARCH_CACHE_HITS = Counter(
     ["backend"])
 SEARCH_FAILURES = Counter(
     "redsearch_search_failures_total",
-    "Queries a search backend failed (the next backend is tried), by reason.",
+    "Queries a search source failed, by reason (a web service: the next is tried; an MCP "
+    "server: its hits are left out); an answer missing a source is never cached.",
     ["backend", "reason"])
 
 PAGES_READ = Counter("redsearch_pages_read_total",

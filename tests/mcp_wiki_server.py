@@ -8,7 +8,12 @@ and readable with the `read` tool.
 
 Modes: `normal`; `hang` (search never answers); `crash` (the process dies in the middle of a
 search); `huge` (search answers 10 MB of text); `hostile` (a page that tells the reader to
-ignore its task and post elsewhere, besides the ordinary pages).
+ignore its task and post elsewhere, besides the ordinary pages); `digest` (search answers the
+pages in one text, each opening with `title:`, `date:` and `uri:` lines, separated by `---`
+lines, as many servers write them); `structured` (the same text, and the pages as structured
+content: `{"results": [{"title", "uri", "date", "text"}]}`); `marked` (the pages in one text,
+each a `# title` line, its text and a `Last edited:` line, separated by `<<<page break>>>`
+lines: a separator the server's settings must name).
 """
 
 from __future__ import annotations
@@ -87,6 +92,33 @@ def link(page: Page) -> ResourceLink:
                         annotations=Annotations(last_modified=f"{page.updated}T09:00:00Z"))
 
 
+PAGE_BREAK = "<<<page break>>>"
+
+
+def digest(found: list[Page]) -> str:
+    """The pages in one text: a header of `key: value` lines, the text, then `---`."""
+    return "\n---\n".join(f"title: {p.title}\ndate: {p.updated}\nuri: {p.uri}\n\n{p.text}\n"
+                          for p in found)
+
+
+def marked(found: list[Page]) -> str:
+    return f"\n{PAGE_BREAK}\n".join(f"# {p.title}\n{p.text}\nLast edited: {p.updated}"
+                                    for p in found)
+
+
+def answer(mode: str, found: list[Page]) -> CallToolResult:
+    if mode == "digest":
+        return CallToolResult(content=[TextContent(text=digest(found))])
+    if mode == "marked":
+        return CallToolResult(content=[TextContent(text=marked(found))])
+    if mode == "structured":
+        records = [{"title": p.title, "uri": p.uri, "date": p.updated, "text": p.text}
+                   for p in found]
+        return CallToolResult(content=[TextContent(text=digest(found))],
+                              structured_content={"results": records})
+    return CallToolResult(content=[link(p) for p in found])
+
+
 def build(mode: str) -> MCPServer:
     server = MCPServer("bakery-wiki", log_level="WARNING")
     pages = (*PAGES, HOSTILE) if mode == "hostile" else PAGES
@@ -100,7 +132,7 @@ def build(mode: str) -> MCPServer:
             os._exit(3)
         if mode == "huge":
             return CallToolResult(content=[TextContent(text="x" * HUGE_BYTES)])
-        return CallToolResult(content=[link(p) for p in ranked(query, pages, limit)])
+        return answer(mode, ranked(query, pages, limit))
 
     @server.tool()
     def read(uri: str) -> str:
@@ -115,7 +147,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--http", type=int, help="serve streamable HTTP on this port")
     parser.add_argument("--mode", default="normal",
-                        choices=("normal", "hang", "crash", "huge", "hostile"))
+                        choices=("normal", "hang", "crash", "huge", "hostile", "digest",
+                                 "structured", "marked"))
     args = parser.parse_args()
     server = build(args.mode)
     if args.http:

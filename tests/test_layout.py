@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # The engine's subpackages, lowest first ("" is research_core's top-level modules; text/ is the
 # ground floor of pure functions under them all). The loop's phases come in the loop's own
 # order (research_core/loop/__init__.py); "loop" is what is left of the loop: engine.py on top.
-ENGINE_ORDER = ("text", "wording", "", "models", "search", "budget", "delivery",
+ENGINE_ORDER = ("text", "wording", "", "settings", "models", "search", "budget", "delivery",
                 "loop.memory", "loop.planning", "loop.gathering", "loop.review",
                 "loop.answering", "loop.report", "loop.publishing", "loop",
                 "store", "evaluation")
@@ -178,7 +178,8 @@ def test_a_wrong_way_import_is_found(tmp_path: Path) -> None:
         "research_core.search.tool (search) imports research_core.loop.memory.state "
         "(loop.memory), which comes later",
         "research_core.search.tool imports aiohttp.web",
-        "research_core.text.words (text) imports research_core.settings (top), which comes later",
+        "research_core.text.words (text) imports research_core.settings (settings), which comes "
+        "later",
     ]
     (tmp_path / "research_core" / "loop" / "extra").mkdir()
     (tmp_path / "research_core" / "loop" / "extra" / "__init__.py").write_text("")
@@ -197,3 +198,11 @@ def test_the_package_form_was_the_hole(tmp_path: Path) -> None:
     assert list(imports(tmp_path, path)) == [("research_core.loop.review.coverage", [])]
     assert layer(tmp_path, "research_core.loop.review.coverage") == ENGINE_ORDER.index(
         "loop.review")
+
+
+MAX_TOP_MODULES = 10  # issue 45: grow a package named for what it is rather than the top
+
+
+def test_research_core_keeps_few_top_level_modules() -> None:
+    top = sorted(p.stem for p in (ROOT / "research_core").glob("*.py") if p.stem != "__init__")
+    assert len(top) <= MAX_TOP_MODULES, top

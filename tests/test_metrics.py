@@ -17,6 +17,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from bot.metrics import QUEUE_READ_EVERY_S
 from contract.redis_server import free_port
 from playground.fake_slack import BOT_USER_ID
 from tests.conftest import DOCS, SLACK_TOKEN, RecordingBackend, cli_env
@@ -164,6 +165,7 @@ async def _mid_run(session: aiohttp.ClientSession, bot_url: str, worker_url: str
                 now.value("redsearch_model_calls_total") > 0:
             if first is None:
                 first = now
+                await asyncio.sleep(QUEUE_READ_EVERY_S)  # the bot's figures: a second old at most
                 queue = await scrape(session, bot_url)
                 assert queue.value("redsearch_active_jobs") == 1
                 assert queue.value("redsearch_queue_jobs", state="due") >= 1  # it runs

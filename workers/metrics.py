@@ -5,15 +5,22 @@ they waited in the queue), runs in flight against the worker's job slots, and th
 steps of finished runs by mode. With RED_WORKER_METRICS_PORT set, the worker serves its
 process's registry (these, the engine's model, search and page counts, its Slack calls) at
 `http://host:port/metrics` from a thread of its own, which answers even while a local model
-holds the event loop. Labels take values from small fixed sets: never a run id, a channel or
-a person.
+holds the event loop; with RED_METRICS_TOKEN set, only to a scrape that brings it as
+`Authorization: Bearer …`. Labels take values from small fixed sets: never a run id, a channel
+or a person.
 """
 
 from __future__ import annotations
 
-from wsgiref.simple_server import WSGIServer
+import hmac
+import socket
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import Counter, Gauge, Histogram, start_http_server
+from prometheus_client import REGISTRY, Counter, Gauge, Histogram, make_wsgi_app
+from prometheus_client.exposition import ThreadingWSGIServer
 
 from research_core.errors import PortBusy
 
@@ -55,14 +62,49 @@ RUN_STEPS = Histogram(
     ["mode"], buckets=(1, 2, 4, 8, 12, 16, 24, 36, 54, 81))
 
 
-def serve_metrics(host: str, port: int) -> WSGIServer:
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # the base class names it so
+        """No line per scrape."""
+
+
+def bearer_only(app: WsgiApp, token: str) -> WsgiApp:
+    """`app`, answering 401 to a request without `Authorization: Bearer <token>`."""
+    expected = f"Bearer {token}".encode()
+
+    def guarded(environ: dict[str, Any], start: Callable[..., Any]) -> Iterable[bytes]:
+        given = str(environ.get("HTTP_AUTHORIZATION", "")).encode()
+        if hmac.compare_digest(given, expected):
+            return app(environ, start)
+        start("401 Unauthorized", [("Content-Type", "text/plain; charset=utf-8"),
+                                   ("WWW-Authenticate", 'Bearer realm="metrics"')])
+        return [b"a bearer token is required\n"]
+
+    return guarded
+
+
+def serve_metrics(host: str, port: int, token: str = "") -> WSGIServer:
     """The process's metrics at http://host:port/metrics, served from a daemon thread (stop it
-    with `shutdown()`); PortBusy naming the setting when the port cannot be had."""
+    with `shutdown()`); with `token`, only to a scrape that brings it as a bearer token;
+    PortBusy naming the setting when the port cannot be had."""
+    app: WsgiApp = make_wsgi_app(REGISTRY)
+    if token:
+        app = bearer_only(app, token)
     try:
-        server, _thread = start_http_server(port, host)
+        family, *_, address = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
+                                                 flags=socket.AI_PASSIVE)[0]
+
+        class Server(ThreadingWSGIServer):
+            address_family = family
+
+        server = make_server(str(address[0]), port, app, Server, handler_class=_Quiet)
     except OSError as exc:
         raise PortBusy(f"RED_WORKER_METRICS_PORT={port}: cannot serve metrics on "
                        f"{host}:{port} ({exc.strerror or exc})") from exc
+    threading.Thread(target=server.serve_forever, daemon=True,
+                     name="metrics").start()
     return server
 
 

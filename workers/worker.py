@@ -129,7 +129,8 @@ async def run_worker(settings: Settings, redis_url: str, **ctx: Any) -> None:
     """Run until cancelled; then stop the jobs (their runs resume elsewhere) and clean up.
     With RED_WORKER_METRICS_PORT set, the metrics are served meanwhile."""
     config = settings.worker
-    endpoint = serve_metrics(config.metrics_host, config.metrics_port) \
+    endpoint = serve_metrics(config.metrics_host, config.metrics_port,
+                             str(settings.metrics_token)) \
         if config.metrics_port is not None else None
     JOB_SLOTS.set(config.max_jobs)
     try:

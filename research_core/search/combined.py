@@ -2,8 +2,8 @@
 Slack. A query goes to all of them at once; their hits alternate (the first hit of each, then
 the second of each, …, a URL given twice kept once) up to the request's limit, so that each
 source gets its share. A member that fails (every web service down) costs its own hits, noted
-in the run log; only when every member fails does the search fail. A body is read by the
-member whose hit it was."""
+in the run log (and the answer, incomplete, is not cached: `failures.py`); only when every
+member fails does the search fail. A body is read by the member whose hit it was."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 
 from research_core.errors import SearchUnavailable
 from research_core.protocols import SearchBackend, SearchHit, SearchRequest
-from research_core.runlog import note
+from research_core.search.failures import did_not_answer
 from research_core.search.tool import DatesPages, KeepsHitsPrivate, RemembersHits
 
 REMEMBERED = 20_000  # source ids whose member is known (the oldest dropped)
@@ -93,6 +93,6 @@ class CombinedBackend:
         try:
             return await member.search(request)
         except SearchUnavailable as exc:
-            note("fallback", f"{member.name}: {exc}; the other sources answer",
-                 backend=member.name)
+            did_not_answer(member.name, "unavailable", "fallback",
+                           f"{member.name}: {exc}; the other sources answer")
             return None

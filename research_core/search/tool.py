@@ -1,4 +1,8 @@
-"""The search tool: query variants sent as one batch, truncated hits, and a response cache."""
+"""The search tool: query variants sent as one batch, truncated hits, and a response cache.
+
+An answer is cached only when every source answered it: one from which a source was missing
+(an MCP server that did not start, every web service down beside the corpus) looks like
+"nothing found" but is not, so the next query asks again (`research_core.search.failures`)."""
 
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from research_core.protocols import (
 )
 from research_core.runlog import RunLog
 from research_core.search import snippets
+from research_core.search.failures import watching
 from research_core.settings import EngineSettings
 from research_core.text.terms import ask_apart
 
@@ -151,10 +156,14 @@ class SearchTool:
         request = SearchRequest(query=query, time_range=time_range,
                                 limit=self.config.hits_per_query)
         metrics.SEARCH_QUERIES.labels(metrics.backend_label(self.backend.name)).inc()
-        raw = await self.backend.search(request)
+        with watching() as silent:
+            raw = await self.backend.search(request)
         hits = [truncate(h, self.config.snippet_chars) for h in raw]
-        if not private:
+        missing = sorted({s.source for s in silent})
+        if not private and not missing:
             await self.cache.cache_put(key, hits)
+        unanswered = f" (not cached: no answer from {', '.join(missing)})" if missing else ""
         self.log.emit("search", f"{self.backend.name}: {query!r} range {time_range.key()} → "
-                      f"{len(hits)} hits", query=query, hits=len(hits))
+                      f"{len(hits)} hits{unanswered}", query=query, hits=len(hits),
+                      **({"unanswered": missing} if missing else {}))
         return QueryResult(query, hits, False, time_range)

@@ -4,6 +4,7 @@ Every tier is one setting away from a real model:
   RED_<TIER>_MODEL     "bundled" (default), a path ending in .gguf, or a model name
   RED_<TIER>_BASE_URL  an OpenAI-compatible base URL; when set, the tier uses it
   RED_<TIER>_API_KEY   the key for that endpoint (never logged)
+  RED_<TIER>_GPU_LAYERS  a local GGUF model's layers on a GPU: 0 (default), a count, -1 all
 """
 
 from __future__ import annotations
@@ -16,9 +17,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from research_core.errors import SettingsError
-from research_core.mcp_settings import McpSettings, mcp_from_env
 from research_core.policy import Policy, load_policy
-from research_core.service_settings import (
+from research_core.redaction import (
+    argv_secrets,
+    credential_parts,
+    mapping_secrets,
+    redacted_repr,
+    url_secrets,
+)
+from research_core.settings.mcp import McpSettings, mcp_from_env
+from research_core.settings.service import (
     WEB_BACKENDS,
     SlackSettings,
     WebSettings,
@@ -27,7 +35,7 @@ from research_core.service_settings import (
     web_from_env,
     worker_from_env,
 )
-from research_core.setting_values import (
+from research_core.settings.values import (
     Secret,
     bounded,
     check_fields,
@@ -35,8 +43,8 @@ from research_core.setting_values import (
     database_url,
     parse_calls,
     parse_field,
+    parse_gpu_layers,
     path_or_none,
-    url_password,
 )
 
 TIERS = ("planner", "executor", "reporter")
@@ -54,6 +62,7 @@ MIN_COMPLETION_TOKENS = 64  # one small JSON object, or a few sentences of repor
 MIN_SNIPPET_CHARS = 50  # a sentence of a hit, enough to judge it by
 MIN_QUESTION_CHARS = 100  # the longest accepted question may not be shorter than a question
 MAX_THREADS = 1024
+MAX_GPU_LAYERS = 10_000  # llama.cpp offloads at most the model's layers; -1 asks for all
 LOG_FORMATS = ("text", "json")
 MIN_SECRET_CHARS = 4  # a shorter "secret" would mask ordinary words in every line
 
@@ -67,6 +76,10 @@ class TierSettings:
     price_out_per_mtok: float = bounded(0.0, 0, 1e6)
     timeout_s: float = bounded(120.0, above=0, hi=DAY_S)
     max_retries: int = bounded(3, 0, 20)
+    gpu_layers: int = bounded(0, -1, MAX_GPU_LAYERS)  # a GGUF model's layers on a GPU; -1: all
+
+    def __repr__(self) -> str:  # never a secret (research_core/redaction.py)
+        return redacted_repr(self)
 
     @property
     def kind(self) -> str:
@@ -126,6 +139,9 @@ class EngineSettings:
     off_goal_similarity: float = bounded(0.25, 0, 1)
     related_similarity: float = bounded(0.3, 0, 1)
 
+    def __repr__(self) -> str:  # never a secret (research_core/redaction.py)
+        return redacted_repr(self)
+
     def __post_init__(self) -> None:
         if self.recency_zero_days <= self.recency_full_days:
             raise SettingsError("RED_ENGINE_RECENCY_ZERO_DAYS must be above "
@@ -141,6 +157,10 @@ class EmbeddingSettings:
     max_retries: int = bounded(3, 0, 20)
     gguf_context: int = bounded(8192, MIN_EMBED_CONTEXT, MAX_CONTEXT)
     gguf_threads: int | None = bounded(None, 1, MAX_THREADS)
+    gpu_layers: int = bounded(0, -1, MAX_GPU_LAYERS)  # a GGUF model's layers on a GPU; -1: all
+
+    def __repr__(self) -> str:  # never a secret (research_core/redaction.py)
+        return redacted_repr(self)
 
     @property
     def kind(self) -> Literal["bundled", "gguf", "openai"]:
@@ -172,6 +192,9 @@ class BudgetSettings:
     final_reserve_publications: int = bounded(1, 0, MAX_COUNT)
     deep_allowed: tuple[str, ...] = ("*",)
 
+    def __repr__(self) -> str:  # never a secret (research_core/redaction.py)
+        return redacted_repr(self)
+
     def __post_init__(self) -> None:
         check_fields(self, lambda name: "RED_BUDGET_" + name.upper())
         if self.final_reserve_model_calls >= self.model_calls:
@@ -201,7 +224,13 @@ class Settings:
     worker: WorkerSettings = field(default_factory=WorkerSettings)
     web: WebSettings = field(default_factory=WebSettings)
     policy: Policy = field(default_factory=Policy)  # RED_POLICY_FILE (research_core/policy.py)
-    mcp: McpSettings = field(default_factory=McpSettings)  # RED_MCP_SERVERS (mcp_settings.py)
+    mcp: McpSettings = field(default_factory=McpSettings)  # RED_MCP_SERVERS (settings/mcp.py)
+    log_format: str = "text"  # RED_LOG_FORMAT: text (readable lines) or json (one object a line)
+    # RED_METRICS_TOKEN: set, every /metrics (the bot's, a worker's) asks for it as a bearer token
+    metrics_token: Secret = field(default_factory=lambda: Secret(""))
+
+    def __repr__(self) -> str:  # never a secret (research_core/redaction.py)
+        return redacted_repr(self)
 
     def __post_init__(self) -> None:
         if "mcp" in self.web.backends and not self.mcp.servers:
@@ -210,17 +239,25 @@ class Settings:
         if self.mcp.servers and "mcp" not in self.web.backends:
             raise SettingsError("RED_MCP_SERVERS is set but RED_SEARCH_BACKENDS leaves out mcp; "
                                 "add it (e.g. RED_SEARCH_BACKENDS=corpus,mcp)")
-    log_format: str = "text"  # RED_LOG_FORMAT: text (readable lines) or json (one object a line)
 
     def secret_values(self) -> list[str]:
-        """Every secret the settings hold (tokens, keys, passwords in URLs), longest first:
-        what must never be shown, whatever text it turns up in."""
-        found = [self.slack.bot_token, self.slack.signing_secret, self.slack.app_token,
-                 self.slack.client_secret, self.embedding.api_key, self.web.brave_api_key,
-                 self.web.tavily_api_key, *(t.api_key for t in self.tiers.values()),
-                 url_password(self.worker.redis_url), url_password(self.database_url or ""),
+        """Every secret the settings hold (tokens, keys, passwords and secret query values in
+        URLs, secret options of an MCP server's command and arguments), longest first: what
+        must never be shown, whatever text it turns up in."""
+        web, slack = self.web, self.slack
+        urls = [self.worker.redis_url, self.database_url or "", web.searxng_url, web.brave_url,
+                web.tavily_url, slack.api_url, self.embedding.base_url or "",
+                *(t.base_url or "" for t in self.tiers.values()),
+                *(server.url for server in self.mcp.servers)]
+        found = [slack.bot_token, slack.signing_secret, slack.app_token, slack.client_secret,
+                 self.metrics_token, self.embedding.api_key, web.brave_api_key,
+                 web.tavily_api_key, *(t.api_key for t in self.tiers.values()),
+                 *(secret for url in urls for secret in url_secrets(url)),
                  *(v for server in self.mcp.servers
-                   for v in (*server.env.values(), *server.headers.values()))]
+                   for v in (*server.env.values(),
+                             *(p for h in server.headers.values() for p in credential_parts(h)),
+                             *argv_secrets(server.command),
+                             *mapping_secrets(server.arguments)))]
         return sorted({str(s) for s in found if s and len(s) >= MIN_SECRET_CHARS},
                       key=len, reverse=True)
 
@@ -256,6 +293,7 @@ class Settings:
             policy=load_policy(path_or_none(env.get("RED_POLICY_FILE"))),
             mcp=mcp,
             log_format=_log_format(env.get("RED_LOG_FORMAT", "")),
+            metrics_token=Secret(env.get("RED_METRICS_TOKEN", "")),
         )
 
 
@@ -282,6 +320,7 @@ def _tier_from_env(env: Mapping[str, str], tier: str) -> TierSettings:
                                        "price_out_per_mtok"),
         timeout_s=parse_field(env, p + "TIMEOUT_S", TierSettings, "timeout_s"),
         max_retries=parse_field(env, p + "MAX_RETRIES", TierSettings, "max_retries"),
+        gpu_layers=parse_gpu_layers(env, p + "GPU_LAYERS", TierSettings),
     )
 
 
@@ -298,7 +337,9 @@ def _embedding_from_env(env: Mapping[str, str]) -> EmbeddingSettings:
     if base_url:
         checked_url("RED_EMBED_BASE_URL", base_url)
     return EmbeddingSettings(model=model, base_url=base_url,
-                             api_key=Secret(env.get("RED_EMBED_API_KEY", "")))
+                             api_key=Secret(env.get("RED_EMBED_API_KEY", "")),
+                             gpu_layers=parse_gpu_layers(env, "RED_EMBED_GPU_LAYERS",
+                                                         EmbeddingSettings))
 
 
 def _budget_from_env(env: Mapping[str, str]) -> BudgetSettings:

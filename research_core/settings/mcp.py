@@ -11,9 +11,13 @@ default: the server's tool named "search", else its only tool), `read_tool` (the
 returns a document's text by its URI; default: one named "read" or "fetch", else the resource
 is read with resources/read), `argument` (the tool argument the query goes in;
 default: the tool's one required string argument), `arguments` (fixed values for the tool's
-other arguments), `source_type` (how credible its documents are, as in a corpus) and `env`
-(variables for a started server) or `headers` (sent to an HTTP server). Values of `env` and
-`headers` are secrets: never logged. A malformed list stops start-up with one line.
+other arguments), `source_type` (how credible its documents are, as in a corpus),
+`document_break` (the line with which the tool separates the documents of one text answer;
+default: a rule line such as `---`, or a document's header starting again: see
+`research_core/search/mcp/results.py`) and `env` (variables for a started server) or `headers`
+(sent to an HTTP server). Values of `env` and `headers` are secrets: never logged, and a
+settings object's repr shows none (nor a URL's password, nor a secret in `command` or
+`arguments`). A malformed list stops start-up with one line.
 """
 
 from __future__ import annotations
@@ -25,13 +29,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from research_core.errors import SettingsError
-from research_core.setting_values import Secret, bounded, check_fields, checked_url, parse_field
+from research_core.redaction import redacted_repr
+from research_core.settings.values import Secret, bounded, check_fields, checked_url, parse_field
 
 KEY = "RED_MCP_SERVERS"
 MAX_SERVERS = 32
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 DEFAULT_SOURCE_TYPE = "internal"
-_STRINGS = ("name", "url", "tool", "read_tool", "argument", "source_type")
+_STRINGS = ("name", "url", "tool", "read_tool", "argument", "source_type", "document_break")
 _KEYS = frozenset((*_STRINGS, "command", "arguments", "env", "headers"))
 
 
@@ -47,8 +52,12 @@ class McpServer:
     argument: str = ""
     arguments: Mapping[str, Any] = field(default_factory=dict)
     source_type: str = DEFAULT_SOURCE_TYPE
+    document_break: str = ""
     env: Mapping[str, Secret] = field(default_factory=dict)
     headers: Mapping[str, Secret] = field(default_factory=dict)
+
+    def __repr__(self) -> str:  # never a secret (research_core/redaction.py)
+        return redacted_repr(self)
 
     @property
     def transport(self) -> str:
@@ -72,6 +81,9 @@ class McpSettings:
     timeout_s: float = bounded(15.0, above=0, hi=3600)
     start_timeout_s: float = bounded(30.0, above=0, hi=3600)
     max_bytes: int = bounded(1_000_000, 4096, 100_000_000)
+
+    def __repr__(self) -> str:  # never a secret (research_core/redaction.py)
+        return redacted_repr(self)
 
     def __post_init__(self) -> None:
         check_fields(self, lambda name: "RED_MCP_" + name.upper())
@@ -128,6 +140,7 @@ def _server(item: object, number: int) -> McpServer:
                      argument=item.get("argument", ""),
                      arguments=_mapping(item, "arguments", where),
                      source_type=item.get("source_type") or DEFAULT_SOURCE_TYPE,
+                     document_break=_document_break(item, f"{where} ({name})"),
                      env=_secrets(item, "env", where), headers=_secrets(item, "headers", where))
 
 
@@ -161,3 +174,11 @@ def _secrets(item: dict[str, Any], key: str, where: str) -> dict[str, Secret]:
     if not all(isinstance(v, str) for v in value.values()):
         raise SettingsError(f"{where}: the values of {key!r} must be strings")
     return {str(k): Secret(v) for k, v in value.items()}
+
+
+def _document_break(item: dict[str, Any], where: str) -> str:
+    value = str(item.get("document_break", ""))
+    if "\n" in value or "\r" in value or len(value) > 80:
+        raise SettingsError(f"{where}: 'document_break' must be one line (at most 80 characters) "
+                            "that stands alone between two documents, e.g. \"---\"")
+    return value

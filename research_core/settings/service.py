@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
 from research_core.errors import SettingsError
-from research_core.redaction import redact_url
-from research_core.setting_values import Secret, bounded, check_fields, checked_url, parse_field
+from research_core.redaction import redact_url, redacted_repr
+from research_core.settings.values import Secret, bounded, check_fields, checked_url, parse_field
 
 HOUR_S = 3600
 DAY_S = 86_400
@@ -21,15 +21,19 @@ REDIS_SCHEMES = ("redis", "rediss", "unix", SENTINEL_SCHEME)
 
 
 OAUTH_SCOPES = ("app_mentions:read,chat:write,channels:history,groups:history,im:history,"
-                "assistant:write,commands,files:write")  # manifest.yml's bot scopes
+                "assistant:write,commands,files:write,files:read,canvases:write")  # manifest.yml's
 
 
 @dataclass(frozen=True)
 class SlackSettings:
     """The Slack surface: SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, SLACK_API_URL (the Web API
     base URL; tests and the playground point it at a local fake), SLACK_APP_TOKEN (set: Socket
-    Mode instead of HTTP events), RED_BOT_PORT, the progress coalescing interval and how often
-    the loading status is set again while a job works (Slack clears it after two minutes).
+    Mode instead of HTTP events), RED_BOT_HOST and RED_BOT_PORT (where the bot listens),
+    RED_BOT_METRICS_PORT (set: GET /metrics and /healthz on a listener of their own, at
+    RED_BOT_METRICS_HOST, default the bot's host, and /metrics no longer on the bot's port:
+    the way to run in production, docs/operations.md), the progress coalescing interval and
+    how often the loading status is set again while a job works (Slack clears it after two
+    minutes).
     SLACK_CLIENT_ID and SLACK_CLIENT_SECRET (both set): many workspaces, installed through
     Slack's OAuth flow (SLACK_SCOPES: the bot scopes asked for), each with its own token kept
     in the database; without them one workspace and SLACK_BOT_TOKEN (docs/workspaces.md)."""
@@ -39,11 +43,17 @@ class SlackSettings:
     api_url: str = "https://slack.com/api/"
     app_token: Secret = field(default_factory=lambda: Secret(""))
     bot_port: int = bounded(3000, 0, 65_535)
+    bot_host: str = "0.0.0.0"
+    metrics_port: int | None = bounded(None, 0, 65_535)
+    metrics_host: str = ""  # "": the bot's host
     progress_interval_s: float = bounded(1.0, 0, HOUR_S)
     status_refresh_s: float = bounded(60.0, 1, HOUR_S)
     client_id: str = ""
     client_secret: Secret = field(default_factory=lambda: Secret(""))
     scopes: str = OAUTH_SCOPES
+
+    def __repr__(self) -> str:  # never a secret (research_core/redaction.py)
+        return redacted_repr(self)
 
     @property
     def oauth(self) -> bool:
@@ -82,6 +92,9 @@ class WorkerSettings:
     up_workers: int = bounded(1, 1, 16)
     metrics_port: int | None = bounded(None, 0, 65_535)
     metrics_host: str = "0.0.0.0"
+
+    def __repr__(self) -> str:  # never a secret (research_core/redaction.py)
+        return redacted_repr(self)
 
     def __post_init__(self) -> None:
         if self.lease_s < 2 * self.heartbeat_s:
@@ -126,6 +139,9 @@ class WebSettings:
     page_timeout_s: float = bounded(15.0, above=0, hi=HOUR_S)
     page_max_bytes: int = bounded(2_000_000, MIN_PAGE_BYTES, 200_000_000)
 
+    def __repr__(self) -> str:  # never a secret (research_core/redaction.py)
+        return redacted_repr(self)
+
     def __post_init__(self) -> None:
         unknown = [b for b in self.backends if b not in WEB_BACKENDS]
         if unknown or not self.backends:
@@ -167,6 +183,9 @@ class SentinelTarget:
     db: int = 0
     password: str | None = None
 
+    def __repr__(self) -> str:  # never a secret (research_core/redaction.py)
+        return redacted_repr(self)
+
 
 def sentinel_target(url: str) -> SentinelTarget:
     """The parts of a Sentinel URL; SettingsError (without the password) when malformed."""
@@ -194,6 +213,15 @@ def _redis_url(env: Mapping[str, str], default: str) -> str:
     return _url(env, "REDIS_URL", default, REDIS_SCHEMES)
 
 
+def _host(env: Mapping[str, str], key: str, default: str) -> str:
+    """An address to listen on: a host name or an IP address, one word."""
+    raw = env.get(key, "").strip()
+    if raw and (any(c.isspace() or c in "/@?#" for c in raw) or len(raw) > 253):
+        raise SettingsError(f"{key}={raw!r}: give an address to listen on, e.g. 127.0.0.1 or "
+                            "0.0.0.0")
+    return raw or default
+
+
 def slack_from_env(env: Mapping[str, str]) -> SlackSettings:
     d = SlackSettings()
     return SlackSettings(
@@ -202,6 +230,9 @@ def slack_from_env(env: Mapping[str, str]) -> SlackSettings:
         api_url=_url(env, "SLACK_API_URL", d.api_url),
         app_token=Secret(env.get("SLACK_APP_TOKEN", "")),
         bot_port=parse_field(env, "RED_BOT_PORT", SlackSettings, "bot_port"),
+        bot_host=_host(env, "RED_BOT_HOST", d.bot_host),
+        metrics_port=parse_field(env, "RED_BOT_METRICS_PORT", SlackSettings, "metrics_port"),
+        metrics_host=_host(env, "RED_BOT_METRICS_HOST", ""),
         progress_interval_s=parse_field(env, "RED_SLACK_PROGRESS_INTERVAL_S", SlackSettings,
                                         "progress_interval_s"),
         status_refresh_s=parse_field(env, "RED_SLACK_STATUS_REFRESH_S", SlackSettings,
@@ -230,7 +261,7 @@ def worker_from_env(env: Mapping[str, str]) -> WorkerSettings:
         up_workers=parse_field(env, "RED_UP_WORKERS", WorkerSettings, "up_workers"),
         metrics_port=parse_field(env, "RED_WORKER_METRICS_PORT", WorkerSettings,
                                  "metrics_port"),
-        metrics_host=env.get("RED_WORKER_METRICS_HOST", "") or d.metrics_host,
+        metrics_host=_host(env, "RED_WORKER_METRICS_HOST", d.metrics_host),
     )
 
 

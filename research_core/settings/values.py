@@ -14,6 +14,7 @@ floats, finiteness (nan and inf are refused everywhere). A value out of range is
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
@@ -110,6 +111,17 @@ def parse_field(env: Mapping[str, str], key: str, cls: type[Any], name: str) -> 
     default = None if f.default is MISSING else f.default
     kind = float if isinstance(default, float) else int
     return parse(env, key, kind, default, bounds_of(f))
+
+
+def parse_gpu_layers(env: Mapping[str, str], key: str, cls: type[Any]) -> int:
+    """RED_<TIER>_GPU_LAYERS, RED_EMBED_GPU_LAYERS: the `gpu_layers` field of `cls`, a whole
+    number of layers (0: none, -1: all) within its declared range."""
+    raw = env.get(key, "").strip()
+    if raw and not re.fullmatch(r"[+-]?[0-9]+", raw):
+        raise SettingsError(f"{key}={raw!r} is not a whole number of layers: use 0 (CPU), a "
+                            "layer count, or -1 (every layer on the GPU)")
+    layers: int = parse_field(env, key, cls, "gpu_layers")
+    return layers
 
 
 def int_or_none(env: Mapping[str, str], key: str, bounds: Bounds | None = None) -> int | None:

@@ -15,8 +15,8 @@ from typing import Any
 
 from mcp.types import Tool
 
-from research_core.mcp_settings import McpServer
 from research_core.search.mcp.connection import McpFailed
+from research_core.settings.mcp import McpServer
 
 QUERY_NAMES = ("query", "q", "search", "text", "keywords")
 LIMIT_NAMES = ("limit", "max_results", "top_k", "count", "num_results")

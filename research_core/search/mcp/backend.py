@@ -3,9 +3,11 @@ answer becomes hits (`results.py`), and a hit's body is read with the server's r
 else as the resource its URI names (`resources/read`), else from the text the search answered.
 
 A server that cannot start, hangs, crashes, answers an error or more than the size cap costs
-the call's hits: one line in the run log and the worker log (`mcp`), never the run. A tool has
-no time range to apply, so hits whose date falls outside the run's range are left out (undated
-ones stay).
+the call's hits: one line in the run log and the worker log (`mcp`), never the run; the
+failure is counted (redsearch_search_failures_total) and the answer without the server's hits
+is never cached, so the next query asks the server again (`research_core.search.failures`).
+A tool has no time range to apply, so hits whose date falls outside the run's range are left
+out (undated ones stay).
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ import datetime as dt
 
 from mcp.types import CallToolResult, ReadResourceResult, TextContent
 
-from research_core.mcp_settings import McpServer, McpSettings
 from research_core.protocols import SearchHit, SearchRequest, TimeRange
 from research_core.runlog import note
+from research_core.search.failures import count, did_not_answer
 from research_core.search.mcp.arguments import (
     query_arguments,
     read_arguments,
@@ -32,6 +34,7 @@ from research_core.search.mcp.results import (
     hits,
     source_id,
 )
+from research_core.settings.mcp import McpServer, McpSettings
 
 REMEMBERED = 20_000  # documents a worker can still read (the oldest are dropped)
 
@@ -59,7 +62,9 @@ class McpBackend:
         try:
             found = await self._search(request.query, request.limit)
         except McpFailed as exc:
-            self._failed(f"search {request.query!r}", exc)
+            count(self.name, exc.reason)
+            did_not_answer(self.name, exc.reason, "mcp", self._line(f"search {request.query!r}",
+                                                                    exc))
             return []
         kept = [h for h in found if within(h.published, request.time_range)][:request.limit]
         self.remember(kept)
@@ -109,7 +114,7 @@ class McpBackend:
         result = await self.connection.call_tool(
             tool.name, query_arguments(self.server, tool, query, limit))
         self._usable(result, f"tool {tool.name!r}")
-        found = documents(result)
+        found = documents(result, self.server.document_break)
         answered = hits(self.server, found, query)
         for hit, document in zip(answered, [d for d in found if d.text.strip()
                                             or d.title.strip()], strict=True):
@@ -129,15 +134,19 @@ class McpBackend:
         """A tool's error answer, or an answer over the size cap, costs the call."""
         if result.is_error:
             said = next((b.text for b in result.content if isinstance(b, TextContent)), "")
-            raise McpFailed(f"{what} answered an error: {' '.join(said.split())[:200]}")
+            raise McpFailed(f"{what} answered an error: {' '.join(said.split())[:200]}",
+                            reason="error")
         size = answer_size(result)
         if cap and size > self.limits.max_bytes:
             raise McpFailed(f"{what} answered {size:,} characters, over RED_MCP_MAX_BYTES "
-                            f"({self.limits.max_bytes:,}); its hits are left out")
+                            f"({self.limits.max_bytes:,}); its hits are left out",
+                            reason="too_large")
 
     def _failed(self, what: str, exc: McpFailed) -> None:
-        note("mcp", f"{self.server.name} ({self.server.where}): {what}: {exc}",
-             server=self.server.name)
+        note("mcp", self._line(what, exc), server=self.server.name)
+
+    def _line(self, what: str, exc: McpFailed) -> str:
+        return f"{self.server.name} ({self.server.where}): {what}: {exc}"
 
 
 def within(published: dt.date | None, time_range: TimeRange) -> bool:

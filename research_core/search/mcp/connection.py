@@ -25,7 +25,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CallToolResult, ListToolsResult, ReadResourceResult, Tool
 from pydantic import ValidationError
 
-from research_core.mcp_settings import McpServer, McpSettings
+from research_core.settings.mcp import McpServer, McpSettings
 
 T = TypeVar("T")
 CLOSE_WAIT_S = 10.0  # closing a session: the SDK stops a hung process within ~6 s
@@ -35,14 +35,22 @@ CALL_FAILURES = (MCPError, TimeoutError, ValidationError, OSError, httpx2.HTTPEr
                  anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
 
 
+# Why a call failed, the `reason` of redsearch_search_failures_total: the server did not
+# start (start), gave no answer in time (timeout), answered an error (error) or more than the
+# size cap (too_large), the transport or the protocol failed (failed), or the server's tools
+# do not fit its settings (config).
+REASONS = ("start", "timeout", "error", "too_large", "failed", "config")
+
+
 class McpFailed(Exception):
     """A call that costs its hits: the server did not start, answer in time, or answered an
     error. The message is the one line the run log and the worker log show; `gone`: the
-    session's transport closed under the call (the server died)."""
+    session's transport closed under the call (the server died); `reason`: one of REASONS."""
 
-    def __init__(self, message: str, gone: bool = False) -> None:
+    def __init__(self, message: str, gone: bool = False, reason: str = "config") -> None:
         super().__init__(message)
         self.gone = gone
+        self.reason = reason
 
 
 class _Holder:
@@ -120,12 +128,13 @@ class McpConnection:
         except TimeoutError as exc:
             self._retire(client)
             raise McpFailed(f"{what} gave no answer within {self.limits.timeout_s:g}s; the "
-                            "server is started again for the next call") from exc
+                            "server is started again for the next call",
+                            reason="timeout") from exc
         except CALL_FAILURES as exc:
             gone = not isinstance(exc, MCPError) or "closed" in str(exc).lower()
             if gone:
                 self._retire(client)  # the transport is gone: start afresh next time
-            raise McpFailed(f"{what} failed: {one_line(exc)}", gone) from exc
+            raise McpFailed(f"{what} failed: {one_line(exc)}", gone, "failed") from exc
         if self._holder is not None and self._holder.client is client:
             self._holder.served = True
         return answer
@@ -150,13 +159,15 @@ class McpConnection:
                     self.tools = {t.name: t for t in (await self._list_tools(holder.client))}
         except TimeoutError as exc:
             self._retire()
-            raise McpFailed(f"did not start within {self.limits.start_timeout_s:g}s") from exc
+            raise McpFailed(f"did not start within {self.limits.start_timeout_s:g}s",
+                            reason="start") from exc
         except CALL_FAILURES as exc:
             self._retire()
-            raise McpFailed(f"tools/list failed: {one_line(exc)}") from exc
+            raise McpFailed(f"tools/list failed: {one_line(exc)}", reason="start") from exc
         if holder.client is None:
             self._retire()
-            raise McpFailed(f"could not start: {holder.error or 'the session ended'}")
+            raise McpFailed(f"could not start: {holder.error or 'the session ended'}",
+                            reason="start")
         return holder.client
 
     @staticmethod

@@ -1,6 +1,8 @@
 """The web search backend the engine sees: web services tried in the configured order, each
-failure (error, timeout, 429 after its retries) noted in the run log before the next is used,
-optionally combined with the local corpus; bodies of web hits are read by the page reader."""
+failure (error, timeout, 429 after its retries) counted and noted in the run log before the
+next is used, optionally combined with the local corpus (when no web service answers, the
+corpus's hits alone are not cached: `failures.py`); bodies of web hits are read by the page
+reader."""
 
 from __future__ import annotations
 
@@ -8,10 +10,10 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from research_core import metrics
 from research_core.errors import SearchUnavailable
 from research_core.protocols import SearchBackend, SearchHit, SearchRequest
 from research_core.runlog import note
+from research_core.search.failures import count, did_not_answer
 from research_core.search.web.api_client import BackendFailed
 from research_core.search.web.hits import WEB_ID_PREFIX
 from research_core.search.web.page_reader import PageReader, PageRefused
@@ -79,7 +81,7 @@ class WebBackend:
             try:
                 return await service.search(request)
             except BackendFailed as exc:
-                metrics.SEARCH_FAILURES.labels(service.name, exc.kind).inc()
+                count(service.name, exc.kind)
                 failures.append(str(exc))
                 after = self.searches[position + 1:]
                 then = f"using {after[0].name}" if after else "no web backend left"
@@ -87,6 +89,11 @@ class WebBackend:
         if self.corpus is None:
             raise SearchUnavailable(f"every search backend failed for {request.query!r}: "
                                     + "; ".join(failures))
+        if self.searches:  # the corpus answers alone: not an answer to keep in the cache
+            web = ">".join(s.name for s in self.searches)
+            did_not_answer(web, "unavailable", "fallback",
+                           f"{web}: no web backend answered {request.query!r}; the corpus "
+                           "answers alone")
         return []
 
     async def read_body(self, source_id: str) -> str | None:
