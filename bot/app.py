@@ -10,11 +10,15 @@ The bot only acks, validates, stores and enqueues:
 - Stop (the requester's) asks the worker to stop; what was published stays;
 - a person's message in a request's thread (no mention needed) is a follow-up job; while the
   research works, a message from someone the policy lets steer (the requester by default) is
-  a steer the run reads at its next step (`contract.steers`), and one that asks something is
-  answered as a follow-up after the research too;
+  a steer the run reads at its next step (`contract.steers`; the acknowledgement says what the
+  run will do with it), and one that asks something is answered as a follow-up after the
+  research too; one that comes after the research's last step is a follow-up, and is
+  acknowledged as one;
 - `/research`, the "Research this" message shortcut, feedback buttons, the assistant thread's
   suggested prompts and the Home tab are in `bot.commands` and `bot.surfaces`.
-Retried deliveries are dropped by `event_id`; bots' messages, the bot's own included, ignored.
+Retried deliveries are dropped by `event_id`, a signed command or interaction posted again by a
+digest of its timestamp and body (`bot.slack_http.DropReplays`); bots' messages, the bot's own
+included, ignored.
 Questions are stored as plain text (`contract.mrkdwn.from_slack`) and shown escaped.
 """
 
@@ -28,10 +32,13 @@ from typing import Any
 import redis.asyncio as aioredis
 from aiohttp import web
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
+from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import commands, plans, surfaces, watching
+from bot import commands, keeping, plans, surfaces, watching
 from bot.metrics import metrics_route
 from bot.oauth import add_oauth_routes
 from bot.slack_fields import (
@@ -43,7 +50,7 @@ from bot.slack_fields import (
     message_ts,
     slack_id,
 )
-from bot.slack_http import bolt_logger, events_app
+from bot.slack_http import DropReplays, bolt_logger, events_app
 from bot.start import DEEP_REFUSED, Estimate, Queue, Starter, strip_mention
 from contract.blocks import (
     DEPTH_ACTIONS,
@@ -51,9 +58,10 @@ from contract.blocks import (
     STOPPABLE,
     status_blocks,
     status_text,
+    words_of,
 )
 from contract.keys import REQUEST_KEY, request_key
-from contract.mrkdwn import NO_PARSE, from_slack
+from contract.mrkdwn import NO_PARSE, from_slack, mention
 from contract.requests import (
     CHOOSING,
     ENDED,
@@ -64,19 +72,19 @@ from contract.requests import (
     followup_job_id,
 )
 from contract.slack_client import SLACK_FAILURES, counted, make_client, slack_error
-from contract.steers import add_steer, is_question, research_working
+from contract.steers import LATE, add_steer, is_question, research_working, steer_ack
 from research_core.policy import Policy
 from research_core.protocols import Steer
 from research_core.settings import BudgetSettings, EngineSettings
+from research_core.wording import N_
 
 JSON = dict[str, Any]
 
 EVENTS_PATH = "/slack/events"
 log = logging.getLogger("bot.app")
-STEERED = ("Noted: the research reads this at its next step and changes its plan as you "
-           "ask; the plan above shows what changed.")
-STEERED_ASKED = STEERED + " Your question is also answered once the research is done."
-FOLLOWUP_STATUS = "Reading the follow-up…"
+FOLLOWUP_STATUS = N_("Reading the follow-up…")
+PICK_FIRST = N_("Pick a depth above first (or start the previewed plan); follow-ups are "
+                "answered after the research.")
 _IGNORED_SUBTYPES = {"bot_message", "message_changed", "message_deleted", "channel_join",
                      "channel_leave", "thread_broadcast_changed"}
 
@@ -176,10 +184,8 @@ class _Handlers:
     async def _followup(self, client: AsyncWebClient, request: ResearchRequestMsg,
                         msg: UserMessage, text: str, action_token: str | None = None) -> None:
         if request.status in (CHOOSING, PLANNING, PREVIEW):
-            await client.chat_postMessage(
-                channel=request.channel, thread_ts=request.thread_ts,
-                text="Pick a depth above first (or start the previewed plan); follow-ups are "
-                     "answered after the research.")
+            await client.chat_postMessage(channel=request.channel, thread_ts=request.thread_ts,
+                                          text=words_of(request)(PICK_FIRST))
             return
         if await self.starter.refused(client, request.channel, request.thread_ts, text):
             return
@@ -194,18 +200,21 @@ class _Handlers:
         if await self.queue.followup(request, msg.ts, msg.user, text) \
                 and request.status in ENDED:  # a sign of life until a worker takes it
             await surfaces.set_status(client, request.channel, request.thread_ts,
-                                      FOLLOWUP_STATUS)
+                                      words_of(request)(FOLLOWUP_STATUS))
 
     async def _steered(self, client: AsyncWebClient, request: ResearchRequestMsg,
                        msg: UserMessage, text: str) -> bool:
         """A steer, when the research works and the writer may steer it: kept for the run
-        and acknowledged to the writer only."""
+        and acknowledged to the writer only, saying what the run will do with it; False for a
+        message that came after the research's last step (acknowledged as a follow-up)."""
         if not self.starter.policy.may_steer(msg.user, request.user) or \
                 not await research_working(self.requests.redis, request):
             return False
-        await add_steer(self.requests.redis, request, Steer(msg.user, text, msg.ts))
-        await _ephemeral(client, request.channel, msg.user, request,
-                         STEERED_ASKED if is_question(text) else STEERED)
+        w = words_of(request)
+        if not await add_steer(self.requests.redis, request, Steer(msg.user, text, msg.ts)):
+            await _ephemeral(client, request.channel, msg.user, request, w(LATE))
+            return False
+        await _ephemeral(client, request.channel, msg.user, request, steer_ack(text, w))
         return True
 
     async def on_depth(self, ack: AsyncAck, body: JSON, action: JSON,
@@ -218,12 +227,13 @@ class _Handlers:
         clicker, channel = _clicker(body, request)
         if not clicker:
             return
+        w = words_of(request)
         if clicker != request.user:
-            await _ephemeral(client, channel, clicker, request,
-                             f"Only <@{request.user}> can choose the depth for this request.")
+            await _ephemeral(client, channel, clicker, request, w(
+                "Only {who} can choose the depth for this request.", who=mention(request.user)))
             return
         if depth == "deep" and not self.starter.may_deep(clicker, channel):
-            await _ephemeral(client, channel, clicker, request, DEEP_REFUSED)
+            await _ephemeral(client, channel, clicker, request, w(DEEP_REFUSED))
             return
         await self.starter.choose(client, request, depth, channel, message_ts(body))
 
@@ -237,8 +247,9 @@ class _Handlers:
         if not clicker:
             return
         if clicker != request.user:
-            await _ephemeral(client, channel, clicker, request,
-                             f"Only <@{request.user}> can stop this research.")
+            w = words_of(request)
+            await _ephemeral(client, channel, clicker, request, w(
+                "Only {who} can stop this research.", who=mention(request.user)))
             return
         await self.requests.request_stop(request.key)
         if request.status == QUEUED and request.picker_ts:
@@ -281,12 +292,15 @@ async def _on_error(error: Exception, body: JSON) -> None:
         log.error("a %s handler failed", kind, exc_info=error)
 
 
-async def _counted_client(context: AsyncBoltContext, next: Callable[[], Awaitable[None]]
-                          ) -> None:
+class _CountedClient(AsyncMiddleware):
     """Bolt hands each request's listeners a Web API client of its own making: this one
-    counts its calls (`redsearch_slack_api_calls_total`) like every other client."""
-    context["client"] = counted(context.client)
-    await next()
+    counts its calls (`redsearch_slack_api_calls_total`) like every other client. (A
+    middleware class: bolt builds no listener arguments for it, on every request.)"""
+
+    async def async_process(self, *, req: AsyncBoltRequest, resp: BoltResponse,
+                            next: Callable[[], Awaitable[BoltResponse]]) -> BoltResponse | None:
+        req.context["client"] = counted(req.context.client)
+        return await next()
 
 
 def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aioredis.Redis,
@@ -317,7 +331,8 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
                    oauth_settings=oauth)
     starter = Starter(redis, queue, max_question_chars, deep_allowed, policy, estimate)
     app.error(_on_error)
-    app.middleware(_counted_client)
+    app.middleware(DropReplays(redis))  # a signed request repeated is acked, not acted on
+    app.middleware(_CountedClient())
     handlers = _Handlers(starter)
     app.event("app_mention")(handlers.on_mention)
     app.event("message")(handlers.on_message)
@@ -327,6 +342,7 @@ def build_app(*, bot_token: str, signing_secret: str, api_url: str, redis: aiore
     plans.register(app, starter, plan_limit)
     surfaces.register(app, starter, budget or BudgetSettings(steps=max_steps), usage)
     watching.register(app, starter)
+    keeping.register(app, starter)
     return app
 
 

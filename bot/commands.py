@@ -15,23 +15,25 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot import keeping
 from bot.slack_fields import channel_of, clicker_of, object_of, slack_id, text_of
 from bot.start import DEEP_REFUSED, Starter, strip_mention
 from contract.keys import request_key
 from contract.mrkdwn import from_slack
 from contract.slack_client import SLACK_FAILURES, is_outage, slack_error
+from research_core.wording import ENGLISH_WORDS, N_, Words, for_question
 
 log = logging.getLogger("bot.commands")
 
 JSON = dict[str, Any]
 COMMAND = "/research"
 SHORTCUT = "research_this"
-USAGE = ("Usage: `/research [auto|standard|deep] your question`, for example "
-         "`/research deep how did heat pump prices move in 2026?`")
-NO_TEXT = "That message has no text to research."
-TAKEN = ("This thread already has a research request; ask a follow-up in the thread "
-         "instead.")
-NOT_HERE = "I do not answer in this channel (the team policy); ask an admin where I do."
+USAGE = N_("Usage: `/research [auto|standard|deep] your question`, for example "
+           "`/research deep how did heat pump prices move in 2026?`")  # no question: English
+NO_TEXT = N_("That message has no text to research.")
+TAKEN = N_("This thread already has a research request; ask a follow-up in the thread "
+           "instead.")
+NOT_HERE = N_("I do not answer in this channel (the team policy); ask an admin where I do.")
 _DEPTH = re.compile(r"^\s*(auto|standard|deep)\b[\s:,-]*", re.IGNORECASE)
 
 
@@ -43,12 +45,12 @@ def parse_command(text: str) -> tuple[str | None, str]:
     return found.group(1).lower(), text[found.end():].strip()
 
 
-def cannot_post(exc: BaseException) -> str:
+def cannot_post(exc: BaseException, w: Words = ENGLISH_WORDS) -> str:
     if is_outage(exc):
-        return (f"Slack did not take my message ({slack_error(exc)}); please ask again in a "
-                "minute.")
-    return (f"I cannot post here ({slack_error(exc)}): invite me to the channel "
-            "with `/invite @RED`, or ask in a channel I am in.")
+        return w("Slack did not take my message ({error}); please ask again in a minute.",
+                 error=slack_error(exc))
+    return w("I cannot post here ({error}): invite me to the channel with `/invite @RED`, or "
+             "ask in a channel I am in.", error=slack_error(exc))
 
 
 def register(app: AsyncApp, starter: Starter) -> None:
@@ -68,24 +70,29 @@ class _Commands:
             await ack()
             log.warning("ignored a %s command without a usable user or channel", COMMAND)
             return
+        kept = await keeping.from_command(self.starter, from_slack(text_of(command.get("text"))),
+                                          user, slack_id(command.get("team_id")))
+        if kept is not None:  # `/research canvas|export [RUN_ID]` (bot/keeping.py)
+            await ack(text=kept)
+            return
         depth, question = parse_command(from_slack(text_of(command.get("text"))))
         reply = self.starter.refusal(question, USAGE)
         if reply is not None:
             await ack(text=reply)
             return
-        note = None
+        note, w = None, for_question(question)
         if not self.starter.policy.answers_in(channel):
-            await ack(text=NOT_HERE)
+            await ack(text=w(NOT_HERE))
             return
         if depth == "deep" and not self.starter.may_deep(user, channel):
-            depth, note = None, DEEP_REFUSED
+            depth, note = None, w(DEEP_REFUSED)
         await ack()
         try:
             await self.starter.in_channel(client, user=user, channel=channel,
                                           question=question, team=slack_id(
                                               command.get("team_id")), depth=depth)
         except SLACK_FAILURES as exc:
-            await respond(cannot_post(exc))
+            await respond(cannot_post(exc, w))
             return
         if note is not None:
             await respond(note)
@@ -102,13 +109,13 @@ class _Commands:
         thread_ts = slack_id(message.get("thread_ts")) or ts
         question = from_slack(strip_mention(text_of(message.get("text")),
                                             context.bot_user_id))
-        reply = self.starter.refusal(question, NO_TEXT)
+        reply, w = self.starter.refusal(question, NO_TEXT), for_question(question)
         if reply is None and not self.starter.policy.answers_in(channel):
-            reply = NOT_HERE
+            reply = w(NOT_HERE)
         requests = self.starter.requests
         if reply is None and (await requests.for_thread(channel, thread_ts) is not None
                               or await requests.load(request_key(channel, ts)) is not None):
-            reply = TAKEN
+            reply = w(TAKEN)
         if reply is not None:
             await respond(reply)
             return
@@ -118,4 +125,4 @@ class _Commands:
                                          thread_ts=thread_ts, question=question,
                                          team=slack_id(team))
         except SLACK_FAILURES as exc:
-            await respond(cannot_post(exc))
+            await respond(cannot_post(exc, w))

@@ -18,7 +18,7 @@ from slack_sdk.oauth.state_store.sqlalchemy import AsyncSQLAlchemyOAuthStateStor
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from contract.installations import installation_store
-from research_core.service_settings import SlackSettings
+from research_core.settings.service import SlackSettings
 
 INSTALL_PATH = "/slack/install"
 REDIRECT_PATH = "/slack/oauth_redirect"

@@ -2,7 +2,8 @@
 planner call on a worker, which shows the sub-questions in the thread with Start and Edit.
 Edit opens a modal (views.open) with the sub-questions as editable lines and the depth; its
 submission (view_submission) saves them. Start queues the research on that plan at that depth.
-Only the requester may start or edit; the preview expires after a day.
+Only the requester may start or edit; the preview expires after a day. What the requester and
+others are told, in the thread and in the modal, is in the question's language.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack_fields import channel_of, clicker_of, message_ts, object_of, slack_id
 from bot.start import DEEP_REFUSED, Starter
-from contract.blocks import PREVIEW_ACTION, shown
+from contract.blocks import PREVIEW_ACTION, shown, words_of
 from contract.keys import REQUEST_KEY
 from contract.mrkdwn import NO_PARSE, mention
 from contract.plan_blocks import (
@@ -33,13 +34,18 @@ from contract.plan_blocks import (
 )
 from contract.requests import CHOOSING, PLANNING, PREVIEW, ResearchRequestMsg
 from research_core.loop.planning.plan_preview import edited_lines
+from research_core.wording import ENGLISH_WORDS, N_
 
 log = logging.getLogger("bot.plans")
 
 JSON = dict[str, Any]
-EXPIRED = ("This plan preview has expired (a preview lasts a day); mention me again to start "
-           "over.")
-PLANNING_NOTE = "Preview plan — splitting the question into sub-questions…"
+EXPIRED = N_("This plan preview has expired (a preview lasts a day); mention me again to start "
+             "over.")
+PLANNING_NOTE = N_("Preview plan — splitting the question into sub-questions…")
+ONLY_REQUESTER = {  # what someone other than the requester clicked
+    "preview": N_("Only {who} can preview this plan."),
+    "start": N_("Only {who} can start this plan."),
+    "edit": N_("Only {who} can edit this plan.")}
 
 
 def register(app: AsyncApp, starter: Starter, limit: int) -> None:
@@ -71,7 +77,7 @@ class _Plans:
             await client.chat_postEphemeral(
                 channel=channel_of(body) or request.channel, user=clicker,
                 thread_ts=request.thread_ts,
-                text=f"Only {mention(request.user)} can {what} this plan.")
+                text=words_of(request)(ONLY_REQUESTER[what], who=mention(request.user)))
             return None
         return clicker
 
@@ -90,13 +96,14 @@ class _Plans:
         if planning is None:
             return  # a second click, or a depth chosen meanwhile
         if planning.picker_ts:
+            w = words_of(planning)
             await client.chat_update(
-                channel=planning.channel, ts=planning.picker_ts, text=PLANNING_NOTE,
+                channel=planning.channel, ts=planning.picker_ts, text=w(PLANNING_NOTE),
                 blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": (
-                    f"*Research request from {mention(planning.user)}:*\n"
-                    f">{shown(planning.question)}")[:3000]}},
+                    w("*Research request from {who}:*", who=mention(planning.user))
+                    + f"\n>{shown(planning.question)}")[:3000]}},
                     {"type": "context", "elements": [{"type": "mrkdwn",
-                                                      "text": PLANNING_NOTE}]}],
+                                                      "text": w(PLANNING_NOTE)}]}],
                 **NO_PARSE)
         if self.starter.queue is not None:
             await self.starter.queue.preview(planning)
@@ -113,7 +120,7 @@ class _Plans:
         if request.preview_expired(time.time()):
             await client.chat_postEphemeral(channel=channel_of(body) or request.channel,
                                             user=clicker, thread_ts=request.thread_ts,
-                                            text=EXPIRED)
+                                            text=words_of(request)(EXPIRED))
             return None
         return request
 
@@ -128,7 +135,8 @@ class _Plans:
         channel = channel_of(body) or request.channel
         if depth == "deep" and not self.starter.may_deep(request.user, channel):
             await client.chat_postEphemeral(channel=channel, user=request.user,
-                                            thread_ts=request.thread_ts, text=DEEP_REFUSED)
+                                            thread_ts=request.thread_ts,
+                                            text=words_of(request)(DEEP_REFUSED))
             return
         if not await self.starter.choose(client, request, depth, channel):
             return
@@ -152,20 +160,21 @@ class _Plans:
         """The modal's Save: checked (who, how many lines, Deep here), then kept and shown."""
         request = await self._request(view.get("private_metadata"))
         user = slack_id(object_of(body, "user").get("id"))
+        w = words_of(request) if request is not None else ENGLISH_WORDS
         if request is None or request.status != PREVIEW or request.preview_expired(time.time()):
-            await ack(response_action="errors", errors={PLAN_BLOCK: EXPIRED})
+            await ack(response_action="errors", errors={PLAN_BLOCK: w(EXPIRED)})
             return
         if user != request.user:
-            await ack(response_action="errors", errors={
-                PLAN_BLOCK: f"Only the requester ({request.user}) can edit this plan."})
+            await ack(response_action="errors", errors={PLAN_BLOCK: w(
+                "Only the requester ({who}) can edit this plan.", who=request.user)})
             return
         text, depth = submitted(view)
-        lines, problem = edited_lines(text, self.limit)
+        lines, problem = edited_lines(text, self.limit, w)
         if problem is not None:
             await ack(response_action="errors", errors={PLAN_BLOCK: problem[:150]})
             return
         if depth == "deep" and not self.starter.may_deep(user, request.channel):
-            await ack(response_action="errors", errors={DEPTH_BLOCK: DEEP_REFUSED[:150]})
+            await ack(response_action="errors", errors={DEPTH_BLOCK: w(DEEP_REFUSED)[:150]})
             return
         await ack()
         saved = await self.requests.update(request.key, lambda r: r.with_(

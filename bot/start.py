@@ -25,19 +25,31 @@ from contract.blocks import picker_blocks, picker_text, status_blocks, status_te
 from contract.home import remember
 from contract.keys import KEEP_S, chosen_key, request_key
 from contract.mrkdwn import NO_PARSE
+from contract.redis_server import awaited
 from contract.requests import CHOOSING, QUEUED, Requests, ResearchRequestMsg
 from contract.slack_client import SLACK_FAILURES, is_outage, slack_error
 from research_core.policy import Policy
 from research_core.question import is_blank
-from research_core.wording import Words
+from research_core.wording import N_, Words, for_question
 
 log = logging.getLogger("bot.start")
 
-EMPTY_REPLY = ("Please ask a question after mentioning me, for example: "
-               "`@RED how did heat pump sales move in 2026?`")
+EMPTY_REPLY = N_("Please ask a question after mentioning me, for example: "
+                 "`@RED how did heat pump sales move in 2026?`")  # no question: English
 _ANY_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
-DEEP_REFUSED = ("Deep research is not enabled for you here; choose Auto or Standard (an "
-                "admin can allow Deep with RED_DEEP_ALLOWED or the policy file).")
+DEEP_REFUSED = N_("Deep research is not enabled for you here; choose Auto or Standard (an "
+                  "admin can allow Deep with RED_DEEP_ALLOWED or the policy file).")
+
+
+# A request replaced in one round trip only while it is exactly as this bot last wrote it.
+_SWAP = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+  return 1
+end
+return 0
+"""
+WAKE_EVERY_S = 1.0  # how often mentions look for pickers left pending (a restart, a replica)
 
 
 class Queue(Protocol):
@@ -65,8 +77,10 @@ def strip_mention(text: str, bot_user_id: str | None) -> str:
 
 
 def too_long(question: str, limit: int) -> str:
-    return (f"That question is {len(question):,} characters long; please keep it under "
-            f"{limit:,} characters and ask again.")
+    """Why an oversized question is not taken, in its language."""
+    w, n, most = for_question(question), format(len(question), ","), format(limit, ",")
+    return w("That question is {n} characters long; please keep it under {limit} characters "
+             "and ask again.", n=n, limit=most)
 
 
 Estimate = Callable[[str | None, Words], Awaitable[str]]  # the picker's time line per team
@@ -87,6 +101,7 @@ class Starter:
         self.policy = policy or Policy()
         self.estimate = estimate
         self.pending = PendingPickers(self.requests, self._post_picker)  # Slack was away
+        self._woken_at = -WAKE_EVERY_S
 
     async def first_delivery(self, event_id: str | None) -> bool:
         """True unless Slack delivered this event id already (a retry: dropped, counted)."""
@@ -137,7 +152,9 @@ class Starter:
                                      status=CHOOSING, team=team)
         await self._save(request)
         await self.keep_token(request.job_id, team, action_token)
-        self.pending.wake()  # pickers a restart left pending
+        if time.monotonic() - self._woken_at >= WAKE_EVERY_S:  # pickers a restart left
+            self._woken_at = time.monotonic()
+            self.pending.wake()
         try:
             await self._post_picker(client, request)
         except SLACK_FAILURES as exc:
@@ -151,7 +168,7 @@ class Starter:
                                                thread_ts=request.thread_ts,
                                                blocks=await self.picker(request),
                                                text=picker_text(request), **NO_PARSE)
-        await self.remember_picker(request.key, posted.get("ts"))
+        await self.remember_picker(request, posted.get("ts"))
 
     async def in_channel(self, client: AsyncWebClient, *, user: str, channel: str,
                          question: str, team: str | None,
@@ -185,14 +202,28 @@ class Starter:
             await self.requests.keep_search_token(job_id, action_token)
 
     async def _save(self, request: ResearchRequestMsg) -> None:
-        await self.requests.save(request)
-        await self.requests.link_thread(request)
-        await remember(self.requests.redis, request)
+        """The request, its thread's link to it and its line on the requester's Home tab, in
+        one round trip to Redis (a pipeline, not a transaction: each write stands alone)."""
+        async with self.requests.redis.pipeline(transaction=False) as pipe:
+            written = Requests(pipe)
+            await written.save(request)
+            await written.link_thread(request)
+            await remember(pipe, request)
+            await pipe.execute()
 
-    async def remember_picker(self, key: str, picker_ts: object) -> None:
-        if picker_ts:
-            await self.requests.update(key, lambda r: None if r.picker_ts else r.with_(
-                picker_ts=str(picker_ts)))
+    async def remember_picker(self, request: ResearchRequestMsg, picker_ts: object) -> None:
+        """The picker's ts on its request (unless it has one): one compare-and-set while the
+        stored request is still `request` (the usual case), else a read-change-write that
+        keeps what changed meanwhile (a click that came first)."""
+        if not picker_ts or request.picker_ts:
+            return
+        ts = str(picker_ts)
+        if await awaited(self.requests.redis.eval(
+                _SWAP, 1, request.key, request.to_json(), request.with_(picker_ts=ts).to_json(),
+                str(KEEP_S))):
+            return
+        await self.requests.update(request.key, lambda r: None if r.picker_ts else r.with_(
+            picker_ts=ts))
 
     async def choose(self, client: AsyncWebClient, request: ResearchRequestMsg, depth: str,
                      channel: str, clicked_ts: str | None = None) -> bool:

@@ -18,21 +18,24 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack_fields import channel_of, clicker_of, object_of, slack_id
 from bot.start import Starter, deep_permitted
-from contract.blocks import FEEDBACK_ACTION, parse_feedback
+from contract.blocks import FEEDBACK_ACTION, parse_feedback, words_of
 from contract.home import publish_home, usage_text
 from contract.keys import GREETED_S, greeted_key
 from contract.mrkdwn import one_line
 from contract.slack_client import SLACK_FAILURES, slack_error
 from research_core.settings import BudgetSettings
 from research_core.store.usage import UsageLine
+from research_core.wording import N_
 
 log = logging.getLogger("bot.surfaces")
 
 JSON = dict[str, Any]
 TITLE_CHARS = 120
-GREETING = ("Hi! Ask me a research question and I will offer Auto, Standard or Deep, then "
-            "work through it step by step in this thread, with sources.")
-PROMPTS_TITLE = "Try a question on the sample sources"
+# No question yet, and no locale (the app does not read users.info): the greeting, the prompts
+# (the manifest's too) and the Home tab are in English; what follows a question is in its language.
+GREETING = N_("Hi! Ask me a research question and I will offer Auto, Standard or Deep, then "
+              "work through it step by step in this thread, with sources.")
+PROMPTS_TITLE = N_("Try a question on the sample sources")
 PROMPTS = [  # also the manifest's agent_view.suggested_prompts (tests/test_manifest.py)
     {"title": "Heat pump sales", "message": "How did European heat pump sales move in 2026, "
                                             "and why?"},
@@ -41,7 +44,7 @@ PROMPTS = [  # also the manifest's agent_view.suggested_prompts (tests/test_mani
     {"title": "Exports to Europe", "message": "How did Chinese heat pump exports to Europe "
                                               "change in 2026?"},
 ]
-THANKS = "Thanks: your feedback on this answer is recorded."
+THANKS = N_("Thanks: your feedback on this answer is recorded.")
 _FAILURES = SLACK_FAILURES
 
 
@@ -109,8 +112,8 @@ class _Surfaces:
         if user is not None and event.get("tab") == "messages":
             await self._agent_view_opened(body, event, user, client)
             return
-        if user is None or event.get("tab") not in (None, "home"):
-            return
+        if user is None or event.get("tab") not in (None, "home") or not await self._fresh(body):
+            return  # a repeat of one delivery (its event id) publishes nothing again
         allowed = deep_permitted(user, self.starter.deep_allowed)
         everyone = None
         if self.usage is not None and self.starter.policy.is_admin(user):
@@ -158,6 +161,6 @@ class _Surfaces:
             await self.starter.queue.feedback(request, message_ts, user, part_key, verdict)
         try:
             await client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts,
-                                            text=THANKS)
+                                            text=words_of(request)(THANKS))
         except _FAILURES as exc:
             log.info("feedback thanks not shown: %s", slack_error(exc))

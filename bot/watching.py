@@ -1,6 +1,7 @@
 """The Watch menu under a finished research: the requester picks daily, weekly or monthly
 (or Stop watching); a worker stores the choice and the workers' cron runs the cycles
-(docs/watch.md). Anyone else's pick gets an ephemeral refusal."""
+(docs/watch.md). Anyone else's pick gets an ephemeral refusal; what the person is told is in
+the question's language."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack_fields import channel_of, clicker_of, object_of
 from bot.start import Starter
+from contract.blocks import words_of
+from contract.mrkdwn import mention
 from contract.requests import FINISHED
 from contract.slack_client import SLACK_FAILURES, slack_error
 from contract.watch_blocks import WATCH_ACTION, parse_choice, watch_confirmation
@@ -40,15 +43,16 @@ class Watching:
         request = await self.starter.requests.load(choice.request_key)
         if request is None:
             return
-        channel = channel_of(body) or request.channel
+        channel, w = channel_of(body) or request.channel, words_of(request)
         if user != request.user:
-            text = f"Only <@{request.user}> can change how this thread is watched."
+            text = w("Only {who} can change how this thread is watched.",
+                     who=mention(request.user))
         elif request.status != FINISHED and choice.cadence != "stop":
-            text = "Only a finished research can be watched."
+            text = w("Only a finished research can be watched.")
         else:
             if self.starter.queue is not None:
                 await self.starter.queue.watch_set(request, user, choice.cadence)
-            text = watch_confirmation(choice)
+            text = watch_confirmation(choice, w)
         try:
             await client.chat_postEphemeral(channel=channel, user=user,
                                             thread_ts=request.thread_ts, text=text)

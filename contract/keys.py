@@ -3,7 +3,8 @@
 Requests and their threads, the job markers of the queue and the reconciler, leases, and the
 counters are kept for a week (`KEEP_S`): long enough for any run and its follow-ups, short
 enough that Redis never fills up with old threads. Delivered event ids are kept for an hour,
-longer than Slack retries a delivery. docs/architecture.md lists them with their meaning.
+longer than Slack retries a delivery; signed commands and interactions as long as their
+signature would let the same bytes in again. docs/architecture.md lists them with their meaning.
 """
 
 from __future__ import annotations
@@ -36,6 +37,13 @@ def chosen_key(request: str) -> str:
 def event_key(event_id: str) -> str:
     """A delivered Slack event id: a retried delivery finds it and is dropped."""
     return f"red:event:{event_id}"
+
+
+def signed_key(digest: str) -> str:
+    """A signed command or interaction handled already (a digest of its timestamp and body):
+    the same bytes posted again while their signature holds find it and are dropped. Kept
+    until that timestamp leaves the window in which it is accepted (five minutes at most)."""
+    return f"red:signed:{digest}"
 
 
 def thread_key(channel: str, thread_ts: str) -> str:
@@ -129,6 +137,12 @@ def chart_key(run_id: str) -> str:
     """Hash: part key -> "<series digest> <file id>" of the chart shown in that part, so that
     a revision (in any job of the run) replaces that file instead of adding a second one."""
     return f"red:chart:{run_id}"
+
+
+def keep_key(run_id: str) -> str:
+    """A canvas or export job of the run is at work (one at a time: two quick clicks make
+    one canvas); expires after a minute should its worker die."""
+    return f"red:keep:{run_id}"
 
 
 # the Home tab (bot and workers)

@@ -23,7 +23,7 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from research_core.errors import SettingsError
-from research_core.service_settings import REDIS_SCHEMES, SENTINEL_SCHEME, sentinel_target
+from research_core.settings.service import REDIS_SCHEMES, SENTINEL_SCHEME, sentinel_target
 
 SCHEMES = REDIS_SCHEMES
 # A dropped connection is tried again after 0.04 s, doubling to RETRY_CAP_S, RETRIES times:

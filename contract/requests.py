@@ -25,7 +25,7 @@ from contract.keys import (
     stop_key,
     thread_key,
 )
-from research_core.setting_values import Secret
+from research_core.settings.values import Secret
 
 UPDATE_ATTEMPTS = 10
 

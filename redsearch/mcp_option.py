@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from research_core.errors import SettingsError
-from research_core.mcp_settings import KEY, NAME, parse_servers
+from research_core.settings.mcp import KEY, NAME, parse_servers
 
 
 def with_mcp(environ: Mapping[str, str], specs: Sequence[str]) -> dict[str, str]:

@@ -1,8 +1,9 @@
 """`make load`: how much the deployment takes, on this machine's local services.
 
 1. Ack latency of signed mentions at fixed rates through one `redsearch bot` process and
-   through two replicas (events alternate between them), and whether every mention got its
-   depth picker.
+   through two replicas (events alternate between them), whether every mention got its
+   depth picker, and the bots' CPU per mention (a figure the machine's other load hardly
+   moves, unlike the latencies: the load average is printed beside it).
 2. Click → first progress message in the thread, with a warm worker.
 3. Runs in flight on one worker (RED_WORKER_JOBS raised), with the scripted API tiers at a
    fixed latency per call: queue wait (click → the run's first model call) and wall time
@@ -66,6 +67,8 @@ class AckRow:
     failed: int
     pickers: int
     pickers_after_s: float  # from the last ack until the last picker was posted
+    bot_cpu_ms: float = float("nan")  # the bots' CPU per mention, its picker included
+    load_1m: float = float("nan")  # the machine's load average as the row ended
 
 
 @dataclass
@@ -151,14 +154,23 @@ async def _ack(stack: SuiteStack, url: str, msg: Message, event_id: str) -> floa
     return delivery.latency_s if delivery.status == 200 else None
 
 
+def bots_cpu_s(stack: SuiteStack, bots: int) -> float:
+    """CPU seconds the first `bots` bot processes have used."""
+    return sum(cpu_seconds(bot.process.pid) for bot in stack.bot_procs[:bots])
+
+
 async def measure_acks(plan: LoadPlan, folder: Path, report: LoadReport) -> None:
     async with started(config(plan, folder / "acks", 2, 0, 1), False) as stack:
         for bots in (1, 2):
             for rate in plan.rates:
+                cpu = bots_cpu_s(stack, bots)
                 row = await blast(stack, stack.bot_urls[:bots], rate, plan.ack_seconds)
+                row.bot_cpu_ms = 1000 * (bots_cpu_s(stack, bots) - cpu) / max(row.sent, 1)
+                row.load_1m = os.getloadavg()[0]
                 say(f"acks: {bots} bot(s) at {rate}/s: p50 {row.p50_ms:.1f} ms, p99 "
                     f"{row.p99_ms:.1f} ms, {row.failed} failed, {row.pickers}/{row.sent} "
-                    f"pickers ({row.pickers_after_s:.1f} s after the last ack)")
+                    f"pickers ({row.pickers_after_s:.1f} s after the last ack), bot CPU "
+                    f"{row.bot_cpu_ms:.2f} ms a mention, load {row.load_1m:.1f}")
                 report.acks.append(row)
 
 
@@ -268,10 +280,11 @@ def render(report: LoadReport, plan: LoadPlan, wall_s: float) -> str:
     lines = [f"load suite: {wall_s:.0f} s wall; load average {load} on {os.cpu_count()} CPUs; "
              f"model delay {plan.model_delay_s:g} s/call", "",
              "bots  rate/s  sent  achieved/s  ack p50 ms  ack p99 ms  failed  pickers  "
-             "last picker s"]
+             "last picker s  bot CPU ms  load"]
     lines += [f"{r.bots:>4}  {r.rate:>6}  {r.sent:>4}  {r.achieved_rate:>10.0f}  "
               f"{r.p50_ms:>10.1f}  {r.p99_ms:>10.1f}  {r.failed:>6}  {r.pickers:>7}  "
-              f"{r.pickers_after_s:>13.1f}" for r in report.acks]
+              f"{r.pickers_after_s:>13.1f}  {r.bot_cpu_ms:>10.2f}  {r.load_1m:>4.1f}"
+              for r in report.acks]
     if report.first_progress_s:
         values = report.first_progress_s
         lines += ["", f"click → first progress message ({len(values)} clicks, warm worker): "
