@@ -171,6 +171,13 @@ class Steer:
 
 class SteerSource(Protocol):
     """The steers written to a run, oldest first, kept by the channel (Slack: Redis).
-    `after(read)`: those after the first `read` (the run keeps how many it read)."""
+    `after(read)`: those after the first `read` (the run keeps how many it read); `tell`: the
+    run read `steer` and says to its writer what it changed; `close(read)`: no step is left,
+    so steering ends: the steers after the first `read`, which no step reads (the channel
+    answers them as follow-ups), and none after them from now on."""
 
     async def after(self, read: int) -> list[Steer]: ...
+
+    async def tell(self, steer: Steer, text: str) -> None: ...
+
+    async def close(self, read: int) -> list[Steer]: ...

@@ -61,9 +61,12 @@ async def test_a_steered_run_with_a_chart_then_a_follow_up_with_a_sign_of_life(
         return bool(plans) and len(plans[0].blocks[0]["tasks"]) >= 4
     await wait_for(split, 60, "the plan's sub-questions")
     await stack.driver.say_in_thread(mention.ts, "skip exports please")
-    assert stack.fake.ephemerals(CHANNEL, ALICE)[-1].text.startswith("Noted:")
+    assert stack.fake.ephemerals(CHANNEL, ALICE)[0].text.startswith("Noted: at its next step")
     await wait_for(lambda: bool(stack.finals(mention)), 90, "the final message")
     await stack.settled()
+    told = [e.text for e in stack.fake.ephemerals(CHANNEL, ALICE)[1:]]
+    assert told and told[0].startswith("Your steer was read before step")  # what it did
+    assert "• Dropped: What happened to heat pump exports?" in told[0]
 
     tasks = plan_of(stack.thread(mention))["tasks"]
     [steer] = [t for t in tasks if t["task_id"].startswith("steer-")]

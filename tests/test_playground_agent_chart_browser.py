@@ -28,6 +28,7 @@ from research_core.loop.review import steering
 from research_core.models.gateway import Gateway
 from research_core.settings import Settings
 from tests.conftest import AS_OF
+from tests.engine_run import default_similarity
 from tests.playground_stack import TOKEN, StandInQueue, playground_stack
 from tests.test_playground_browser import browser, open_page, redis, save_screenshot, say
 from tests.test_playground_browser import pytestmark as browser_marks
@@ -45,13 +46,6 @@ SUBQUESTIONS = ("What were heat pump sales?", "What were heat pump prices?",
 FIRST = "Heat pump sales were 515,000 units in Q1 2025, 474,000 units in Q1 2026 and " \
         "571,000 units in Q2 2026."
 LATER = "Heat pump sales reached 548,000 units in Q3 2026."
-
-
-class Unused:
-    """The similarity a rule-read steer never asks for (the rule adds no sub-question)."""
-
-    async def matrix(self, rows: list[str], cols: list[str]) -> list[list[float]]:
-        raise AssertionError("a steer read by the rule compares nothing")
 
 
 def evidence(source_id: str, title: str, text: str) -> Evidence:
@@ -111,7 +105,7 @@ class ChartingWorker(StandInQueue):
         gateway = Gateway({}, state.ledger, state.log)
         owner = BudgetOwner.start(Settings().budget, "standard", request.user)
         for _ in range(300):
-            if await steering.read_steers(source, gateway, state, owner, Unused(),
+            if await steering.read_steers(source, gateway, state, owner, default_similarity(),
                                           Settings().engine, use_planner=False):
                 pub.plan_changed()
                 return
@@ -133,7 +127,9 @@ async def test_a_steer_and_a_chart_in_the_playground(redis: aioredis.Redis, brow
         await expect(thread.locator("li.task")).to_have_count(4)  # split, three sub-questions
 
         await say(page, "#thread-text", "skip exports, focus on prices")
-        await expect(thread.locator(".ephemeral")).to_contain_text("Noted: the research reads")
+        await expect(thread.locator(".ephemeral").first).to_contain_text(
+            "Noted: at its next step the research will drop the open sub-questions about "
+            "“exports”; research “prices” next")
         steer = thread.locator("li.task", has_text="Steer:")
         await expect(steer).to_contain_text("“skip exports, focus on prices”")
         await expect(steer.locator(".mention")).to_have_text("@Alice")

@@ -1,8 +1,9 @@
 """Steering a running research (issue 30): a person's message read at the next step drops,
 re-ranks or adds open sub-questions, by the planner (scripted tiers over HTTP) or, without
-a usable model, by a rule; the plan shows the change and who asked; a steer never raises the
-budget and reaches the planner only as a person's quoted words. The thread's steers in real
-Redis (`contract.steers`)."""
+a usable model, by a rule (BM25 and the real embedder match what a clause names to the open
+sub-questions; tests/test_steering_acts.py for what the rule adds and sets aside); the plan
+shows the change and who asked; a steer never raises the budget and reaches the planner only as
+a person's quoted words. The thread's steers in real Redis (`contract.steers`)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from research_core.loop.memory.goal_tree import Node
 from research_core.loop.publishing.plan_view import plan_view
 from research_core.loop.review.steering import planner_steers, rule
 from research_core.policy import Policy
-from research_core.protocols import Steer
+from research_core.protocols import Similarity, Steer
 from research_core.settings import Settings, TierSettings
 from research_core.store.sql import SqlStore
 from tests.conftest import RecordingBackend, scripted_settings
@@ -45,24 +46,42 @@ class LateSteers:
         self.steers = list(steers)
         self.after_calls = after_calls
         self.calls = 0
+        self.told: list[tuple[str, str]] = []  # (who, what) of each steer read
+        self.closed: list[int] = []  # how many had been read when steering ended
 
     async def after(self, read: int) -> list[Steer]:
         self.calls += 1
-        return self.steers[read:] if self.calls >= self.after_calls else []
+        return self.steers[read:] if self.calls >= self.after_calls and not self.closed \
+            else []
+
+    async def tell(self, steer: Steer, text: str) -> None:
+        self.told.append((steer.who, text))
+
+    async def close(self, read: int) -> list[Steer]:
+        self.closed.append(read)
+        return self.steers[read:]
 
 
 def nodes(*questions: str) -> list[Node]:
     return [Node(f"N{i}", q, 0.8, 1, "N0") for i, q in enumerate(questions, 1)]
 
 
-def test_the_rule_drops_what_a_clause_says_to_skip_and_raises_what_it_names() -> None:
+async def test_the_rule_drops_what_a_clause_says_to_skip_and_raises_what_it_names(
+        similarity: Similarity) -> None:
     opened = nodes("What were heat pump sales in the UK?", "What were heat pump prices?",
                    "What happened to heat pump exports?")
-    assert rule("skip the UK, focus on prices", opened) == (["N2"], ["N1"])
-    assert rule("ignore exports and the UK", opened) == ([], ["N3", "N1"])
-    assert rule("price first please", opened) == (["N2"], [])  # "price" names "prices"
-    assert rule("thanks, looks good", opened) == ([], [])  # names nothing open
-    assert rule("不要出口", nodes("热泵出口如何变化?", "价格如何变化?")) == ([], ["N1"])
+    goal = "How did heat pumps do in the UK and abroad in 2026?"
+
+    async def read(text: str, among: list[Node] = opened) -> tuple[list[str], list[str]]:
+        found = await rule(text, among, goal, similarity)
+        return found.raised, found.dropped
+
+    assert await read("skip the UK, focus on prices") == (["N2"], ["N1"])
+    assert await read("ignore exports and the UK") == ([], ["N3", "N1"])
+    assert await read("price first please") == (["N2"], [])  # "price" names "prices"
+    assert await read("thanks, looks good") == ([], [])  # names nothing
+    assert await read("不要出口", nodes("热泵出口如何变化?", "价格如何变化?")) == ([], ["N1"])
+    assert await read("不要出口") == ([], ["N3"])  # the embedder reads across languages
 
 
 def steer_reply(first: list[str], drop: list[str], add: list[dict[str, Any]]) -> Any:
@@ -92,6 +111,10 @@ async def test_the_planner_reads_a_steer_and_the_plan_shows_who_asked_and_what_c
     state = out.state
     [event] = state.log.of_kind("steer")
     assert event.data["how"] == "planner" and event.data["who"] == ALICE
+    [(who, told)] = steers.told  # the writer is told what their steer did
+    assert who == ALICE and told.startswith("Your steer was read before step 2: added what")
+    assert f"• Dropped: {PRICES}" in told and f"• First: {EXPORTS}" in told
+    assert steers.closed == [1]  # steering ended when no step was left, the one steer read
     assert state.tree.nodes["N2"].status == "pruned"  # prices dropped
     added = event.data["added"]
     assert added and state.tree.nodes[added[0]].question.startswith("How did heat pump inst")

@@ -1,5 +1,7 @@
 """What a job does in its thread: research a request, or answer one follow-up; and how it
 closes the thread when it is stopped or fails. `workers/jobs.py` runs it under the run's lease.
+While a research works, the thread's steers are read at each step and each writer is told what
+theirs changed; those that came after the last step are answered as follow-ups (`RunSteers`).
 """
 
 from __future__ import annotations
@@ -11,15 +13,16 @@ from redis.exceptions import RedisError
 
 from contract.blocks import words_of
 from contract.keys import KEEP_S, before_key, doing_key, progress_key, stream_key
+from contract.mrkdwn import escape
 from contract.queue import FOLLOWUP, WATCH, JobPayload
 from contract.redis_server import awaited
 from contract.requests import ENDED, FAILED, FINISHED, RUNNING, STOPPED, ResearchRequestMsg
 from contract.slack_client import SLACK_FAILURES, slack_error
-from contract.steers import ThreadSteers
+from contract.steers import LATE_READ, ThreadSteers
 from research_core.errors import RunNotFound
 from research_core.loop.memory.state import RunState
 from research_core.loop.planning.plan_preview import seed_plan
-from research_core.protocols import SearchBackend
+from research_core.protocols import SearchBackend, Steer
 from research_core.search.combined import CombinedBackend
 from research_core.store.restore import load_state
 from workers import thread_messages as msgs
@@ -85,7 +88,7 @@ class ThreadWork:
         caps = run_caps(self.services, state.run_id, request)
         backend = await self.search_backend(request)
         try:
-            steers = ThreadSteers(self.services.redis, request.key)
+            steers = RunSteers(self.services, request)
             report = await self.services.engine(publisher, settings, caps, backend,
                                                 steers).run(state)
         finally:
@@ -109,9 +112,10 @@ class ThreadWork:
             state = self.record_doing(
                 await load_state(self.services.store, self.payload.run_id, self.services.settings))
         except RunNotFound:
+            w = words_of(request)
             await self.services.slack.chat_postMessage(
                 channel=request.channel, thread_ts=request.thread_ts,
-                text="I have no research in this thread to follow up on yet.")
+                text=w("I have no research in this thread to follow up on yet."))
             return "no run to follow up"
         before = await self.status_before(request)
         await self.status(request, RUNNING)
@@ -119,7 +123,9 @@ class ThreadWork:
         name_sources(state, publisher)
         await show_charts(state, publisher, self.services.redis)
         try:
-            await publisher.working(f"Answering the follow-up: {self.payload.followup_text}")
+            w = publisher.words  # the thread's language (`name_sources`)
+            await publisher.working(w("Answering the follow-up: {text}",
+                                      text=self.payload.followup_text))
             engine = self.services.engine(
                 publisher, job_settings(self.services.settings, request.channel),
                 run_caps(self.services, self.payload.run_id, request),
@@ -249,6 +255,40 @@ class ThreadWork:
     async def status(self, request: ResearchRequestMsg, status: str) -> None:
         updated = await self.services.requests.set_status(request.key, status)
         await msgs.show_status(self.services.slack, updated or request, status)
+
+
+class RunSteers(ThreadSteers):
+    """A research's steers as its run reads them: each writer is told, to them only, what
+    their steer changed; once no step is left, the steers no step read are queued as
+    follow-ups (a job id per message: one the bot queued already, a question, is not queued
+    twice) and their writers told so."""
+
+    def __init__(self, services: Services, request: ResearchRequestMsg) -> None:
+        super().__init__(services.redis, request.key)
+        self.services = services
+        self.request = request
+
+    async def tell(self, steer: Steer, text: str) -> None:
+        await self._ephemeral(steer.who, escape(text))
+
+    async def close(self, read: int) -> list[Steer]:
+        late = await super().close(read)
+        w = words_of(self.request)
+        for steer in late:
+            if steer.text.strip() and steer.who and steer.ts:
+                await self.services.queue.followup(self.request, steer.ts, steer.who,
+                                                   steer.text)
+                await self._ephemeral(steer.who, w(LATE_READ))
+        return late
+
+    async def _ephemeral(self, user: str, text: str) -> None:
+        """Best effort: a writer who is not told still sees the plan."""
+        try:
+            await self.services.slack.chat_postEphemeral(
+                channel=self.request.channel, user=user, thread_ts=self.request.thread_ts,
+                text=text)
+        except SLACK_FAILURES as exc:
+            log.info("could not tell %s what their steer did: %s", user, slack_error(exc))
 
 
 def _count_run(state: RunState) -> None:

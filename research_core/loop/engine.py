@@ -42,6 +42,7 @@ from research_core.search.tool import (
     SearchTool,
 )
 from research_core.settings import Settings
+from research_core.wording import for_question
 
 FEEDBACK_TEXTS = 5  # a node's best judged hits its next round's query learns words from
 
@@ -175,12 +176,14 @@ class _Research:
             return await self._report()
         await self._charge()  # how the caps stand before the first step (a resume included)
         if what == "start":  # a sign of life before the first (slow) model call
-            await self.delivery.progress(
-                f"Planning: splitting the question into sub-questions ({self.owner.mode}, "
-                f"up to {self.owner.total('steps')} steps)", key="start")
+            w = for_question(self.state.question)
+            await self.delivery.progress(w(
+                "Planning: splitting the question into sub-questions ({mode}, up to {n} "
+                "steps)", mode=w(self.owner.mode), n=self.owner.total('steps')), key="start")
         while await self._research_until_covered():
             pass
         self.state.log.emit("finalise", self.owner.final_reason or "no open sub-question left")
+        await steering.close_steers(self.engine.steers, self.state)  # no step reads them now
         await self.close_working_memory()
         await self.announcer.at_end()
         return await self._report()
@@ -216,8 +219,9 @@ class _Research:
         self.state.extra.rechecked.append(node.id)
         self.state.log.emit("recheck", f"{node.id}: steps left; seeking corrections and newer "
                             "versions of the figures its part states", node=node.id)
-        await self.delivery.progress(f"Checking for corrections and newer figures: "
-                                     f"{node.question}", key=f"recheck-{node.id}")
+        w = for_question(self.state.question)
+        await self.delivery.progress(w("Checking for corrections and newer figures: {question}",
+                                       question=node.question), key=f"recheck-{node.id}")
         await self.step(node, seek_corrections=True)
         return True
 
@@ -291,9 +295,10 @@ class _Research:
         was_final = self.owner.final_reason is not None
         self.owner.note_caps(status, tokens, cost)
         if status.reached is not None and not was_final:
-            await self.delivery.progress(
-                f"Spending cap reached: {status.reached.message()}. Writing the report from "
-                "what I have found so far.", key="cap-reached")
+            w = for_question(self.state.question)
+            await self.delivery.progress(w(
+                "Spending cap reached: {what}. Writing the report from what I have found so "
+                "far.", what=status.reached.message(w)), key="cap-reached")
 
     async def _switch_to(self, node: Node) -> None:
         """Sub-question switch: rewrite the previous one's working memory into a summary."""
@@ -302,7 +307,8 @@ class _Research:
         self.state.log.emit("focus", f"{node.id} (value {node.value:.2f}): {node.question}",
                         node=node.id)
         if node.depth > 0:
-            await self.delivery.progress(f"Checking: {node.question}",
+            w = for_question(self.state.question)
+            await self.delivery.progress(w("Checking: {question}", question=node.question),
                                          key=f"s{self.state.step}-{node.id}")
 
     async def close_working_memory(self) -> None:
