@@ -9,8 +9,9 @@ question asked and the evidence does not cover. A part: the same for one sub-que
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
 from research_core.loop.answering import ranking
 from research_core.loop.answering.budget_fit import Block, fit
@@ -23,11 +24,16 @@ from research_core.loop.planning.asked import not_found
 from research_core.protocols import Similarity
 from research_core.text import conflicts
 from research_core.text.asking import Asked
-from research_core.text.conflicts import Disagreement
+from research_core.text.conflicts import Disagreement, unit_of, versions
+from research_core.text.counts import Counted, counted_apart, short_name, two_counts
+from research_core.text.figures import Figure, figures_in
 from research_core.text.periods import time_key
 from research_core.text.terms import has_cjk
+from research_core.wording import CHINESE, ENGLISH, Words
 
 Cite = Callable[[Evidence], str | None]  # the citation mark of an item ("[3]"), None: none
+# a model's word on a claim against a passage (True: it holds), None where it gave none
+Judge = Callable[[str, str], Awaitable[bool | None]]
 LEAD_MOST, SECTION_MOST, PART_MOST = 4, 5, 7
 FOLLOW_UP_MOST = 4
 SECTION_WEIGHTS = (2.0, 1.0)  # of a section's sub-question and of the whole question
@@ -62,7 +68,7 @@ async def report(similarity: Similarity, asked: Asked, sections: list[Section],
     found = conflicts.find(pool, clashes)
     disputed = await conflict_lines(similarity, [question], pool, cite, zh, found, said)
     picker.remember(disputed)
-    outvoted = {d.second[0].text for d in found}
+    outvoted = {d.second[0].text for d in found if _apart(d, pool) is None}
     lead = await _lead(picker, question, [ln for ln in pool if ln.text not in outvoted])
     picker.remember(said)
     blocks = [Block("", [" ".join(_cited(ln, cite) for ln in lead)], whole=True)]
@@ -77,7 +83,7 @@ async def report(similarity: Similarity, asked: Asked, sections: list[Section],
         elif _node(section) not in published and not _said_by(section, pool, lead, told):
             unanswered.append(section.question)
     if disputed:
-        blocks.append(Block(disputed[0], [ln for ln in disputed[1:] if ln], whole=True))
+        blocks.append(Block("", [ln for ln in disputed if ln], whole=True))
     used = " ".join(picker.chosen)
     missing = not_found(asked, unanswered, " ".join(ln.text for ln in pool), used)
     if missing:
@@ -90,17 +96,23 @@ async def report(similarity: Similarity, asked: Asked, sections: list[Section],
 
 async def part(similarity: Similarity, section: Section, cite: Cite,
                said: list[str], read: Reader | None = None,
-               budget: int | None = None, leading: Sequence[Line] = ()) -> str:
+               budget: int | None = None, leading: Sequence[Line] = (),
+               judge: Judge | None = None) -> str:
     """One sub-question's part: the `leading` lines (a correction's), then its best sentences
-    not `said` in other parts, and its conflicts, within `budget` characters."""
+    not `said` in other parts, and its conflicts (`judge`: the model that says whether two
+    bodies count differently, where one is configured), within `budget` characters."""
     zh = has_cjk(section.question)
     picker = Picker(similarity)
     picker.remember(said)
     kept = await completed(section.items, read)
     pool = usable(await _with_pages(kept, read), cite)
-    disputed = await conflict_lines(similarity, [section.question], pool, cite, zh, told=said)
-    picker.remember(disputed)
+    # the lines that correct the part lead it: taken before the disagreements, which then
+    # leave out what they say (a revision once lost its correcting line to a disagreement
+    # block that the part's budget then cut)
     first = [ln for ln in leading if await picker.take(ln)]
+    disputed = await conflict_lines(similarity, [section.question], pool, cite, zh,
+                                    told=[*said, *(ln.text for ln in first)], judge=judge)
+    picker.remember(disputed)
     chosen = first + await picker.pick([section.question], pool, PART_MOST - len(first))
     bullets = [f"• {_cited(ln, cite)}" for ln in chosen]
     if not chosen:
@@ -156,27 +168,123 @@ async def _lead(picker: Picker, question: str, pool: list[Line]) -> list[Line]:
 
 async def conflict_lines(similarity: Similarity, queries: Sequence[str], pool: list[Line],
                          cite: Cite, zh: bool, found: list[Disagreement[Line]] | None = None,
-                         told: Sequence[str] = ()) -> list[str]:
+                         told: Sequence[str] = (), judge: Judge | None = None) -> list[str]:
     """The "where the sources disagree" block (empty when they agree): the CONFLICTS_MOST
     disagreements whose sentences answer the `queries` best, and one sentence that reports a
     disagreement itself; `found`: the pool's disagreements where the caller has them already.
     A disagreement or a note that a published part's sentences (`told`) say already is not
-    said again: a thread once showed one correction four times."""
+    said again: a thread once showed one correction four times.
+
+    Two figures that a source gives to two bodies side by side (`text.counts`) are two
+    counts, not a disagreement: they come first, each as "CHPA and EESB count differently:"
+    with each body's figure, citing the sentence that sets them side by side, where the
+    model (`judge`, where one is configured) does not find that the sentence says
+    otherwise. The block's first line is its
+    heading, "" where it begins with such counts."""
     words = labels.ZH if zh else labels.EN
-    found = await _most_relevant(similarity, queries, [
-        d for d in (conflicts.find(pool) if found is None else found) if not _told(d, told)])
+    found = [d for d in (conflicts.find(pool) if found is None else found) if not _told(d, told)]
+    counted: list[Counted[Line]] = []
+    disputed: list[Disagreement[Line]] = []
+    for d in found:
+        apart = _apart(d, pool)
+        if apart is not None and await _counts_hold(apart, d.first[1], d.second[1], judge):
+            counted.append(apart)
+        else:
+            disputed.append(d)
+    found = await _most_relevant(similarity, queries, disputed)
     shown = {d.explained_by.text for d in found if d.explained_by}
-    notes = [ln for ln in conflicts.documented(pool) if ln.text not in shown
-             and not any(ln.text in t for t in told)][:NOTES_MOST]
-    if not found and not notes:
-        return []
-    out = [f"*{words['conflicts']}*"]
+    notes: list[Line] = []
+    for ln in conflicts.documented(pool):
+        if ln.text in shown or any(ln.text in t for t in told):
+            continue
+        apart_note = await _note_apart(ln, pool, judge)
+        if apart_note is not None:
+            counted.append(apart_note)
+        else:
+            notes.append(ln)
+    notes = notes[:NOTES_MOST]
+    counts = _count_lines([c for c in counted if not _counts_told(c, told)], cite, zh)
+    out = list(counts)
+    if found or notes:
+        out.append(f"*{words['conflicts']}*")
     for d in found:
         out.append("• " + labels.disagreement(d, cite, zh))
         if d.explained_by:
             out.append(f"  {words['explained']}{_cited(d.explained_by, cite)}")
     out += [f"• {_cited(ln, cite)}" for ln in notes]
-    return [*out, ""]
+    if not out:
+        return []
+    return [*([""] if counts else []), *out, ""]
+
+
+def _apart(d: Disagreement[Line], pool: Sequence[Line]) -> Counted[Line] | None:
+    """The sentence that gives a disagreement's two figures to its two bodies, if any: two
+    bodies' counts, not one body's two versions."""
+    return two_counts(*d.first, *d.second, pool)
+
+
+async def _note_apart(note: Line, pool: Sequence[Line], judge: Judge | None
+                      ) -> Counted[Line] | None:
+    """A sentence that reports two figures of one measure, given to two bodies, as two
+    counts where the pool's sources bear that out (and the model, where one is configured,
+    agrees); None where it reports a disagreement."""
+    for x, y in _pairs(figures_in(note.text)):
+        apart = counted_apart(x, y, [note, *pool])
+        if apart is not None and await _counts_hold(apart, x, y, judge):
+            return apart
+    return None
+
+
+def _pairs(figures: list[Figure]) -> list[tuple[Figure, Figure]]:
+    """Two different figures of one unit, close enough to be two versions of one measure."""
+    kept = [f for f in figures if not f.percent and unit_of(f) != "(none)"]
+    return [(x, y) for x, y in combinations(kept, 2) if unit_of(x) == unit_of(y)
+            and x.key != y.key and versions(x, y)]
+
+
+async def _counts_hold(apart: Counted[Line], x: Figure, y: Figure, judge: Judge | None) -> bool:
+    """Whether the model, asked, finds that the passage says the two bodies' figures count
+    different things; True where no model answers (the code's measure stands)."""
+    if judge is None:
+        return True
+    first, second = (short_name(b) for b in apart.bodies)
+    claim = (f"{first}'s figure and {second}'s figure ({x.text} and {y.text}) count different "
+             "things (another definition or scope), so they do not contradict each other.")
+    verdict = await judge(claim, apart.passage.text)
+    return verdict is not False
+
+
+def _count_lines(counted: Sequence[Counted[Line]], cite: Cite, zh: bool) -> list[str]:
+    """One line per two bodies' counts, at most CONFLICTS_MOST, citing the sentence that
+    sets them side by side: "• CHPA and EESB count differently: CHPA 571,000 units, EESB
+    612,000 units [n]"."""
+    w = Words(CHINESE if zh else ENGLISH)
+    out: list[str] = []
+    seen: set[tuple[str, ...]] = set()
+    for apart in counted:
+        x, y = (_written(f, zh) for f in apart.figures)
+        if (key := (*apart.bodies, x, y)) in seen or len(out) >= CONFLICTS_MOST:
+            continue
+        seen.add(key)
+        first, second = (short_name(b) for b in apart.bodies)
+        said = w("{first} and {second} count differently: {first} {x}, {second} {y}",
+                 first=first, second=second, x=x, y=y)
+        out.append(f"• {said} {cite(apart.passage.evidence) or ''}".rstrip())
+    return out
+
+
+def _counts_told(apart: Counted[Line], told: Sequence[str]) -> bool:
+    """Whether a published part's sentence says the two counts: both figures, both bodies."""
+    names = [short_name(b) for b in apart.bodies]
+    return any(all(f.text in t for f in apart.figures) and all(n in t for n in names)
+               for t in told)
+
+
+def _written(figure: Figure, zh: bool) -> str:
+    """A figure with its unit, as its language writes them ("571,000 units", "150.8万包")."""
+    if not figure.unit:
+        return figure.text
+    return f"{figure.text}{'' if zh or has_cjk(figure.unit) else ' '}{figure.unit}"
 
 
 async def _most_relevant(similarity: Similarity, queries: Sequence[str],

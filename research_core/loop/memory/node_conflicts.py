@@ -2,7 +2,8 @@
 and the deep-research request: the answer's own detector (`research_core.text.conflicts`: same
 period, same subject, close figures in one unit) over the whole sentences of the node's kept
 evidence, so that the log never reports a conflict the answer would not (a quarter's total
-against a month's, one firm's figure against another's)."""
+against a month's, one firm's figure against another's), nor two bodies' counts that a source
+sets side by side (`research_core.text.counts`: the answer says they count differently)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.memory.pool import Line, lines_of
 from research_core.text import conflicts
+from research_core.text.counts import two_counts
 
 
 @dataclass(frozen=True)
@@ -41,9 +43,11 @@ def find_conflicts(items: list[Evidence]) -> list[Conflict]:
     first."""
     if not items:
         return []
+    lines = lines_of(items)
     return [Conflict(items[0].node_id, _unit(d), (d.first[0].source_id, d.first[1].text),
                      (d.second[0].source_id, d.second[1].text), d.period)
-            for d in conflicts.find(lines_of(items))]
+            for d in conflicts.find(lines)
+            if two_counts(*d.first, *d.second, lines) is None]
 
 
 def _unit(d: conflicts.Disagreement[Line]) -> str:

@@ -1,7 +1,11 @@
 """Answer parts of finished sub-questions: published when the cadence says they are ready,
-revised in place when later evidence about their own facet (close to their question, and
-naming what sets it apart from the root question) brings figures they lack. Where the
-summary fell back, the part is the extractive builder's (`research_core.loop.answering`)."""
+revised in place when later evidence corrects a figure they state (`corrections`), or when
+later evidence about their own facet (close to their question, and naming what sets it apart
+from the root question) brings figures they lack. A part's revisions are bounded (the
+design's 2 per part in standard): new figures never take a part's last revision, which stays
+for a correction. Where the summary fell back, the part is the extractive builder's
+(`research_core.loop.answering`); the model, where one is configured, says there whether two
+bodies' figures set side by side are two counts (`builder.conflict_lines`)."""
 
 from __future__ import annotations
 
@@ -18,11 +22,12 @@ from research_core.loop.memory.pool import Line, lines_of
 from research_core.loop.memory.state import RunState
 from research_core.loop.publishing import cadence, followup
 from research_core.loop.publishing.corrections import Correction, corrections
+from research_core.loop.report import claims
 from research_core.loop.review import coverage
 from research_core.models.gateway import Gateway
 from research_core.protocols import SearchBackend, Similarity
 from research_core.settings import EngineSettings
-from research_core.text.figures import states_figure, telling_figures
+from research_core.text.figures import figures_in, states_figure, telling_figures
 from research_core.text.sentences import sentences
 from research_core.text.terms import speaks_to
 
@@ -42,6 +47,7 @@ class Parts:
         self.reason_prefix = ""  # a watch cycle's revisions say "update <date>: …"
         # pages that complete cut snippets (the local corpus's; None: none)
         self.read: Reader | None = local_reader(backend) if backend else None
+        self._verdicts: dict[tuple[str, str], bool | None] = {}  # the model's, per claim
 
     async def publish(self, node: Node, deep: bool) -> None:
         """A finished sub-question's part goes out when the cadence says it is ready."""
@@ -91,8 +97,9 @@ class Parts:
                  if sc >= self.config.revise_similarity
                  and speaks_to(e.text, node.question, self._others(node))]
         corrected = await self._corrections(node, fresh, published)
+        adding = cadence.revising_evidence(published, close) if self._spare(node.id) else []
         news = list({e.id: e for e in [*(c.later.evidence for c in corrected),
-                                       *cadence.revising_evidence(published, close)]}.values())
+                                       *adding]}.values())
         if not news:
             return
         summary = await executor.summarise(self.gateway, node.id, node.question, news,
@@ -113,12 +120,36 @@ class Parts:
         kept snippet may be a table's row alone."""
         recent = {e.id for e in fresh}  # kept for the part's own sub-question (a recheck) too
         own = [e for e in self.state.kept_for({node.id}) if e.id not in recent]
-        known = {e.source_id for e in own}
-        new = [f for f in fresh if f.source_id not in known]  # a source kept twice is no news
+        latest = self.delivery.latest(node.id)
+        # a source kept twice is no news, nor one the part cites already (a correction kept
+        # again for another sub-question once revised the part it had revised a second time)
+        known = {e.source_id for e in own} | set(latest.sources if latest else [])
+        new = [f for f in fresh if f.source_id not in known]
         if not new:
             return []
-        stated = [ln for ln in await self._lines(own) if _states_one(published, ln.text)]
-        return await corrections(self.similarity, stated, await self._lines(new))
+        lines = await self._lines(own)
+        stated = [ln for ln in lines if _states_one(published, ln.text)]
+        return await corrections(self.similarity, stated, await self._lines(new), published,
+                                 lines)
+
+    def _spare(self, part_key: str) -> bool:
+        """Whether the part has a revision to spare for new figures: more than one left, so
+        that its last stays for a correction (a run once spent a part's two on new figures
+        and refused the correction that followed)."""
+        owner = self.delivery.owner
+        if owner is None:
+            return True
+        return owner.revisions.get(part_key, 0) + 1 < owner.revision_limits.per_part
+
+    async def _judge(self, claim: str, passage: str) -> bool | None:
+        """The model's word on a claim against one passage (the claim check's call), once per
+        claim; None where no model answers."""
+        key = (claim, passage)
+        if key not in self._verdicts:
+            asked = claims.Claim(claim, [1], figures_in(claim))
+            verdict = (await claims.judge_claims(self.gateway, [asked], {1: [passage]}))[0]
+            self._verdicts[key] = None if verdict is None else verdict.supported
+        return self._verdicts[key]
 
     async def _lines(self, items: list[Evidence]) -> list[Line]:
         """The items' and their pages' sentences that an answer may cite."""
@@ -136,7 +167,7 @@ class Parts:
                 for s in sentences(p.text, clauses=False)]
         return await builder.part(self.similarity, builder.Section(node.question, items),
                                   lambda e: f"[{e.source_id}]", said, self.read,
-                                  self._budget(), leading)
+                                  self._budget(), leading, self._judge)
 
     def _budget(self) -> int:
         """A part's share of the reading budget: the parts share what the report leaves
