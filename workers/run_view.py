@@ -10,6 +10,7 @@ import logging
 import redis.asyncio as aioredis
 from slack_sdk.web.async_client import AsyncWebClient
 
+from contract.cited_text import describe_evidence
 from contract.home import RunStats, publish_home, record_stats
 from contract.keys import KEEP_S, chart_key
 from contract.redis_server import awaited
@@ -18,7 +19,7 @@ from contract.slack_client import SLACK_FAILURES, slack_error
 from research_core.budget.axes import is_allowed
 from research_core.loop.memory.state import RunState
 from research_core.loop.publishing.plan_view import PLAN_EVENTS, plan_view
-from research_core.loop.publishing.series import Series, series_of
+from research_core.loop.publishing.series import Series, part_series
 from research_core.runlog import LogEvent
 from research_core.settings import Settings
 from research_core.wording import for_question
@@ -31,15 +32,7 @@ log = logging.getLogger(__name__)
 def name_sources(state: RunState, publisher: SlackPublisher) -> None:
     """Answer parts name their sources by id; the context line links each to its page (an
     MCP server's resource, which is no web page: its title, server and URI)."""
-    def describe(source_id: str) -> tuple[str, str] | None:
-        found = next((e for e in state.evidence if e.source_id == source_id and e.url), None)
-        if found is None:
-            return None
-        web = found.url.startswith(("http://", "https://"))
-        label = found.title if web or not found.publisher else f"{found.title}, {found.publisher}"
-        return found.url, label or found.publisher
-
-    publisher.describe = describe
+    publisher.describe = describe_evidence(state.evidence)
     publisher.words = for_question(state.question)
 
 
@@ -51,18 +44,18 @@ async def show_charts(state: RunState, publisher: SlackPublisher,
     known = {_text(k): _text(v) for k, v in (await awaited(redis.hgetall(key))).items()}
 
     def chart_for(part_key: str, sources: list[str]) -> tuple[Series, dict[str, str]] | None:
+        found = part_series(state, part_key, sources)  # what follow-ups read too
         wanted = set(sources)
-        items = [e for e in state.kept() if e.source_id in wanted]
-        node = state.tree.nodes.get(part_key)
-        found = series_of(items, node.question if node is not None else state.question)
-        titles = {e.source_id: e.title or e.publisher or e.source_id for e in items}
+        titles = {e.source_id: e.title or e.publisher or e.source_id for e in state.kept()
+                  if e.source_id in wanted}
         return (found, titles) if found is not None else None
 
     async def remember(part_key: str, value: str) -> None:
         await awaited(redis.hset(key, part_key, value))
         await redis.expire(key, KEEP_S)
 
-    publisher.charts = PartCharts(publisher.client, chart_for, known, remember)
+    publisher.charts = PartCharts(publisher.client, chart_for, known, remember,
+                                  for_question(state.question))
 
 
 def _text(value: str | bytes) -> str:

@@ -93,6 +93,22 @@ def aside(text: str, end: int, starts: list[tuple[int, str]]) -> str | None:
     return next((key for p, key in starts if bracket.end() <= p <= bracket.end() + 1), None)
 
 
+_OPENS = re.compile(r"\s*[（(]\s*$")
+_CLOSES = re.compile(r"\s*(?:[^\W\d_]{1,12}\s*)?[)）]")  # its unit, if any, inside
+
+
+def bracketed(text: str, at: int, figure: Figure, published: dt.date | None = None) -> bool:
+    """The figure at `at` stands alone (with its unit, if any) in a bracket right after the
+    name of its period ("January (158,000) and February (150,000) were the weakest months",
+    "Q1 (474,000 units)", "1月（15.8万台）"): that period's value of what its sentence measures;
+    one written without a unit has the unit of the sentence's measure (a list of periods'
+    values names it once)."""
+    opening = _OPENS.search(text, 0, max(at, 0))
+    if opening is None or not _CLOSES.match(text, at + len(figure.text)):
+        return False
+    return any(end == opening.start() for _, end, key in named(text, published) if "-" in key)
+
+
 def places_of(text: str, figures: list[Figure]) -> list[int]:
     """Where each figure is written, in order (a number written twice is found twice)."""
     places, start = [], 0

@@ -74,6 +74,53 @@ def figures_in(text: str) -> list[Figure]:
     return found
 
 
+# A count's noun (`counted`): English writes what a count counts right after it, as a noun
+# phrase whose head, the last of its words, is plural ("248,000 residential heat pumps sold",
+# "2.61 million passengers"); these words end the phrase before its head is found.
+_PHRASE_END_TEXT = """a an the and or but nor of in on at by for from to with than as per via
+    each every were was are is be been being had has have do did does that which who whom whose
+    this these those its their his her our your up down over under into onto off out between
+    during since until till through about after before against among around"""
+_PHRASE_ENDS = frozenset(_PHRASE_END_TEXT.split())
+_IRREGULAR_PLURAL_TEXT = "people men women children staff personnel cattle sheep fish deer"
+_IRREGULAR_PLURALS = frozenset(_IRREGULAR_PLURAL_TEXT.split())
+_PHRASE_WORD = re.compile(r"\s*([A-Za-z][A-Za-z'’-]*)")
+COUNT_NOUN_WORDS = 4  # a count's noun phrase, as written, holds at most this many words
+
+
+def counted(text: str, end: int) -> str:
+    """What a count written just before `end` counts: the head of the noun phrase right after
+    it, casefolded ("pumps" of "248,000 residential heat pumps sold", "passengers" of "2.61
+    million passengers", "units" of "474,000 units from …"); "" where no plural noun follows
+    within a few words, before a function word, a unit's symbol or a mark ("189,000 in
+    December", "8 kW units")."""
+    at = end
+    for _ in range(COUNT_NOUN_WORDS):
+        word = _PHRASE_WORD.match(text, at)
+        if word is None:
+            return ""
+        written = word.group(1)
+        low = written.casefold()
+        if low in _PHRASE_ENDS or _symbol(written):
+            return ""
+        if _plural(low):
+            return low
+        at = word.end()
+    return ""
+
+
+def _symbol(word: str) -> bool:
+    """A unit's symbol, no word of a noun phrase: "kW", "MWh", "kg" (a capital after the first
+    letter, or two letters or fewer)."""
+    return len(word) <= 2 or any(c.isupper() for c in word[1:])
+
+
+def _plural(word: str) -> bool:
+    """A plural English noun as a count's head is written: "pumps", "units", "people"."""
+    return word in _IRREGULAR_PLURALS or (
+        len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")))
+
+
 def without_figures(text: str) -> str:
     """The text with its numbers (and their magnitude words and percent signs) taken out, the
     unit words kept: what a sentence is about, for an embedder that a run of figures throws

@@ -125,11 +125,13 @@ def speaks_to(text: str, question: str, others: list[str]) -> bool:
     if siblings:
         shared = set(siblings[0]).intersection(*siblings[1:])
         own |= set(terms(question)) - shared
-    found = {_stem(t) for t in terms(text)}
-    return all(_stem(t) in found for t in own)
+    found = {stem(t) for t in terms(text)}
+    return all(stem(t) in found for t in own)
 
 
-def _stem(term: str) -> str:
+def stem(term: str) -> str:
+    """A term as its singular is written, for matching: "pumps" → "pump" ("sales" → "sale";
+    a short word is kept: "gas")."""
     return term[:-1] if len(term) > 4 and term.endswith("s") else term
 
 

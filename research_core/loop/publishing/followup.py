@@ -1,9 +1,12 @@
 """Follow-up questions in a finished (or stopped) run's thread (docs/design.md §1).
 
 A follow-up is answered from what the run already knows: its sub-question findings and the
-evidence closest to the follow-up. Only when that is not enough, and the run's resource owner
-still grants steps, is the follow-up researched as a new sub-question of the goal tree, and
-then answered again. The answer is one more answer part, published through the outbox.
+evidence closest to the follow-up. One that asks for a period's high or low ("which month had
+the highest sales?", "哪个月销量最低？") is answered from the dated series the thread holds, those
+its own charts draw first (`extremes`): the answer must name that period and its figure, cited.
+Only when that is not enough, and the run's resource owner still grants steps, is the
+follow-up researched as a new sub-question of the goal tree, and then answered again. The
+answer is one more answer part, published through the outbox.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ from typing import Protocol
 from research_core.budget.owner import BudgetOwner
 from research_core.delivery.publications import Delivery, Publication
 from research_core.loop.answering import builder
-from research_core.loop.answering.completion import Reader
+from research_core.loop.answering.completion import Reader, page_lines
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.memory.goal_tree import Node
 from research_core.loop.memory.state import RunState
-from research_core.loop.publishing import extremes
+from research_core.loop.publishing.extremes import Extreme, extreme_of
+from research_core.loop.publishing.series import Series, charted, every_series
 from research_core.loop.report.reporter import (
     SOURCES_HEADING,
     Source,
@@ -33,7 +37,9 @@ from research_core.models.prompts import render
 from research_core.models.schemas import FollowUpOut
 from research_core.protocols import Similarity
 from research_core.text.asking import Asked, read_question
+from research_core.text.figures import figures_in, states_figure
 from research_core.text.terms import CJK, has_cjk
+from research_core.wording import ENGLISH_WORDS, Words
 from research_core.wording import for_question as asked_words
 
 SOURCES_SHOWN = 8
@@ -103,21 +109,73 @@ async def answer(r: Researcher, question: str, key: str, max_steps: int) -> Foll
 
 async def _from_memory(r: Researcher, asked: Asked) -> tuple[FollowUpOut, list[Source]]:
     evidence = await _closest(r, asked.text)
-    sources, carried = number_sources(evidence, SOURCES_SHOWN)
+    top = extreme_of(asked, await _thread_series(r, asked)) if asked.extreme else None
+    sources, carried = _numbered(r.state, evidence, top)
+    said = _extreme_said(top, sources, asked.chinese)
+    findings = [f"- {s.question}: {s.conclusion}"
+                for s in list(r.state.summaries.values())[-FINDINGS_SHOWN:]]
+    if said and top is not None:
+        findings.insert(0, f"- {top.series.title}: {said.removeprefix('• ')}")
     messages = render(
         "followup", question=r.state.question, followup=asked.text,
-        findings="\n".join(f"- {s.question}: {s.conclusion}"
-                           for s in list(r.state.summaries.values())[-FINDINGS_SHOWN:]) or "- none",
+        findings="\n".join(findings) or "- none",
         sources="\n".join(_block(s, carried) for s in sources) or "(no sources)")
 
     def check(out: FollowUpOut) -> str | None:
-        problem = echo_problem(out.answer) or prose_problem(out.answer, sources)
+        problem = echo_problem(out.answer) or prose_problem(out.answer, sources) or \
+            _extreme_problem(out.answer, top, said)
         if problem or not out.sufficient:
             return problem
         return citation_problem(out.answer, len(sources))
 
     out = await r.gateway.try_structured("executor", "followup", messages, FollowUpOut, check)
-    return out or await _assembled(r, asked, carried, sources), sources
+    return out or await _assembled(r, asked, carried, sources, said), sources
+
+
+async def _thread_series(r: Researcher, asked: Asked) -> list[Series]:
+    """The dated series a follow-up reads: those the run's parts show as charts, then those
+    of all the thread's kept evidence and of their pages where reading is free, read about
+    the run's question and the follow-up ("which month was highest?" counts heat pumps)."""
+    kept = r.state.kept()
+    pages = await page_lines(kept, r.read)
+    about = f"{r.state.question}\n{asked.text}"
+    return [*charted(r.state), *every_series(kept, about, pages, joined=True)]
+
+
+def _numbered(state: RunState, evidence: list[Evidence],
+              top: Extreme | None) -> tuple[list[Source], list[Evidence]]:
+    """The sources shown, numbered, and the evidence they carry; the source of the extreme
+    asked for among them, last where the closest evidence left it out (it must be cited)."""
+    sources, carried = number_sources(evidence, SOURCES_SHOWN)
+    if top is None or any(s.source_id == top.source_id for s in sources):
+        return sources, carried
+    own = max((e for e in state.kept() if e.source_id == top.source_id),
+              key=lambda e: e.score, default=None)
+    if own is None:
+        return sources, carried
+    added = Source(len(sources) + 1, own.source_id, own.title, own.url, own.publisher,
+                   own.published, own.source_type)
+    return [*sources, added], [*carried, own]
+
+
+def _extreme_said(top: Extreme | None, sources: list[Source], zh: bool) -> str:
+    """The bullet that names the period asked for and its figure, cited; "" when there is none
+    or its source is not among those shown."""
+    number = next((s.number for s in sources if top and s.source_id == top.source_id), None)
+    return top.line(zh, f"[{number}]") if top is not None and number is not None else ""
+
+
+def _extreme_problem(answer: str, top: Extreme | None, said: str) -> str | None:
+    """Why an answer to "which month was highest?" is not one: it must give the period's
+    figure that the thread's series shows (a model once said there was no monthly series
+    under the thread's own monthly chart)."""
+    if top is None or not said:
+        return None
+    stated = figures_in(top.point.written)
+    if stated and states_figure(answer, stated[0]):
+        return None
+    return (f"the sources give this as a series; the answer must name the period and its "
+            f"figure, cited: {said.removeprefix('• ')}")
 
 
 def prose_problem(text: str, sources: list[Source]) -> str | None:
@@ -159,10 +217,11 @@ def _block(source: Source, carried: list[Evidence]) -> str:
 
 
 async def _assembled(r: Researcher, asked: Asked, carried: list[Evidence],
-                     sources: list[Source]) -> FollowUpOut:
+                     sources: list[Source], top: str = "") -> FollowUpOut:
     """Fallback: the extractive answer from the closest evidence and their pages where reading
     is free (whole sentences, each cited, each once, the disagreements among them), keeping to
-    what the run is about; none means research is needed."""
+    what the run is about, led by the period a question for a high or low asks for (`top`);
+    none means research is needed."""
     numbers = {s.source_id: s.number for s in sources}
 
     def mark(source_id: str) -> str | None:
@@ -170,17 +229,17 @@ async def _assembled(r: Researcher, asked: Asked, carried: list[Evidence],
 
     lines = await builder.follow_up(r.similarity, asked, carried,
                                     lambda e: mark(e.source_id), read=r.read)
-    top = extremes.extreme_line(asked, carried, mark)
     lines = [top, *lines] if top else lines  # "which month was highest?": the series says
-    while lines and len(_fallback_text(lines)) > FALLBACK_CHARS:
+    while lines and len(_fallback_text(lines)) > FALLBACK_CHARS:  # the longer, English heading
         lines.pop()  # the best come first; the answer keeps to the schema's length
+    w = asked_words(asked.text)
     if not lines:
-        return FollowUpOut(answer="Nothing found so far answers this.", sufficient=False)
-    return FollowUpOut(answer=_fallback_text(lines), sufficient=True)
+        return FollowUpOut(answer=w("Nothing found so far answers this."), sufficient=False)
+    return FollowUpOut(answer=_fallback_text(lines, w), sufficient=True)
 
 
-def _fallback_text(lines: list[str]) -> str:
-    return "From the evidence gathered so far:\n" + "\n".join(lines)
+def _fallback_text(lines: list[str], w: Words = ENGLISH_WORDS) -> str:
+    return w("From the evidence gathered so far:") + "\n" + "\n".join(lines)
 
 
 async def _research(r: Researcher, question: str, key: str, max_steps: int) -> int:

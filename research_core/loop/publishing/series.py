@@ -4,8 +4,10 @@ each for its own month, quarter or half, in one unit, read from the part's kept 
 Every point is a figure as a source writes it, for the period its sentence names clearly
 (`research_core.text.dated.dated_figures`: the one figure and period grammar), with its
 unit (a figure written without one, "to 474,000 units from 515,000", takes the unit of the
-figure before it in its sentence when the two are close enough to be one measure; one written
-before the thing the part is about, "214,000 heat pumps", counts units of it). Points
+figure before it in its sentence when the two are close enough, month for month, to be one
+measure, and always where it stands in a bracket after its period's name, "January
+(158,000)"; a count is of the noun written after it, `text.figures.counted`, and one of the
+thing the part is about, "248,000 residential heat pumps", counts units of it). Points
 are one measure only when their sentences speak of one thing as the conflict detector
 compares them (the same words, the same places and bodies; not a high against an average);
 months, quarters and halves are never mixed, nor units. Where two sources give a period
@@ -18,29 +20,41 @@ are missing between two points (`Point.step`: a line is not drawn across them), 
 series measures as its sources name it (`Series.title`: "Heat pump sales (units, by
 month)", not the question), and a point its own sentence calls preliminary or revised
 (`Point.status`).
+
+A follow-up in the run's thread reads the series its parts chart (`charted`, `part_series`:
+what `workers.run_view` draws) and those of all its kept evidence (`every_series`, `joined`),
+so that "which month was highest?" is answered from them (`extremes`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
+from research_core.delivery.publications import Publication
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.memory.pool import Line, lines_of
+from research_core.loop.memory.state import RunState
 from research_core.text import measures
 from research_core.text.conflicts import SAME_MEASURE_RATIO, names_in, unit_of
-from research_core.text.dated import dated_figures
+from research_core.text.dated import bracketed, dated_figures
 from research_core.text.figure_status import statuses
-from research_core.text.figures import Figure
+from research_core.text.figures import Figure, counted
 from research_core.text.periods import MONTH_NAMES, states_span
-from research_core.text.terms import content_terms, has_cjk
+from research_core.text.terms import content_terms, has_cjk, stem
+from research_core.wording import ENGLISH_WORDS, N_, Words
 
 MIN_POINTS = 3
 COUNTED = "units"  # a figure followed by the thing asked about counts that thing
 MAX_POINTS = 24
 MAX_SPREAD = 20.0  # the largest value of a series at most this many times its smallest
-GRAIN = {"Q": "quarter", "H": "half year"}
+GRAIN = {"Q": N_("quarter"), "H": N_("half year")}  # else N_("month")
+MONTHS = (N_("Jan"), N_("Feb"), N_("Mar"), N_("Apr"), N_("May"), N_("Jun"), N_("Jul"),
+          N_("Aug"), N_("Sep"), N_("Oct"), N_("Nov"), N_("Dec"))
+PERIOD_LABELS = {"Q": N_("Q{n} {year}"), "H1": N_("H1 {year}"), "H2": N_("H2 {year}")}
+STATUSES = (N_("preliminary"), N_("revised"))  # a point's (`figure_status`), shown translated
 SHARED_TERMS = 1  # content words two sentences share (not time words, not the unit)
 MEASURE_TERMS = 6  # a measure's name, as a source writes it, holds at most this many words
 PER_YEAR = {"Q": 4, "H": 2}  # periods of a grain in a year (months: 12)
@@ -69,15 +83,25 @@ class Point:
     @property
     def shown(self) -> str:
         """The figure as written, with its status: "222,000 (preliminary)"."""
-        return f"{self.written} ({self.status})" if self.status else self.written
+        return self.shown_in(ENGLISH_WORDS)
+
+    def shown_in(self, w: Words) -> str:
+        """`shown`, its status in the language of `w`."""
+        return f"{self.written} ({w(self.status)})" if self.status else self.written
 
     @property
     def label(self) -> str:
         """"Q1 2026", "H1 2026", "Sep 2026"."""
+        return self.label_in(ENGLISH_WORDS)
+
+    def label_in(self, w: Words) -> str:
+        """`label` in the language of `w` ("2026年第1季度", "2026年9月")."""
         year, part = self.period.split("-")
-        if part[0] in "QH":
-            return f"{part} {year}"
-        return f"{MONTH_NAMES[int(part) - 1][:3].capitalize()} {year}"
+        if part[0] == "Q":
+            return w(PERIOD_LABELS["Q"], n=part[1:], year=year)
+        if part[0] == "H":
+            return w(PERIOD_LABELS[part], year=year)
+        return w("{month} {year}", month=w(MONTHS[int(part) - 1]), year=year)
 
 
 @dataclass(frozen=True)
@@ -87,13 +111,26 @@ class Series:
     grain: str  # "month", "quarter" or "half year"
     points: tuple[Point, ...]
     measure: str = ""  # what it measures, as a source says it ("Heat pump sales")
+    # the sentences its points are read from, and the headings and titles they stand under:
+    # what a follow-up's question is matched against (`extremes`)
+    said: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def title(self) -> str:
         """What the series measures and in what: "Heat pump sales (units, by month)"; the
         unit alone where its sources name no measure the question names."""
-        unit = f"{self.unit_label}, by {self.grain}"
-        return f"{self.measure} ({unit})" if self.measure else unit[:1].upper() + unit[1:]
+        return self.title_in(ENGLISH_WORDS)
+
+    def title_in(self, w: Words) -> str:
+        """`title` in the language of `w` (the measure as its sources name it)."""
+        unit = w("{unit}, by {grain}", unit=self.unit_in(w), grain=w(self.grain))
+        return w("{measure} ({unit})", measure=self.measure, unit=unit) if self.measure \
+            else unit[:1].upper() + unit[1:]
+
+    def unit_in(self, w: Words) -> str:
+        """The unit label, in the language of `w` where it is the count of the thing asked
+        about (a source's own unit as it writes it)."""
+        return w("units") if self.unit == COUNTED else self.unit_label
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -109,13 +146,14 @@ class Series:
         shown = "|".join(f"{p.period}={p.value}{p.status}@{p.source_id}" for p in self.points)
         return hashlib.sha256(f"{self.unit}|{self.grain}|{shown}".encode()).hexdigest()[:16]
 
-    def describe(self, titles: dict[str, str]) -> str:
+    def describe(self, titles: dict[str, str], w: Words = ENGLISH_WORDS) -> str:
         """The chart in words (its alt text): the series, point by point, and its sources
-        (`titles`: source id -> title)."""
-        values = "; ".join(f"{p.label}: {p.shown}" for p in self.points)
-        sources = "; ".join(titles.get(s) or s for s in self.sources)
-        return (f"Chart: {self.unit_label} by {self.grain}, for “{self.about}”. {values}. "
-                f"Sources: {sources}.")
+        (`titles`: source id -> title), in the language of `w`."""
+        values = w("; ").join(f"{p.label_in(w)}: {p.shown_in(w)}" for p in self.points)
+        sources = w("; ").join(titles.get(s) or s for s in self.sources)
+        return w("Chart: {unit} by {grain}, for “{about}”. {values}. Sources: {sources}.",
+                 unit=self.unit_in(w), grain=w(self.grain), about=self.about, values=values,
+                 sources=sources)
 
 
 @dataclass(frozen=True)
@@ -124,11 +162,8 @@ class _Candidate:
     figure: Figure
     period: str
     at: int
+    unit: str  # what it is compared in: COUNTED, a count's noun, its unit, "(million)"
     status: str = ""
-
-    @property
-    def unit(self) -> str:
-        return unit_of(self.figure)
 
 
 def series_of(items: list[Evidence], about: str) -> Series | None:
@@ -137,58 +172,119 @@ def series_of(items: list[Evidence], about: str) -> Series | None:
     return longest(every_series(items, about))
 
 
+def part_series(state: RunState, part_key: str, sources: Iterable[str]) -> Series | None:
+    """The series a part's chart draws: the one `series_of` reads from the kept evidence of
+    the part's sources, about the part's sub-question (the run's question for the report and
+    for a follow-up's part)."""
+    wanted = set(sources)
+    items = [e for e in state.kept() if e.source_id in wanted]
+    node = state.tree.nodes.get(part_key)
+    return series_of(items, node.question if node is not None else state.question)
+
+
+def charted(state: RunState) -> list[Series]:
+    """The series the run's published parts show as charts, each once (a series two parts
+    hold is charted once), as their latest versions show them: what a follow-up in the thread
+    reads first."""
+    latest: dict[str, Publication] = {}
+    for p in state.publications:
+        if p.kind == "part" and p.version >= latest.get(p.part_key, p).version:
+            latest[p.part_key] = p
+    found = (part_series(state, p.part_key, p.sources) for p in latest.values())
+    return list({s.digest(): s for s in found if s is not None}.values())
+
+
 def longest(found: list[Series]) -> Series | None:
     """The series of most periods (then of most sources); None when there is none."""
     return max(found, key=lambda s: (len(s.points), len(s.sources)), default=None)
 
 
-def every_series(items: list[Evidence], about: str) -> list[Series]:
-    """Every dated series of one measure, of three periods or more, that `items` state."""
+def every_series(items: list[Evidence], about: str, pages: Iterable[Line] = (),
+                 joined: bool = False) -> list[Series]:
+    """Every dated series of one measure, of three periods or more, that `items` state (and
+    the sentences of their `pages`, where a caller has read them). A chart's figure joins the
+    first measure one of whose sentences speaks of the same thing; `joined` (a follow-up that
+    asks for a period's high or low) makes two measures one where a sentence speaks of the
+    things of both, so that a report's January and February, said beside its quarter's sales,
+    join its December, said beside its heat pumps sold, through the sales of a third
+    sentence."""
     groups: dict[tuple[str, str], list[_Candidate]] = {}
-    asked = set(content_terms(about))
-    for candidate in _candidates(lines_of(items)):
+    asked = {stem(t) for t in _about(about)}
+    for candidate in _candidates(lines_of(items, pages), asked):
         grain = _grain(candidate.period)
-        unit = COUNTED if candidate.unit in asked else candidate.unit  # "214,000 heat pumps"
-        if unit and unit != "(none)":
-            groups.setdefault((unit, grain), []).append(candidate)
+        if candidate.unit and candidate.unit != "(none)":
+            groups.setdefault((candidate.unit, grain), []).append(candidate)
     found = [s for (unit, grain), group in groups.items()
-             for s in _series(group, about, unit, grain)]
+             for s in _series(group, about, unit, grain, joined)]
     return [s for s in found if len(s.points) >= MIN_POINTS]
 
 
-def _candidates(lines: list[Line]) -> list[_Candidate]:
+def _candidates(lines: list[Line], asked: set[str]) -> list[_Candidate]:
     out = []
     for line in lines:
         if states_span(line.text):  # a total over a span: no value of one period
             continue
         dated = dated_figures(line.text, line.published)
         said = statuses(line.text, dated)
+        units: list[tuple[str, Figure, str]] = []  # (unit, figure, period): those with one
         for period, figure, at in dated:
-            out.append(_Candidate(line, _with_unit(figure, at, dated), period, at,
-                                  said.get(at, "")))
+            unit = _unit(line, figure, at, period, units, asked)
+            if not unit.startswith("("):  # a unit word, not "(none)" or "(million)"
+                units.append((unit, figure, period))
+            out.append(_Candidate(line, figure, period, at, unit, said.get(at, "")))
     return out
 
 
-def _with_unit(figure: Figure, at: int, dated: list[tuple[str, Figure, int]]) -> Figure:
-    """A figure written without a unit takes the one of the figure before it in its
-    sentence when the two are close enough to be one measure ("474,000 units from 515,000")."""
-    if figure.unit:
-        return figure
-    before = [f for _, f, where in dated if where < at and f.unit]
-    if before and _close(before[-1].amount, figure.amount):
-        return Figure(figure.text, figure.value, figure.percent, figure.mantissa,
-                      before[-1].unit)
-    return figure
+def _unit(line: Line, figure: Figure, at: int, period: str,
+          before: list[tuple[str, Figure, str]], asked: set[str]) -> str:
+    """What a figure is compared in. A count of the thing asked about ("248,000 residential
+    heat pumps", "214,000 heat pumps") counts units of it (COUNTED); another count, the noun
+    it counts ("passengers"); else its unit, or its magnitude word. A figure written without
+    a unit takes the one of the figure before it in its sentence: whatever it is where the
+    figure stands in a bracket after its period's name ("474,000 units …; January
+    (158,000)"), else where the two are close enough, month for month, to be one measure
+    ("474,000 units from 515,000"; a quarter's 474,000 units are 158,000 a month)."""
+    noun = counted(line.text, at + len(figure.text))
+    if noun and stem(noun) in asked:
+        return COUNTED
+    if noun or figure.unit:
+        return noun or figure.unit
+    if not before:
+        return unit_of(figure)
+    unit, earlier, their_period = before[-1]
+    if bracketed(line.text, at, figure, line.published):
+        return unit
+    if _close(earlier.amount / _months(their_period), figure.amount / _months(period)):
+        return unit
+    return unit_of(figure)
 
 
-def _series(group: list[_Candidate], about: str, unit: str, grain: str) -> list[Series]:
+def _months(period: str) -> int:
+    """How many months a period spans: 3 for "2026-Q1", 6 for "2026-H1", 1 for a month."""
+    part = period.split("-")[1]
+    return 12 // PER_YEAR.get(part[0], 12)
+
+
+def _series(group: list[_Candidate], about: str, unit: str, grain: str,
+            joined: bool) -> list[Series]:
     """The group's candidates split into measures: each joins the first measure one of whose
-    sentences speaks of the same thing; one point per period, the preferred source's."""
+    sentences speaks of the same thing (`joined`: every such measure, made one); one point
+    per period, the preferred source's."""
     measures_found: list[list[_Candidate]] = []
     for candidate in sorted(group, key=_preference):
-        home = next((m for m in measures_found
-                     if any(_one_measure(c, candidate) for c in m)), None)
-        if home is None:
+        homes = [m for m in measures_found
+                 if any(_one_measure(c, candidate, joined) for c in m)] \
+            if joined else [next((m for m in measures_found
+                                  if any(_one_measure(c, candidate) for c in m)), [])]
+        home = homes[0] if homes else []
+        if len(homes) > 1:  # one measure, at the place of the first
+            pooled = sorted((c for m in homes for c in m), key=_preference)
+            home.clear()
+            for c in pooled:
+                if all(c.period != h.period for h in home):
+                    home.append(c)
+            measures_found = [m for m in measures_found if not any(m is o for o in homes[1:])]
+        if not home:
             measures_found.append([candidate])
         elif all(c.period != candidate.period for c in home):
             home.append(candidate)
@@ -201,7 +297,9 @@ def _as_series(found: list[_Candidate], about: str, unit: str, grain: str) -> Se
         return None  # not one measure's values (a total beside a part of it, say)
     points = sorted((Point(c.period, c.figure.amount, c.figure.text, c.line.source_id,
                            c.status) for c in found), key=lambda p: _order(p.period))
-    return Series(about, unit, grain, tuple(points[-MAX_POINTS:]), _measure(found, about))
+    said = tuple(dict.fromkeys(t for c in found for t in (c.line.text, *c.line.about) if t))
+    return Series(about, unit, grain, tuple(points[-MAX_POINTS:]), _measure(found, about),
+                  said)
 
 
 def _measure(found: list[_Candidate], about: str) -> str:
@@ -241,15 +339,18 @@ def _find(text: str, word: str) -> re.Match[str] | None:
     return re.search(rf"(?<!\w){re.escape(stem)}s?(?!\w)", text, re.I)
 
 
-def _one_measure(seed: _Candidate, other: _Candidate) -> bool:
+def _one_measure(seed: _Candidate, other: _Candidate, joined: bool = False) -> bool:
     """Two figures of one measure: in one sentence (one unit, one grain), or in two that name
     the same places and bodies, share what they are about (a content word besides time
-    words and units) and do not set a period's high or low against an average."""
+    words and units; `joined`: or stand on one page, which is about one thing: a report's
+    "January (158,000)" and its "248,000 residential heat pumps" in December) and do not set
+    a period's high or low against an average."""
     a, b = seed.line, other.line
     if a.text == b.text:
         return True
     shared = (_about(a.text) & _about(b.text)) - {seed.figure.unit, other.figure.unit}
-    return len(shared) >= SHARED_TERMS and _same_places(a, b) and measures.one_measure(
+    about_one = len(shared) >= SHARED_TERMS or (joined and a.source_id == b.source_id)
+    return about_one and _same_places(a, b) and measures.one_measure(
         a.text, seed.at, b.text, other.at, (a.about, b.about))
 
 
@@ -285,7 +386,7 @@ def _close(a: float, b: float) -> bool:
 
 def _grain(period: str) -> str:
     part = period.split("-")[1]
-    return GRAIN.get(part[0], "month")
+    return GRAIN.get(part[0], N_("month"))
 
 
 def _order(period: str) -> tuple[int, int]:
