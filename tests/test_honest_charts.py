@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import json
 import math
 
 import numpy as np
@@ -18,13 +19,14 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.text import Text
+from PIL import Image
 
 from contract.slack_client import make_client
 from playground.fake_slack import FakeSlack
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.publishing.series import Point, Series, series_of
 from tests.conftest import SLACK_TOKEN
-from workers.chart_image import LINE_COLOUR, figure_of, render
+from workers.chart_image import LINE_COLOUR, LINE_KEY, figure_of, render
 from workers.slack_charts import PartCharts
 
 ABOUT = "How did heat pump sales move in 2026?"
@@ -212,3 +214,10 @@ def test_a_chinese_caption_is_wrapped_between_characters_not_cut() -> None:
     assert note.get_text().count("\n") >= 1
     assert axes_of(figure).get_title() == "细羊毛均价 (万元/吨, by month)"
     assert render(series, {"wool": title}).startswith(b"\x89PNG")
+
+
+def test_the_png_says_which_periods_its_line_joins() -> None:
+    png = Image.open(io.BytesIO(render(months(), {})))
+    assert json.loads(png.info[LINE_KEY]) == [["2025-09"], ["2026-09", "2026-10"]]
+    joined = Image.open(io.BytesIO(render(quarters(515_000, 474_000, 571_000), {})))
+    assert json.loads(joined.info[LINE_KEY]) == [["2026-Q1", "2026-Q2", "2026-Q3"]]
