@@ -4,6 +4,9 @@ The bot notes every request under its requester (`remember`); workers add what t
 as it goes (`record_stats`: steps, tokens, cost, a link to the thread). The bot publishes the
 tab when a person opens it, and a worker publishes it again when that person's run ends, both
 through `publish_home` (views.publish). Questions are quoted escaped, like in the thread.
+The tab's words come from the message catalogue (`research_core.wording`); it has no question
+to take a language from, and the app does not read a person's Slack locale (users.info would
+need users:read), so the bot and the workers publish it in English (`w` takes another).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from research_core.budget.caps import amount
 from research_core.policy import MEASURES, Caps
 from research_core.settings import BudgetSettings
 from research_core.store.usage import UsageLine
+from research_core.wording import ENGLISH_WORDS, N_, Words
 
 log = logging.getLogger(__name__)
 
@@ -83,47 +87,51 @@ async def recent_runs(redis: aioredis.Redis,
 
 
 def home_view(runs: list[tuple[ResearchRequestMsg, RunStats]], budget: BudgetSettings,
-              deep_allowed: bool, everyone: str | None = None) -> dict[str, Any]:
+              deep_allowed: bool, everyone: str | None = None,
+              w: Words = ENGLISH_WORDS) -> dict[str, Any]:
     """The Home tab: recent runs, the budgets in force, and for an admin everyone's usage
-    (`everyone`, see `usage_text`)."""
-    blocks: list[Block] = [_header("Your recent research")]
+    (`everyone`, see `usage_text`), in the language of `w`."""
+    blocks: list[Block] = [_header(w("Your recent research"))]
     if not runs:
-        blocks.append(_section("No research yet. Mention @RED with a question in a channel, "
-                               "use `/research`, or open a chat with the app."))
+        blocks.append(_section(w("No research yet. Mention @RED with a question in a channel, "
+                                 "use `/research`, or open a chat with the app.")))
     for request, stats in runs:
-        blocks += [_section(_run_text(request, stats)), _context(_run_facts(request, stats))]
-    blocks += [{"type": "divider"}, _header("Budgets in force"),
-               _section(_budget_text(budget, deep_allowed))]
+        blocks += [_section(_run_text(request, stats, w)),
+                   _context(_run_facts(request, stats, w))]
+    blocks += [{"type": "divider"}, _header(w("Budgets in force")),
+               _section(_budget_text(budget, deep_allowed, w))]
     if everyone is not None:
-        blocks += [{"type": "divider"}, _header("Everyone's usage (admin)"),
+        blocks += [{"type": "divider"}, _header(w("Everyone's usage (admin)")),
                    _section(everyone)]
     return {"type": "home", "blocks": blocks}
 
 
-def usage_text(lines: list[UsageLine], caps: Caps) -> str:
+def usage_text(lines: list[UsageLine], caps: Caps, w: Words = ENGLISH_WORDS) -> str:
     """Everyone's usage this day and month, one line per user or channel and period, with
     the caps in force (the admin's Home tab)."""
     if not lines:
-        return "No usage recorded this day or month."
+        return w("No usage recorded this day or month.")
     shown = []
     for line in lines[:USAGE_LINES]:
         limits = caps.limits(line.scope, "day" if line.period.startswith("day:") else "month")
         used = line.usage
-        capped = [f"{amount(m, limits.cap(m) or 0)}" for m in MEASURES
+        capped = [amount(m, limits.cap(m) or 0, w) for m in MEASURES
                   if limits.cap(m) is not None]
         who = f"<@{line.key}>" if line.scope == "user" else f"<#{line.key}>"
-        shown.append(f"• {who} {line.period.split(':', 1)[1]}: {amount('runs', used.runs)}, "
-                     f"{amount('tokens', used.tokens)}, {amount('cost_usd', used.cost_usd)}"
-                     + (f" (caps: {', '.join(capped)})" if capped else ""))
+        spent = w(", ").join(amount(m, v, w) for m, v in (
+            ("runs", used.runs), ("tokens", used.tokens), ("cost_usd", used.cost_usd)))
+        shown.append(f"• {who} {line.period.split(':', 1)[1]}: {spent}"
+                     + (" " + w("(caps: {caps})", caps=w(", ").join(capped)) if capped else ""))
     more = len(lines) - USAGE_LINES
-    return "\n".join(shown) + (f"\n…and {more} more (`redsearch usage`)" if more > 0 else "")
+    return "\n".join(shown) + ("\n" + w("…and {n} more (`redsearch usage`)", n=more)
+                               if more > 0 else "")
 
 
 async def publish_home(client: AsyncWebClient, redis: aioredis.Redis, user: str,
                        budget: BudgetSettings, deep_allowed: bool,
-                       everyone: str | None = None) -> bool:
+                       everyone: str | None = None, w: Words = ENGLISH_WORDS) -> bool:
     """Publish the person's Home tab; best effort (False, logged, when Slack refuses)."""
-    view = home_view(await recent_runs(redis, user), budget, deep_allowed, everyone)
+    view = home_view(await recent_runs(redis, user), budget, deep_allowed, everyone, w)
     try:
         await client.views_publish(user_id=user, view=view)
     except SLACK_FAILURES as exc:
@@ -132,29 +140,33 @@ async def publish_home(client: AsyncWebClient, redis: aioredis.Redis, user: str,
     return True
 
 
-def _run_text(request: ResearchRequestMsg, stats: RunStats) -> str:
+def _run_text(request: ResearchRequestMsg, stats: RunStats, w: Words) -> str:
     question = shown(request.question)
     if len(question) > QUESTION_CHARS:
         question = clip(question, QUESTION_CHARS) + "…"
-    thread = link(stats.permalink, "open the thread") if stats.permalink else None
+    thread = link(stats.permalink, w("open the thread")) if stats.permalink else None
     return f"*{question}*" + (f"\n{thread}" if thread else "")
 
 
-def _run_facts(request: ResearchRequestMsg, stats: RunStats) -> str:
-    depth = DEPTHS.get(request.depth or "", "depth not chosen")
-    status = STATUS_WORDS.get(request.status, request.status)
-    return (f"{depth} · {status} · {stats.steps} steps · {stats.tokens:,} tokens · "
-            f"${stats.cost_usd:.4f}" + (f" · watched: {escape(stats.watch)}" if stats.watch
-                                        else ""))
+def _run_facts(request: ResearchRequestMsg, stats: RunStats, w: Words) -> str:
+    depth = w(DEPTHS.get(request.depth or "", N_("depth not chosen")))
+    status = w(STATUS_WORDS[request.status]) if request.status in STATUS_WORDS \
+        else request.status
+    facts = [depth, status, w.count(stats.steps, "{n} step", "{n} steps"),
+             amount("tokens", stats.tokens, w), f"${stats.cost_usd:.4f}"]
+    if stats.watch:
+        facts.append(w("watched: {outcome}", outcome=escape(stats.watch)))
+    return " · ".join(facts)
 
 
-def _budget_text(budget: BudgetSettings, deep_allowed: bool) -> str:
+def _budget_text(budget: BudgetSettings, deep_allowed: bool, w: Words) -> str:
     """What a person can plan with: how long a run may work at each depth, and whether Deep
     is theirs (the budget's axes are the operator's, docs/teams.md)."""
     minutes = budget.active_time_s // 60
-    lines = [f"• Standard works for at most {minutes} min, Deep for at most "
-             f"{deep_total(minutes)} min",
-             "• Deep: " + ("available to you" if deep_allowed else "not enabled for you")]
+    lines = ["• " + w("Standard works for at most {standard} min, Deep for at most {deep} min",
+                      standard=minutes, deep=deep_total(minutes)),
+             "• " + (w("Deep: available to you") if deep_allowed
+                     else w("Deep: not enabled for you"))]
     return "\n".join(lines)
 
 

@@ -1,12 +1,13 @@
 """The plan preview in the thread and its Edit modal (docs/teams.md), shared by the bot and
 the workers: the sub-questions with Start and Edit (each button's value is the request key),
-and a modal with the sub-questions as editable lines and the depth to run at."""
+and a modal with the sub-questions as editable lines and the depth to run at; all in the
+question's language."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from contract.blocks import DEPTHS, button, shown
+from contract.blocks import DEPTHS, button, shown, words_of
 from contract.mrkdwn import escape, mention, one_line
 from contract.requests import ResearchRequestMsg
 
@@ -20,53 +21,59 @@ DEPTH_BLOCK, DEPTH_INPUT = "plan_depth", "depth"
 
 
 def preview_text(request: ResearchRequestMsg) -> str:
-    return "Plan preview: " + "; ".join(one_line(q) for q in request.plan or [])
+    w = words_of(request)
+    return w("Plan preview: {questions}",
+             questions=w("; ").join(one_line(q) for q in request.plan or []))
 
 
 def preview_blocks(request: ResearchRequestMsg, cost_line: str = "") -> list[Block]:
     """The previewed plan: numbered sub-questions, the depth it would run at, Start and Edit."""
+    w = words_of(request)
     lines = "\n".join(f"{i}. {escape(one_line(q))}"
                       for i, q in enumerate(request.plan or [], 1))
-    depth = DEPTHS.get(request.depth or "auto", "Auto")
+    depth = w(DEPTHS.get(request.depth or "auto", DEPTHS["auto"]))
     blocks: list[Block] = [
         {"type": "section", "text": {"type": "mrkdwn", "text": (
-            f"*Plan for {mention(request.user)}:*\n>{shown(request.question)}\n{lines}")[:3000]}},
+            w("*Plan for {who}:*", who=mention(request.user))
+            + f"\n>{shown(request.question)}\n{lines}")[:3000]}},
         {"type": "context", "elements": [{"type": "mrkdwn", "text": (
-            f"Depth: {depth} · Start runs this plan; Edit changes the sub-questions or the "
-            "depth · the preview expires after a day" + (f" · {cost_line}" if cost_line
-                                                         else ""))[:3000]}]},
+            w("Depth: {depth} · Start runs this plan; Edit changes the sub-questions or the "
+              "depth · the preview expires after a day", depth=depth)
+            + (f" · {cost_line}" if cost_line else ""))[:3000]}]},
         {"type": "actions", "block_id": "plan_control", "elements": [
-            button(PLAN_START_ACTION, "Start", request.key, "primary"),
-            button(PLAN_EDIT_ACTION, "Edit", request.key)]},
+            button(PLAN_START_ACTION, w("Start"), request.key, "primary"),
+            button(PLAN_EDIT_ACTION, w("Edit"), request.key)]},
     ]
     return blocks
 
 
 def started_blocks(request: ResearchRequestMsg) -> list[Block]:
     """The preview once started: the plan stays, the buttons go."""
+    w = words_of(request)
     done: Block = {"type": "context", "elements": [{"type": "mrkdwn",
-                                                    "text": "Started with this plan."}]}
+                                                    "text": w("Started with this plan.")}]}
     return [*preview_blocks(request)[:1], done]
 
 
 def plan_modal(request: ResearchRequestMsg, limit: int) -> Block:
     """The Edit modal: one sub-question per line (at most `limit`), and the depth."""
-    options = [{"text": {"type": "plain_text", "text": label}, "value": depth}
+    w = words_of(request)
+    options = [{"text": {"type": "plain_text", "text": w(label)}, "value": depth}
                for depth, label in DEPTHS.items()]
     current = next(o for o in options if o["value"] == (request.depth or "auto"))
     return {
         "type": "modal", "callback_id": PLAN_MODAL, "private_metadata": request.key,
-        "title": {"type": "plain_text", "text": "Edit the plan"},
-        "submit": {"type": "plain_text", "text": "Save"},
-        "close": {"type": "plain_text", "text": "Cancel"},
+        "title": {"type": "plain_text", "text": w("Edit the plan")},
+        "submit": {"type": "plain_text", "text": w("Save")},
+        "close": {"type": "plain_text", "text": w("Cancel")},
         "blocks": [
             {"type": "input", "block_id": PLAN_BLOCK,
-             "label": {"type": "plain_text", "text": f"Sub-questions, one per line (at most "
-                                                     f"{limit})"},
+             "label": {"type": "plain_text", "text": w(
+                 "Sub-questions, one per line (at most {n})", n=limit)},
              "element": {"type": "plain_text_input", "action_id": PLAN_INPUT,
                          "multiline": True, "initial_value": "\n".join(request.plan or [])}},
             {"type": "input", "block_id": DEPTH_BLOCK,
-             "label": {"type": "plain_text", "text": "Depth"},
+             "label": {"type": "plain_text", "text": w("Depth")},
              "element": {"type": "static_select", "action_id": DEPTH_INPUT,
                          "options": options, "initial_option": current}},
         ],

@@ -44,11 +44,18 @@ def watch_menu(request_key: str, w: Words = ENGLISH_WORDS) -> Block:
          "placeholder": {"type": "plain_text", "text": w("Watch")}}]}
 
 
-def watch_confirmation(choice: WatchChoice) -> str:
-    if choice.cadence == "stop":
-        return "This thread is no longer watched."
-    return (f"Watching this thread {choice.cadence}: I will research it again and post what "
-            "changed (nothing when nothing did).")
+CONFIRMATIONS: dict[str, str] = {
+    "daily": N_("Watching this thread daily: I will research it again and post what changed "
+                "(nothing when nothing did)."),
+    "weekly": N_("Watching this thread weekly: I will research it again and post what changed "
+                 "(nothing when nothing did)."),
+    "monthly": N_("Watching this thread monthly: I will research it again and post what "
+                  "changed (nothing when nothing did)."),
+    "stop": N_("This thread is no longer watched.")}
+
+
+def watch_confirmation(choice: WatchChoice, w: Words = ENGLISH_WORDS) -> str:
+    return w(CONFIRMATIONS[choice.cadence])
 
 
 @dataclass(frozen=True)
@@ -60,21 +67,23 @@ class Change:
     sources: list[tuple[str, str]]  # (url, title) of the sources that changed it
 
 
-def changes_text(since: dt.date, changes: list[Change]) -> str:
-    return f"What changed since {since.isoformat()}: {len(changes)} finding(s) updated."
+def changes_text(since: dt.date, changes: list[Change], w: Words = ENGLISH_WORDS) -> str:
+    return w.count(len(changes), "What changed since {since}: {n} finding updated.",
+                   "What changed since {since}: {n} findings updated.", since=since.isoformat())
 
 
-def changes_blocks(since: dt.date, changes: list[Change]) -> list[Block]:
+def changes_blocks(since: dt.date, changes: list[Change],
+                   w: Words = ENGLISH_WORDS) -> list[Block]:
     """One short message: each revised finding's question, why, and its sources."""
     lines = [f"• *{escape(c.question[:200])}* — {escape(c.reason[:300])}"
-             + (f" (sources: {', '.join(_link(u, t) for u, t in c.sources[:5])})"
-                if c.sources else "")
+             + (" " + w("(sources: {links})", links=w(", ").join(
+                 _link(u, t) for u, t in c.sources[:5])) if c.sources else "")
              for c in changes[:CHANGES_SHOWN]]
-    return [{"type": "header", "text": {"type": "plain_text",
-                                        "text": f"What changed since {since.isoformat()}"}},
+    return [{"type": "header", "text": {"type": "plain_text", "text": w(
+                "What changed since {since}", since=since.isoformat())}},
             {"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)[:3000]}},
             {"type": "context", "elements": [{"type": "mrkdwn", "text":
-                "The findings above were revised in place."}]}]
+                w("The findings above were revised in place.")}]}]
 
 
 def _link(url: str, title: str) -> str:

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from contract.redis_server import free_port
-from research_core.mcp_settings import McpServer, McpSettings
+from research_core.settings.mcp import McpServer, McpSettings
 
 WIKI = Path(__file__).with_name("mcp_wiki_server.py")
 QUESTION = "How often is the deck oven descaled?"

@@ -89,7 +89,7 @@ async def test_answers_stream_then_take_feedback_and_show_on_the_home_tab(
         == [("T0FAKE", ALICE)]
     assert starts[0].params["chunks"] and stack.fake.calls("chat.appendStream"), "in pieces"
     assert len(stack.fake.calls("chat.stopStream")) == 1
-    assert kinds(report) == ["markdown", "context", "context_actions"]  # then edited
+    assert kinds(report) == ["markdown", "context", "actions", "context_actions"]  # edited
     assert report.history and report.history[-1]["blocks"][0]["type"] == "markdown"
     assert "\\*\\*Finding" not in report.blocks[0]["text"]  # the model's Markdown renders
     assert "**Finding 1**: the sources agree" in report.blocks[0]["text"]
@@ -157,7 +157,7 @@ async def test_without_streaming_the_answer_is_posted_and_edited_and_that_is_log
     assert report.stream is None and report.history, "posted as it was written, then edited"
     assert any(h["blocks"][-1].get("elements", [{}])[0].get("text") == "_writing…_"
                for h in report.history)
-    assert kinds(report) == ["markdown", "context", "context_actions"]
+    assert kinds(report) == ["markdown", "context", "actions", "context_actions"]
     warned = [r for r in caplog.records if "text streaming is not available" in r.message]
     assert len(warned) == 1
     texts = stack.posted_texts()

@@ -10,10 +10,7 @@ import math
 import pytest
 
 from research_core.errors import SettingsError
-from research_core.mcp_settings import McpSettings
 from research_core.redaction import redact_url
-from research_core.service_settings import SlackSettings, WebSettings, WorkerSettings
-from research_core.setting_values import bounds_of, check_value
 from research_core.settings import (
     BudgetSettings,
     EmbeddingSettings,
@@ -21,6 +18,9 @@ from research_core.settings import (
     Settings,
     TierSettings,
 )
+from research_core.settings.mcp import McpSettings
+from research_core.settings.service import SlackSettings, WebSettings, WorkerSettings
+from research_core.settings.values import bounds_of, check_value
 from tests.bad_input import SECRETS, assert_clean
 
 SETTINGS_CLASSES = (TierSettings, EngineSettings, EmbeddingSettings, BudgetSettings, Settings,

@@ -21,8 +21,8 @@ from research_core.models.schemas import Decomposition
 from research_core.models.tier_factory import describe_tier, embedded_calls
 from research_core.protocols import Message
 from research_core.runlog import RunLog
-from research_core.setting_values import CALL_KINDS, parse_calls
 from research_core.settings import Settings, TierSettings
+from research_core.settings.values import CALL_KINDS, parse_calls
 from tests.engine_run import Serve
 from tests.fakes.openai_server import Reply
 

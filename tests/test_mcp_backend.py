@@ -14,9 +14,9 @@ import time
 import psutil
 import pytest
 
-from research_core.mcp_settings import McpServer
 from research_core.protocols import SearchRequest, TimeRange
 from research_core.search.mcp.backend import McpBackend
+from research_core.settings.mcp import McpServer
 from tests.mcp_servers import QUESTION, http_wiki, limits, wiki
 
 DESCALING = "wiki://bakery/deck-oven-descaling"

@@ -19,13 +19,13 @@ from mcp.types import (
 )
 
 from research_core.errors import SearchUnavailable
-from research_core.mcp_settings import McpServer
 from research_core.protocols import SearchHit, SearchRequest
 from research_core.search.combined import CombinedBackend, interleave
 from research_core.search.mcp.arguments import query_arguments, read_arguments, search_tool
 from research_core.search.mcp.connection import McpFailed
 from research_core.search.mcp.results import answer_size, documents, hits
 from research_core.search.tool import KeepsHitsPrivate
+from research_core.settings.mcp import McpServer
 
 SERVER = McpServer(name="wiki", command=("wiki-mcp",))
 

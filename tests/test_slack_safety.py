@@ -163,7 +163,7 @@ def test_markdown_escapes_links_mentions_and_html_but_keeps_emphasis() -> None:
     assert markdown.clip("ab\\<", 3) == "ab"  # never ends inside an escape
     blocks = answer_blocks("Costs <!here> & [more](https://evil.example) [https://ok.example/a]",
                            ["https://ok.example/a"], feedback=("s0123456789a", "report"))
-    assert [b["type"] for b in blocks] == ["markdown", "context", "context_actions"]
+    assert [b["type"] for b in blocks] == ["markdown", "context", "actions", "context_actions"]
     assert live_markdown(markdown_texts(blocks)[0].replace(
         "[\\[1\\]](https://ok.example/a)", "")) == []  # the bot's own link to its source
     assert mrkdwn_texts(blocks)[0] == "Sources: [1] <https://ok.example/a>"

@@ -21,7 +21,7 @@ from contract.requests import job_id, run_id_for
 from playground.fake_slack import BOT_USER_ID, FakeSlack, Message
 from research_core.policy import ChannelType, Policy, SlackSearchRule
 from research_core.protocols import SearchRequest
-from research_core.setting_values import Secret
+from research_core.settings.values import Secret
 from research_core.store.restore import load_state
 from research_core.store.sql import SqlStore
 from tests.conftest import SLACK_TOKEN, RecordingBackend

@@ -24,8 +24,8 @@ from research_core.models.llama_tier import (
 from research_core.models.openai_tier import OpenAITier
 from research_core.models.tier_factory import aclose_tiers, build_tiers, describe_tier
 from research_core.protocols import Message
-from research_core.setting_values import CALL_KINDS
 from research_core.settings import Secret, Settings, TierSettings
+from research_core.settings.values import CALL_KINDS
 from tests.engine_run import Serve
 from tests.fakes.openai_server import Reply
 

@@ -15,21 +15,19 @@ message carries its publication key in its metadata (`workers.slack_outbox`).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable
 from typing import Any
 
-from contract import markdown
 from contract.blocks import feedback_row
+from contract.cited_text import Describe as Describe  # the publisher's describer's type
+from contract.cited_text import cite_url, markdown_body, numbered_text, readable
+from contract.keeping import keep_row
 from contract.mrkdwn import NO_PARSE, clip, escape, link
 from research_core.delivery import numbering
 from research_core.delivery.numbering import Numbered
-from research_core.loop.report.reporter import FLAGGED_HEADING, split_rendered
 from research_core.wording import ENGLISH_WORDS, Words
 from workers.slack_outbox import metadata
 
 Block = dict[str, Any]
-Describe = Callable[[str], "tuple[str, str] | None"]  # source id -> (url, title), if known
 
 SECTION_LIMIT = 3_000
 MARKDOWN_LIMIT = 12_000
@@ -63,43 +61,6 @@ def source_label(source: str, describe: Describe | None = None) -> str:
     return link(source) or escape(source)
 
 
-def numbered_text(text: str, sources: list[str],
-                  describe: Describe | None = None) -> Numbered:
-    """The message's text with its citations numbered by first use (`numbering`), without a
-    report's own source list (its flagged claims kept, numbered alike)."""
-    body, listed = split_rendered(text)
-    if listed:
-        _, heading, flagged = text.partition(FLAGGED_HEADING)
-        body += heading + flagged
-    return numbering.number(body, listed, _Known(sources, listed.values(), describe))
-
-
-class _Known:
-    """Whether a bracket's item is a source the message may cite by id."""
-
-    def __init__(self, sources: Iterable[str], listed: Iterable[str],
-                 describe: Describe | None) -> None:
-        self.ids = {*sources, *listed}
-        self.describe = describe
-
-    def __contains__(self, item: object) -> bool:
-        return item in self.ids or bool(
-            isinstance(item, str) and self.describe and self.describe(item) is not None)
-
-
-def cite_url(source: str, describe: Describe | None) -> str:
-    """The address a citation links to: the described page, or the id when it is one."""
-    known = describe(source) if describe else None
-    return known[0] if known is not None else source
-
-
-def markdown_body(numbered: Numbered, describe: Describe | None = None) -> str:
-    """The text for a `markdown` block: escaped, each citation a link `[[n]](url)`."""
-    return "".join(markdown.escape(p) if isinstance(p, str) else
-                   markdown.link(cite_url(p.source_id, describe), f"[{p.number}]")
-                   or markdown.escape(f"[{p.number}]") for p in numbered.pieces)
-
-
 def mrkdwn_body(numbered: Numbered, describe: Describe | None = None) -> str:
     """The text for mrkdwn sections: escaped, each citation a link `<url|[n]>`."""
     return "".join(escape(p) if isinstance(p, str) else
@@ -121,23 +82,6 @@ def sources_context(numbered: Numbered, revised: str | None = None,
         elements.append({"type": "mrkdwn", "text": "_" + w("revised: {note}",
                                                           note=escape(note)) + "_"})
     return {"type": "context", "elements": elements} if elements else None
-
-
-def readable(note: str, numbered: Numbered, describe: Describe | None = None,
-             w: Words = ENGLISH_WORDS) -> str:
-    """A note that names sources by id, each named as the reader knows it: its citation
-    number where the message cites it, else its title."""
-    for source in sorted(_ids_in(note, numbered, describe), key=len, reverse=True):
-        cited = numbered.sources.index(source) + 1 if source in numbered.sources else 0
-        known = describe(source) if describe else None
-        note = note.replace(source, f"[{cited}]" if cited else
-                            (known[1] if known and known[1] else w("another source")))
-    return note
-
-
-def _ids_in(note: str, numbered: Numbered, describe: Describe | None) -> set[str]:
-    words = set(re.split(r"[\s,;:]+", note))
-    return {w for w in words if w in numbered.sources or (describe and describe(w))}
 
 
 def part_blocks(text: str, sources: list[str], revised: str | None = None,
@@ -165,16 +109,19 @@ def answer_message(text: str, sources: list[str], revised: str | None = None,
                    w: Words = ENGLISH_WORDS) -> tuple[str, list[Block]]:
     """The part's message: its `text` (notifications, clients without blocks: numbered,
     escaped) and its blocks, a `markdown` block when it fits (else mrkdwn sections), its
-    sources and, for an AI answer (`feedback` = run id, part key), the feedback buttons. The
-    citations are numbered once for both."""
+    sources and, for an AI answer (`feedback` = run id, part key), the feedback buttons, and
+    above them under the report "Save as canvas" and "Export as Markdown"
+    (`contract.keeping`). The citations are numbered once for both."""
     numbered = numbered_text(text, sources, describe)
     body = markdown_body(numbered, describe).strip()
+    rows = [keep_row(feedback[0], w)] if feedback and feedback[1] == "report" else []
+    rows += [feedback_row(*feedback, w)] if feedback else []
     if body and len(body) <= MARKDOWN_LIMIT:
         context = sources_context(numbered, revised, describe, w)
         blocks = [{"type": "markdown", "text": body}, *([context] if context else [])]
     else:
-        blocks = _sections(numbered, revised, 2 if feedback else 1, describe, w)
-    blocks = [*blocks, feedback_row(*feedback, w)] if feedback else blocks
+        blocks = _sections(numbered, revised, 1 + len(rows), describe, w)
+    blocks = [*blocks, *rows]
     return fallback_text(numbering.plain(numbered)), blocks
 
 

@@ -29,7 +29,9 @@ from typing import Any
 from arq import Retry
 from redis.exceptions import RedisError
 
+from contract.blocks import words_of
 from contract.installations import NotInstalled
+from contract.keeping import CANVAS, KEEP_KINDS
 from contract.keys import (
     KEEP_S,
     claim_key,
@@ -45,7 +47,10 @@ from contract.requests import ResearchRequestMsg
 from contract.slack_client import is_outage, slack_error
 from research_core import log_context
 from research_core.errors import RunError
+from workers.canvas_export import save_canvas
+from workers.kept_research import Keeper, KeepJob
 from workers.lease import Lease
+from workers.markdown_export import export_markdown
 from workers.metrics import JOBS_ENDED, JOBS_STARTED, QUEUE_WAIT, RUNS_IN_FLIGHT
 from workers.services import Services
 from workers.team_rules import preview_job
@@ -99,13 +104,14 @@ async def _run(ctx: dict[str, Any], payload: JobPayload) -> str:
             services = await services.for_team(payload.team)
         except NotInstalled as exc:
             return await _not_installed(services, payload, exc)
-    if payload.kind in (FEEDBACK, WATCH_SET, PREVIEW):
+    if payload.kind in (FEEDBACK, WATCH_SET, PREVIEW, *KEEP_KINDS):
         return await _short_job(services, payload)
     return await JobRunner(services, payload).run()
 
 
 async def _short_job(services: Services, payload: JobPayload) -> str:
-    """A job that holds no run's lease: a verdict or a watch choice stored, a plan preview."""
+    """A job that holds no run's lease: a verdict or a watch choice stored, a plan preview,
+    a research kept as a canvas or a file."""
     JOBS_STARTED.labels(payload.kind).inc()
     outcome = "failed"
     try:
@@ -113,12 +119,22 @@ async def _short_job(services: Services, payload: JobPayload) -> str:
             said = await record_feedback(services, payload)
         elif payload.kind == WATCH_SET:
             said = await record_watch(services, payload)
+        elif payload.kind in KEEP_KINDS:
+            said = await keep_research(services, payload)
         else:
             said = await preview_job(services, payload)
         outcome = "finished"
         return said
     finally:
         JOBS_ENDED.labels(payload.kind, outcome).inc()
+
+
+async def keep_research(services: Services, payload: JobPayload) -> str:
+    """Save as canvas, or Export as Markdown (`contract.keeping`), in the job's thread."""
+    keeper, job = Keeper.of(services), KeepJob.of(payload)
+    if payload.kind == CANVAS:
+        return await save_canvas(keeper, job)
+    return await export_markdown(keeper, job, payload.job_id)
 
 
 async def _not_installed(services: Services, payload: JobPayload, exc: NotInstalled) -> str:
@@ -203,8 +219,10 @@ class JobRunner:
                   self.payload.job_id, crashes, doing)
         JOBS_ENDED.labels(self.payload.kind, "given_up").inc()
         try:
-            await self.work.failed(request, f"the worker crashed {crashes} times at {doing}; "
-                                   "what was published above is kept")
+            w = words_of(request)
+            await self.work.failed(request, w("the worker crashed {n} times at {doing}; what "
+                                              "was published above is kept", n=crashes,
+                                              doing=doing))
         finally:
             await self._end(lease)
         return f"gave up after {crashes} crashes at {doing}"
@@ -307,7 +325,9 @@ class JobRunner:
             self.outcome = "failed"
             # logged first: if telling the thread fails too, its error must not hide this one
             log.exception("job %s failed", self.payload.job_id)
-            await self.work.failed(request, "an internal error; the worker log has the details")
+            w = words_of(request)
+            await self.work.failed(request, w("an internal error; the worker log has the "
+                                              "details"))
             raise
         await self.services.redis.delete(outages_key(self.payload.job_id))
         if self.work.refused:
@@ -323,7 +343,9 @@ class JobRunner:
             if not deadline.expired():
                 raise
             self.outcome = "failed"
-            await self.work.failed(request, f"it ran past the job time limit of {limit_s} s")
+            w = words_of(request)
+            await self.work.failed(request, w("it ran past the job time limit of {n} s",
+                                              n=limit_s))
             return "failed: time limit"
 
     async def _outage(self, request: ResearchRequestMsg, exc: Exception) -> str:
@@ -338,5 +360,7 @@ class JobRunner:
         log.error("job %s: Slack failed %d times in a row (%s); giving up",
                   self.payload.job_id, outages, slack_error(exc))
         self.outcome = "failed"
-        await self.work.failed(request, f"Slack kept failing ({slack_error(exc)})")
+        w = words_of(request)
+        await self.work.failed(request, w("Slack kept failing ({error})",
+                                          error=slack_error(exc)))
         return f"failed: Slack kept failing ({slack_error(exc)})"

@@ -1,6 +1,8 @@
 """The assistant loading status of a thread ("RED Searcher is checking: …"): one short line
 that says what the job is doing now, read off its latest progress note, never a note's
-internals (source ids, figures set against each other); cut at a word, within Slack's line.
+internals (source ids, figures set against each other); cut at a word, within Slack's line;
+in the thread's language (a note begins with its kind's words as the catalogue translates
+them, `research_core.loop.publishing.progress_notes`).
 
 Slack clears a loading status by itself about two minutes after it was set when no message
 follows, so `LoadingStatus` sets it again every `refresh_s` while the job works, and clears
@@ -12,40 +14,48 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 
 from slack_sdk.web.async_client import AsyncWebClient
 
 from contract.slack_client import SLACK_FAILURES, slack_error
+from research_core.wording import ENGLISH_WORDS, N_, Words
 
 log = logging.getLogger(__name__)
 
 STATUS_CHARS = 100
+_CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 _UNSUPPORTED = {"missing_scope", "unknown_method", "not_allowed_token_type",
                 "method_deprecated", "not_in_channel"}
 # a progress note's first words -> what the job is doing while it says that
-_DOING = (("Conflict on", "weighing sources that disagree"),
-          ("Still missing", "noting what is still missing"),
-          ("Deep research requested", "deciding on deep research"),
-          ("Deep research applied", "researching in depth"),
-          ("Deep research refused", "researching at standard depth"),
-          ("Spending cap", "writing the report from what was found"))
+DOING = ((N_("Conflict on"), N_("weighing sources that disagree")),
+         (N_("Still missing"), N_("noting what is still missing")),
+         (N_("Deep research requested"), N_("deciding on deep research")),
+         (N_("Deep research applied"), N_("researching in depth")),
+         (N_("Deep research refused"), N_("researching at standard depth")),
+         (N_("Spending cap"), N_("writing the report from what was found")))
 
 
-def status_line(note: str) -> str:
-    """The loading status for a progress note: what the job is doing, in a few words."""
+def status_line(note: str, w: Words = ENGLISH_WORDS) -> str:
+    """The loading status for a progress note: what the job is doing, in a few words, in the
+    language of `w` (the note's kind is read in English or in that language)."""
     text = " ".join(note.split())
-    for start, doing in _DOING:
-        if text.startswith(start):
-            return doing
+    for start, doing in DOING:
+        if text.startswith((start, w(start))):
+            return w(doing)
     return clip_words(text, STATUS_CHARS)
 
 
 def clip_words(text: str, limit: int) -> str:
-    """`text` within `limit` characters, cut after a whole word ("…" marks the cut)."""
+    """`text` within `limit` characters, cut after a whole word, or between two Chinese
+    characters ("…" marks the cut)."""
     if len(text) <= limit:
         return text
-    cut = text[:limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:—-(")
-    return (cut or text[:limit - 1]) + "…"
+    room = text[:limit - 1]
+    ends = [k for k in range(1, len(room) + 1) if text[k].isspace()
+            or _CJK.match(text[k - 1]) or _CJK.match(text[k])]
+    cut = room[:ends[-1]].rstrip(" ,;:—-(，；：（、") if ends else ""
+    return (cut or room) + "…"
 
 
 class LoadingStatus:
@@ -61,9 +71,10 @@ class LoadingStatus:
         self._supported = True
         self._refresher: asyncio.Task[None] | None = None
 
-    async def show(self, note: str) -> None:
-        """Say what the job is doing (from a progress note), and keep it set."""
-        await self._set(status_line(note) if note.strip() else "")
+    async def show(self, note: str, w: Words = ENGLISH_WORDS) -> None:
+        """Say what the job is doing (from a progress note, in the thread's language `w`), and
+        keep it set."""
+        await self._set(status_line(note, w) if note.strip() else "")
         if self.shown and (self._refresher is None or self._refresher.done()):
             self._refresher = asyncio.get_running_loop().create_task(self._refresh())
 

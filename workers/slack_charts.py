@@ -5,7 +5,8 @@ files.completeUploadExternal; kept private to the app, not shared as a message o
 shown in the part's own message by
 an `image` block (`slack_file`), whose alt text states the series and its sources (a
 preliminary or revised point said so) and whose title is what the series measures and its
-unit (`Series.title`), not the question. A series of fewer than three points is no chart.
+unit (`Series.title`), not the question; all in the thread's language. A series of fewer than
+three points is no chart.
 
 One chart per part, and one part per series (a series another part of the run shows already
 is not shown again): a revision whose series is the same keeps the file; one whose series
@@ -27,6 +28,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from contract.slack_client import SLACK_FAILURES, slack_error
 from research_core.loop.publishing.series import MIN_POINTS, Series
+from research_core.wording import ENGLISH_WORDS, Words
 from workers.chart_image import draw
 
 log = logging.getLogger(__name__)
@@ -44,9 +46,11 @@ _FAILURES = (*SLACK_FAILURES, SlackRequestError)
 
 class PartCharts:
     def __init__(self, client: AsyncWebClient, chart_for: ChartFor,
-                 known: dict[str, str] | None = None, on_file: OnFile | None = None) -> None:
+                 known: dict[str, str] | None = None, on_file: OnFile | None = None,
+                 w: Words = ENGLISH_WORDS) -> None:
         self.client = client
         self.chart_for = chart_for
+        self.w = w  # the thread's language
         self.known = dict(known or {})  # part key -> "<digest> <file id>"
         self.on_file = on_file
         self._retired: dict[str, str] = {}  # part key -> the file the new one replaces
@@ -61,7 +65,7 @@ class PartCharts:
         series, titles = found
         if self._elsewhere(part_key, series.digest()):
             return None  # another part of the run shows this very series already
-        alt = _cut(series.describe(titles), ALT_CHARS)
+        alt = _cut(series.describe(titles, self.w), ALT_CHARS)
         digest, _, file_id = self.known.get(part_key, "").partition(" ")
         if digest != series.digest() or not file_id:
             uploaded = await self._upload(part_key, series, titles, alt)
@@ -72,7 +76,8 @@ class PartCharts:
             file_id = uploaded
             await self._remember(part_key, f"{series.digest()} {file_id}")
         return {"type": "image", "slack_file": {"id": file_id}, "alt_text": alt,
-                "title": {"type": "plain_text", "text": _cut(series.title, TITLE_CHARS)}}
+                "title": {"type": "plain_text", "text": _cut(series.title_in(self.w),
+                                                             TITLE_CHARS)}}
 
     def _elsewhere(self, part_key: str, digest: str) -> bool:
         return any(key != part_key and value.split(" ", 1)[0] == digest
@@ -90,11 +95,11 @@ class PartCharts:
 
     async def _upload(self, part_key: str, series: Series, titles: dict[str, str],
                       alt: str) -> str | None:
-        png = await draw(series, titles)
+        png = await draw(series, titles, self.w)
         try:
             done = await self.client.files_upload_v2(
                 filename=f"chart-{part_key[:40]}.png", content=png, alt_txt=alt,
-                title=_cut(series.title, TITLE_CHARS))
+                title=_cut(series.title_in(self.w), TITLE_CHARS))
         except _FAILURES as exc:
             why = _error(exc)
             if why in _NO_UPLOADS:

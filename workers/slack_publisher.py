@@ -145,7 +145,7 @@ class SlackPublisher:
     def stream_part(self, run_id: str, part_key: str, key: str) -> SlackPartStream:
         """A stream that shows the part in its own message while a model writes it."""
         where = Where(self.client, self.channel, self.thread_ts, *self.recipient,
-                      interval_s=self.progress_interval)
+                      interval_s=self.progress_interval, words=self.words)
         stream = SlackPartStream(where, key, self.streamed.get(key), self._remember_stream)
         self._streams[key] = stream
         return stream
@@ -226,12 +226,12 @@ class SlackPublisher:
                 body = clip("\n".join(f"• {escape(n)}" for n in self._notes), SECTION_LIMIT)
                 await self._write_progress(body, [
                     {"type": "context", "elements": [{"type": "mrkdwn", "text": body}]}])
-            await self.status.show(self._notes[-1] if self._notes else "")
+            await self.status.show(self._notes[-1] if self._notes else "", self.words)
 
     async def working(self, note: str) -> None:
         """Say in the loading status what the job is doing, with no progress note (a
         follow-up being answered): a sign of life before the first slow call."""
-        await self.status.show(note)
+        await self.status.show(note, self.words)
 
     async def close(self) -> None:
         """End any stream still open, wait for the held progress write, flush what is left,

@@ -23,7 +23,7 @@ from contract.slack_client import SLACK_FAILURES, slack_error
 from research_core.protocols import SearchHit, SearchRequest
 from research_core.runlog import note
 from research_core.search import snippets
-from research_core.setting_values import Secret
+from research_core.settings.values import Secret
 
 SLACK_ID_PREFIX = "slack-"
 MAX_LIMIT = 20  # Slack answers at most 20 messages a call

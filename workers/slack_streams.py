@@ -25,6 +25,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from contract import markdown
 from contract.mrkdwn import NO_PARSE
 from contract.slack_client import SLACK_FAILURES, slack_error
+from research_core.wording import ENGLISH_WORDS, N_, Words
 from workers.answer_blocks import MARKDOWN_LIMIT, fallback_text
 
 log = logging.getLogger(__name__)
@@ -36,8 +37,8 @@ UNSUPPORTED = frozenset({"unknown_method", "not_allowed", "not_allowed_token_typ
                          "missing_scope", "method_deprecated", "feature_not_enabled",
                          "missing_recipient_team_id", "missing_recipient_user_id",
                          "team_not_allowed", "invalid_auth"})
-WRITING = "_writing…_"
-REVISING = "_checking this answer again…_"
+WRITING = N_("_writing…_")
+REVISING = N_("_checking this answer again…_")
 _NO_STREAMING: dict[str, str] = {}  # workspace (API URL) -> why streaming is not used there
 _FAILURES = SLACK_FAILURES
 
@@ -52,6 +53,7 @@ class Where:
     team: str | None
     user: str | None
     interval_s: float = 1.0
+    words: Words = ENGLISH_WORDS  # the thread's language
 
 
 class SlackPartStream:
@@ -91,7 +93,8 @@ class SlackPartStream:
         await self.end()
         self._text = ""
         if self.ts is not None:
-            await self._show(REVISING, [_context(REVISING)])
+            said = self.where.words(REVISING)
+            await self._show(said, [_context(said)])
 
     async def _start(self) -> None:
         w = self.where
@@ -160,7 +163,7 @@ class SlackPartStream:
         escaped = markdown.clip(markdown.escape(self._text.strip()), MARKDOWN_LIMIT)
         blocks = [{"type": "markdown", "text": escaped}] if escaped else []
         if not final:
-            blocks.append(_context(WRITING))
+            blocks.append(_context(self.where.words(WRITING)))
         if blocks:
             await self._show(self._text, blocks)
 

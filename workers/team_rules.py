@@ -9,6 +9,7 @@ import dataclasses
 import logging
 import time
 
+from contract.blocks import words_of
 from contract.estimates import record_run
 from contract.mrkdwn import NO_PARSE
 from contract.plan_blocks import preview_blocks, preview_text
@@ -19,6 +20,7 @@ from research_core.loop.memory.state import RunState
 from research_core.loop.planning.plan_preview import preview_plan
 from research_core.settings import Settings
 from research_core.store.usage import RunCaps, UsageStore
+from research_core.wording import ENGLISH_WORDS, Words
 from workers import thread_messages as msgs
 from workers.services import Services
 
@@ -37,9 +39,12 @@ def run_caps(services: Services, run_id: str, request: ResearchRequestMsg) -> Ru
                    services.settings.policy.caps)
 
 
-def refusal_text(breach: CapBreach, what: str = "start this research") -> str:
-    text = breach.message()
-    return f"Sorry, I cannot {what}: {text[0].upper()}{text[1:]}."
+def refusal_text(breach: CapBreach, preview: bool = False, w: Words = ENGLISH_WORDS) -> str:
+    """Why a run (or a plan preview) is refused: the cap reached, in the language of `w`."""
+    text = breach.message(w)
+    why = f"{text[0].upper()}{text[1:]}"
+    return w("Sorry, I cannot preview a plan: {why}.", why=why) if preview \
+        else w("Sorry, I cannot start this research: {why}.", why=why)
 
 
 async def admit(services: Services, request: ResearchRequestMsg, run_id: str) -> str | None:
@@ -49,7 +54,7 @@ async def admit(services: Services, request: ResearchRequestMsg, run_id: str) ->
         run_id, request.user, request.channel, services.settings.policy.caps)
     if breach is None:
         return None
-    reply = refusal_text(breach)
+    reply = refusal_text(breach, w=words_of(request))
     await services.slack.chat_postMessage(channel=request.channel, thread_ts=request.thread_ts,
                                           text=reply)
     updated = await services.requests.set_status(request.key, FAILED)
@@ -83,7 +88,7 @@ async def preview_job(services: Services, payload: JobPayload) -> str:
     if breach is not None:
         await services.slack.chat_postMessage(
             channel=request.channel, thread_ts=request.thread_ts,
-            text=refusal_text(breach, "preview a plan"))
+            text=refusal_text(breach, preview=True, w=words_of(request)))
         updated = await services.requests.set_status(request.key, FAILED)
         await msgs.show_status(services.slack, updated or request, FAILED)
         return f"preview refused: {breach.message()}"

@@ -17,7 +17,7 @@ from contract.watch_blocks import watch_menu
 from research_core.delivery.publications import Outbox, Publication
 from research_core.loop.memory.state import RunState
 from research_core.loop.report.reporter import Report
-from research_core.wording import ENGLISH_WORDS, Words, for_question
+from research_core.wording import ENGLISH, ENGLISH_WORDS, Words, for_question
 from workers.answer_blocks import post_options
 from workers.slack_outbox import find_posted
 
@@ -83,9 +83,13 @@ def finished_message(state: RunState, report: Report,
     sections = [("", line)]
     final = str(state.extra.budget.get("final_reason") or "")
     if final.startswith(CAP_REACHED):  # a spending cap ended the research (docs/teams.md)
+        # the reason is kept in English (the run's checkpoint); the progress note above
+        # names the cap in the thread's language
+        why = final[0].upper() + final[1:] if w.language == ENGLISH else w(
+            "A spending cap was reached (the progress note above names it)")
         sections.insert(0, (w("Ended early"), w(
             "{why}; the report was written from what was found until then.",
-            why=escape(final[0].upper() + final[1:]))))
+            why=escape(why))))
     title = w("Research finished")
     blocks = final_blocks(title, sections)
     if request_key:

@@ -25,6 +25,7 @@ from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 from sqlalchemy.exc import SQLAlchemyError
 
+from contract.blocks import words_of
 from contract.queue import JobPayload, JobQueue
 from contract.requests import Requests, ResearchRequestMsg
 from contract.slack_client import SLACK_FAILURES, slack_error
@@ -173,9 +174,9 @@ class WatchCycle:
             return f"watch cycle {note}"
         changes = [_change(state, p) for p in revised]
         message = Publication(state.run_id, f"watch-{as_of.isoformat()}", 1, "final",
-                              changes_text(since, changes))
+                              changes_text(since, changes, words_of(request)))
         await msgs.post_once(self.services.slack, self.services.store, request, message,
-                             changes_blocks(since, changes))
+                             changes_blocks(since, changes, words_of(request)))
         note = f"as of {as_of}: {len(changes)} finding(s) updated since {since}"
         await self.watches.cycle_done(request.key, as_of, note)
         await self.home(request, state, note)

@@ -23,8 +23,8 @@ from research_core.evaluation.suite import Suite, load_suite
 from research_core.models.routed import RoutedTier
 from research_core.models.tier_factory import aclose_tiers, build_tiers
 from research_core.protocols import ModelTier
-from research_core.setting_values import CALL_KINDS
 from research_core.settings import TIERS, Settings, TierSettings
+from research_core.settings.values import CALL_KINDS
 
 CHECKED = ("decompose", "plan_query", "score_hits", "summarise", "reflect", "report")
 CODE_PATH = "code path"

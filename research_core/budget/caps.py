@@ -13,17 +13,34 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from research_core.policy import Measure, Period, Scope
+from research_core.wording import ENGLISH_WORDS, N_, Words
 
 MEASURE_WORDS: dict[str, str] = {"tokens": "token", "cost_usd": "cost", "runs": "run"}
 PERIOD_WORDS: dict[str, str] = {"day": "daily", "month": "monthly"}
+CAP_NAMES: dict[tuple[str, str, str], str] = {  # (scope, period, measure): the cap's name
+    ("user", "day", "tokens"): N_("your daily token cap"),
+    ("user", "day", "cost_usd"): N_("your daily cost cap"),
+    ("user", "day", "runs"): N_("your daily run cap"),
+    ("user", "month", "tokens"): N_("your monthly token cap"),
+    ("user", "month", "cost_usd"): N_("your monthly cost cap"),
+    ("user", "month", "runs"): N_("your monthly run cap"),
+    ("channel", "day", "tokens"): N_("this channel's daily token cap"),
+    ("channel", "day", "cost_usd"): N_("this channel's daily cost cap"),
+    ("channel", "day", "runs"): N_("this channel's daily run cap"),
+    ("channel", "month", "tokens"): N_("this channel's monthly token cap"),
+    ("channel", "month", "cost_usd"): N_("this channel's monthly cost cap"),
+    ("channel", "month", "runs"): N_("this channel's monthly run cap")}
 
 
-def amount(measure: Measure | str, value: float) -> str:
-    """A measure's value as people read it: $1.2345, 12,345 tokens, 3 runs."""
+def amount(measure: Measure | str, value: float, w: Words = ENGLISH_WORDS) -> str:
+    """A measure's value as people read it: $1.2345, 12,345 tokens, 3 runs (in the language
+    of `w`)."""
     if measure == "cost_usd":
         return f"${value:,.4f}"
-    unit = "token" if measure == "tokens" else "run"
-    return f"{int(value):,} {unit}{'' if int(value) == 1 else 's'}"
+    n = int(value)
+    if measure == "tokens":
+        return w.count(n, "{count} token", "{count} tokens", count=f"{n:,}")
+    return w.count(n, "{count} run", "{count} runs", count=f"{n:,}")
 
 
 def period_keys(now: dt.datetime) -> dict[Period, str]:
@@ -59,10 +76,13 @@ class CapBreach:
         whose = "your" if self.scope == "user" else "this channel's"
         return f"{whose} {PERIOD_WORDS[self.period]} {MEASURE_WORDS[self.measure]} cap"
 
-    def message(self) -> str:
-        return (f"{self.name} ({amount(self.measure, self.cap)}) is reached: "
-                f"{amount(self.measure, self.used)} used; it resets at "
-                f"{self.resets:%Y-%m-%d %H:%M} UTC")
+    def message(self, w: Words = ENGLISH_WORDS) -> str:
+        """Which cap is reached, what is used and when it resets (in the language of `w`)."""
+        name = w(CAP_NAMES[(self.scope, self.period, self.measure)]) \
+            if (self.scope, self.period, self.measure) in CAP_NAMES else self.name
+        return w("{name} ({cap}) is reached: {used} used; it resets at {time} UTC", name=name,
+                 cap=amount(self.measure, self.cap, w), used=amount(self.measure, self.used, w),
+                 time=self.resets.strftime("%Y-%m-%d %H:%M"))
 
 
 @dataclass(frozen=True)

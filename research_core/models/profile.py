@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from research_core.setting_values import CALL_KINDS
+from research_core.settings.values import CALL_KINDS
 
 
 @cache

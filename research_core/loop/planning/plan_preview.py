@@ -15,6 +15,7 @@ from research_core.models.ledger import Ledger
 from research_core.protocols import ModelTier
 from research_core.runlog import RunLog
 from research_core.settings import Settings
+from research_core.wording import ENGLISH_WORDS, Words
 
 SUBQUESTION_CHARS = 160  # what a sub-question may hold (schemas.SubQuestion)
 MIN_SUBQUESTION_CHARS = 8
@@ -43,21 +44,23 @@ async def preview_plan(settings: Settings, tiers: Mapping[str, ModelTier],
                        sum(t.cost_usd for t in totals))
 
 
-def edited_lines(text: str, limit: int) -> tuple[list[str], str | None]:
+def edited_lines(text: str, limit: int,
+                 w: Words = ENGLISH_WORDS) -> tuple[list[str], str | None]:
     """The sub-questions of an edited plan (one per line, blank lines dropped), or why they
-    cannot be used."""
+    cannot be used (in the language of `w`)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines:
-        return [], "give at least one sub-question"
+        return [], w("give at least one sub-question")
     if len(lines) > limit:
-        return [], f"at most {limit} sub-questions, please (you gave {len(lines)})"
+        return [], w("at most {limit} sub-questions, please (you gave {n})", limit=limit,
+                     n=len(lines))
     if len({line.lower() for line in lines}) != len(lines):
-        return [], "two sub-questions are the same"
+        return [], w("two sub-questions are the same")
     for line in lines:
         if len(line) > SUBQUESTION_CHARS:
-            return [], f"keep each sub-question under {SUBQUESTION_CHARS} characters"
+            return [], w("keep each sub-question under {n} characters", n=SUBQUESTION_CHARS)
         if len(line) < MIN_SUBQUESTION_CHARS:
-            return [], f"{line!r} is too short to research"
+            return [], w("{line} is too short to research", line=repr(line))
     return lines, None
 
 

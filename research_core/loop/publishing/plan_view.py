@@ -7,8 +7,9 @@ sources, or error with the reason it has too little evidence or was dropped. The
 the mechanisms on a node — reflection, backtracking, deep requested / applied / refused,
 conflicting figures, what is still missing — are its details, in words a person reads (never
 the mechanisms' internal state). A steer (what a person wrote to the running research) is a
-task of its own after the first, naming who asked and what changed; the sub-questions it
-dropped or moved first say so. `PLAN_EVENTS` are the run-log kinds after which the plan may
+task of its own after the first, naming who asked and what it did: what it moved first, dropped
+or added (researched next), or why it changed nothing; the sub-questions it dropped, added or
+moved first say so. `PLAN_EVENTS` are the run-log kinds after which the plan may
 read differently.
 """
 
@@ -22,20 +23,23 @@ from research_core.loop.memory.node_conflicts import find_conflicts
 from research_core.loop.memory.state import RunState
 from research_core.loop.publishing.followup import followup_node_ids
 from research_core.loop.publishing.progress_notes import deep_note
+from research_core.loop.review.steering import described
 from research_core.plan import PlanSource, PlanTask, PlanView, TaskStatus
 from research_core.runlog import LogEvent
 from research_core.text.figures import figures_in
-from research_core.wording import N_, Words, for_question
+from research_core.wording import ENGLISH, N_, Words, for_question
 
 PLAN_EVENTS = frozenset({"start", "resume", "focus", "expand", "keep", "done", "thin",
                          "read-cap", "reflect", "backtrack", "budget", "memory", "publish",
-                         "finalise", "report", "discard", "steer"})
+                         "finalise", "report", "discard", "steer", "steer-focus"})
 DETAILS_SHOWN = 5
 SOURCES_SHOWN = 5
 STEERS_SHOWN = 5  # a plan's first tasks are never folded: a flood of steers is cut
 LINE_CHARS = 300
 ROOT_TITLE = N_("Split the question into sub-questions")
 _EVIDENCE_TAG = re.compile(r"^E\d+ \[[^\]]*\]\s*")  # "E3 [source; publisher; date] " of a line
+# the openings of a summary the fallback writes (`research_core.loop.memory.memory`)
+BEST_SUPPORTED, NOTHING_FOUND = "Best supported: ", "No reliable evidence was found."
 
 
 def plan_view(state: RunState) -> PlanView:
@@ -157,12 +161,12 @@ def _status_and_output(state: RunState, node: Node, events: list[LogEvent],
     if node.status == "insufficient":
         thin = w("too little reliable evidence")
         return "error", w("Insufficient evidence: {why}",
-                          why=_reason(events, ("thin", "read-cap"), thin))
+                          why=_reason(events, ("thin", "read-cap"), thin, w))
     if node.status == "pruned":
         if _steered(state, node.id, "dropped"):
             return "error", w("Dropped, as asked in the thread")
         drifted = w("its branch drifted off the question")
-        return "error", w("Dropped: {why}", why=_reason(events, ("backtrack",), drifted))
+        return "error", w("Dropped: {why}", why=_reason(events, ("backtrack",), drifted, w))
     if node.status == "expanded":
         return "in_progress", w("Split into {n} narrower sub-questions", n=len(node.children))
     if state.status == "running" and state.working.node_id == node.id:
@@ -177,21 +181,29 @@ def _finding(state: RunState, node: Node, kept: list[Evidence], w: Words) -> str
     states figures, else the best evidence line that does."""
     summary = state.summaries.get(node.id)
     if summary is not None and figures_in(summary.conclusion):
-        return _one_line(summary.conclusion)
+        return _one_line(_conclusion(summary.conclusion, w))
     lines = (summary.evidence if summary else []) + [
         e.text for e in sorted(kept, key=lambda e: -e.score)]
     with_figures = [_EVIDENCE_TAG.sub("", line) for line in lines if figures_in(line)]
     if with_figures:
         return _one_line(with_figures[0])
-    return _one_line(summary.conclusion) if summary else w.count(
+    return _one_line(_conclusion(summary.conclusion, w)) if summary else w.count(
         len(kept), "{n} reliable item found", "{n} reliable items found")
 
 
-def _reason(events: list[LogEvent], kinds: tuple[str, ...], default: str) -> str:
+def _conclusion(said: str, w: Words) -> str:
+    """A summary's conclusion, the fallback's own words in the thread's language (what it
+    quotes from a source as written)."""
+    if said.startswith(BEST_SUPPORTED):
+        return w("Best supported: {line}", line=said[len(BEST_SUPPORTED):])
+    return w("No reliable evidence was found.") if said == NOTHING_FOUND else said
+
+
+def _reason(events: list[LogEvent], kinds: tuple[str, ...], default: str, w: Words) -> str:
     said = [e for e in events if e.kind in kinds]
     if said and said[-1].kind == "backtrack":
         return default  # its message is the log's (node ids, counts), not a person's words
-    return _plain(said[-1]) if said else default
+    return _plain(said[-1]) if said and w.language == ENGLISH else default  # the log's English
 
 
 def steer_tasks(state: RunState, w: Words) -> list[PlanTask]:
@@ -201,16 +213,9 @@ def steer_tasks(state: RunState, w: Words) -> list[PlanTask]:
 
 
 def _steer_task(state: RunState, event: LogEvent, w: Words) -> PlanTask:
-    def questions(what: str) -> list[str]:
-        return [state.tree.nodes[i].question for i in event.data.get(what) or []
-                if i in state.tree.nodes]
-
+    """A steer's task: what the person wrote, and what it did (`steering.described`)."""
     said = " ".join(str(event.data.get("text") or "").split())
-    details = [w(label, question=q) for what, label in (
-        ("raised", N_("First: {question}")), ("dropped", N_("Dropped: {question}")),
-        ("added", N_("Added: {question}"))) for q in questions(what)]
-    output = w("asked to change the plan") if details else \
-        w("asked; no open sub-question matched what they named, so the plan stays")
+    output, details = described(event.data, state, w)
     return PlanTask(f"steer-{event.seq}", _clip(w("Steer: “{said}”", said=said)), "complete",
                     output,
                     tuple(_clip(d) for d in details[:DETAILS_SHOWN]),
@@ -218,7 +223,10 @@ def _steer_task(state: RunState, event: LogEvent, w: Words) -> PlanTask:
 
 
 def _steered(state: RunState, node_id: str, what: str) -> bool:
-    return any(node_id in (e.data.get(what) or []) for e in state.log.of_kind("steer"))
+    """Whether a steer moved the node first, added or dropped it (or, dropped, the narrowing
+    a steer asked for: `steering.keep_focus`)."""
+    return any(node_id in (e.data.get(what) or []) for e in state.log.events
+               if e.kind in ("steer", "steer-focus"))
 
 
 def _plain(event: LogEvent) -> str:
@@ -236,6 +244,8 @@ def _details(state: RunState, node: Node, events: list[LogEvent],
             lines.append(line)
     lines += [w("Sources disagree: {figures}", figures=c.figures())
               for c in find_conflicts(state.kept_for({node.id}))][:2]
+    if _steered(state, node.id, "added"):
+        lines.append(w("Added as asked in the thread, researched next"))
     if _steered(state, node.id, "raised"):
         lines.append(w("Moved first, as asked in the thread"))
     if node.status == "open" and node.depth > 0 and (
@@ -251,7 +261,7 @@ def _titles(state: RunState) -> dict[str, str]:
 
 def _detail(event: LogEvent, node: Node, w: Words, state: RunState) -> str | None:
     if event.kind == "budget":
-        return deep_note(event)
+        return deep_note(event, w)
     # a reflection's own answers stay in the run log; the plan shows what it changed (a
     # branch dropped, a neglected sub-question added)
     if event.kind == "backtrack":
@@ -259,8 +269,8 @@ def _detail(event: LogEvent, node: Node, w: Words, state: RunState) -> str | Non
     if event.kind == "expand" and "reflection added" in event.message and \
             event.data.get("node") == node.id:
         return w("Added by reflection: a neglected sub-question")
-    if event.kind == "thin" and node.status != "insufficient":
-        return _plain(event)
+    if event.kind == "thin" and node.status != "insufficient":  # the log's English, or:
+        return _plain(event) if w.language == ENGLISH else w("Too little evidence yet")
     if event.kind == "publish":
         if not event.message.startswith("revised"):
             return w("Answer part published")

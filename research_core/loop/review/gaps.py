@@ -20,6 +20,7 @@ from research_core.models.gateway import Gateway
 from research_core.models.schemas import SubQuestion
 from research_core.protocols import Similarity
 from research_core.settings import EngineSettings
+from research_core.wording import for_question
 
 GAP_VALUE = 0.75
 EVIDENCE_VALUE = 0.65
@@ -92,8 +93,9 @@ async def refill(gw: Gateway, similarity: Similarity, state: RunState, owner: Bu
     added = [state.tree.add_child(root, s.question, s.value) for s in vetted.accepted]
     state.log.emit("coverage-gap", "uncovered facets of the question → " + ", ".join(
         f"{n.id} {n.question!r}" for n in added))
-    await delivery.progress("Not covered yet, researching: " + "; ".join(
-        n.question for n in added), key=f"gap-{added[0].id}")
+    w = for_question(state.question)
+    await delivery.progress(w("Not covered yet, researching: {questions}", questions=w(
+        "; ").join(n.question for n in added)), key=f"gap-{added[0].id}")
     return True
 
 
@@ -117,8 +119,9 @@ async def refill_from_evidence(similarity: Similarity, state: RunState, owner: B
     added = [state.tree.add_child(state.tree.root_id, q, EVIDENCE_VALUE) for q in found]
     state.log.emit("evidence-gap", "retrieved sources no sub-question covers → " + ", ".join(
         f"{n.id} {n.question!r}" for n in added))
-    await delivery.progress("More in the sources, researching: " + "; ".join(
-        n.question for n in added), key=f"gap-{added[0].id}")
+    w = for_question(state.question)
+    await delivery.progress(w("More in the sources, researching: {questions}", questions=w(
+        "; ").join(n.question for n in added)), key=f"gap-{added[0].id}")
     return True
 
 

@@ -19,6 +19,7 @@ from research_core.models.gateway import Gateway
 from research_core.models.prompts import render
 from research_core.models.schemas import UpgradeOut
 from research_core.protocols import Message
+from research_core.wording import for_question
 
 
 def asking_window(owner: BudgetOwner) -> bool:
@@ -49,9 +50,11 @@ async def consider(gw: Gateway, state: RunState, owner: BudgetOwner,
     if not why:
         return
     decision = owner.request_upgrade(why)
-    await delivery.progress(f"Asked for deeper research ({why}); "
-                            + ("the budget owner decides at the next step" if decision.granted
-                               else f"refused: {decision.reason}"),
+    w = for_question(state.question)
+    await delivery.progress(w("Asked for deeper research ({why}); the budget owner decides at "
+                              "the next step", why=why) if decision.granted else
+                            w("Asked for deeper research ({why}); refused: {reason}", why=why,
+                              reason=decision.reason),
                             key=f"upgrade-ask-{state.extra.upgrade_asks}")
 
 
@@ -60,9 +63,11 @@ async def announce(state: RunState, delivery: Delivery, decision: Decision | Non
     thread."""
     if decision is None:
         return
-    text = ("Deep research applied: larger budget, deeper instructions from now on"
+    w = for_question(state.question)
+    text = (w("Deep research applied: larger budget, deeper instructions from now on")
             if decision.granted
-            else f"Deep research refused by the budget owner: {decision.reason}")
+            else w("Deep research refused by the budget owner: {reason}",
+                   reason=decision.reason))
     await delivery.progress(text, key=f"upgrade-decided-{state.extra.upgrade_asks}")
 
 
