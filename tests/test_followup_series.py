@@ -19,10 +19,12 @@ from research_core.delivery.publishers import MemoryPublisher
 from research_core.loop.engine import Engine
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.memory.state import RunState
-from research_core.loop.publishing.extremes import extreme_line, extreme_of
+from research_core.loop.publishing.extremes import described, extreme_line, extreme_of
 from research_core.loop.publishing.followup import FollowUpAnswer
 from research_core.loop.publishing.series import (
     COUNTED,
+    Point,
+    Series,
     charted,
     every_series,
     part_series,
@@ -196,3 +198,24 @@ async def test_a_model_answer_that_misses_the_month_is_not_taken(
     assert len(asked) >= 2, "the answer went back to the model"
     assert "Dec 2025: 248,000 units, the highest" in asked[0]  # the series, among its findings
     assert _bullets(done)[0].startswith("• Dec 2025: 248,000 units, the highest"), done.text
+
+
+async def test_a_chinese_question_picks_the_series_it_asks_about_across_languages() -> None:
+    """哪个月的销量最高？ shares no word with English series: the embedder's closeness, not the
+    series with most points (installers' waiting weeks), decides which one answers it."""
+    def months(unit: str, said: str, values: list[float]) -> Series:
+        return Series("heat pumps", unit, "month", tuple(
+            Point(f"2026-0{i}", v, f"{v:,.0f}", "src") for i, v in enumerate(values, 1)),
+            said=(said,))
+
+    waits = months("weeks", "Households waited 11 weeks for an installer in September.",
+                   [9, 10, 11, 8, 7])
+    sales = months("units", "Heat pump sales reached 248,000 units, the most heat pumps sold "
+                   "in one month.", [180_000, 248_000, 150_000])
+    asked = read_question("哪个月的销量最高？")
+    unranked = extreme_of(asked, [waits, sales])
+    assert unranked is not None and unranked.series is waits  # words alone: the longer one
+    [close] = await default_similarity().matrix([asked.text],
+                                                [described(s) for s in (waits, sales)])
+    found = extreme_of(asked, [waits, sales], close)
+    assert found is not None and found.series is sales and found.point.value == 248_000

@@ -51,19 +51,25 @@ class Extreme:
         return _said(self.point, self.series, self.side, zh, mark, other)
 
 
-def extreme_of(asked: Asked, found: Sequence[Series]) -> Extreme | None:
+def extreme_of(asked: Asked, found: Sequence[Series],
+               closeness: Sequence[float] = ()) -> Extreme | None:
     """The extreme the question asks for, of the series among `found` that answers it best:
-    of the grain asked for (else another, said so), then of most subject words, then of most
-    periods and sources; None when it asks for no extreme or no series is of what it asks."""
+    of the grain asked for (else another, said so), then of most subject words, then closest
+    to the question (`closeness`, the embedder's similarity per series: it reads across
+    languages, where the words of a Chinese question meet none of an English series), then of
+    most periods and sources; None when it asks for no extreme or no series is of what it
+    asks."""
     side = asked.extreme
     if side is None:
         return None
-    scored = [(score, s) for s in found if (score := _relevance(s, asked.subject)) is not None]
+    close = list(closeness) or [0.0] * len(found)
+    scored = [(score, c, s) for s, c in zip(found, close, strict=True)
+              if (score := _relevance(s, asked.subject)) is not None]
     if not scored:
         return None
     grain = asked.grain
-    _, series = max(scored, key=lambda p: (grain in (None, p[1].grain), p[0],
-                                           len(p[1].points), len(p[1].sources)))
+    _, _, series = max(scored, key=lambda p: (grain in (None, p[2].grain), p[0], p[1],
+                                              len(p[2].points), len(p[2].sources)))
     pick = max if side == "high" else min
     return Extreme(pick(series.points, key=lambda p: p.value), series, side, grain)
 
@@ -79,6 +85,11 @@ def extreme_line(asked: Asked, items: list[Evidence], cite: Callable[[str], str 
     found = extreme_of(asked, [*charted, *every_series(items, about or asked.text)])
     mark = cite(found.source_id) if found is not None else None
     return found.line(asked.chinese, mark) if found is not None and mark else None
+
+
+def described(series: Series) -> str:
+    """What a series is about, as the embedder compares it with a question."""
+    return " ".join((series.title, series.measure, *series.said[:3]))
 
 
 def _relevance(series: Series, subject: frozenset[str]) -> int | None:

@@ -22,7 +22,7 @@ from research_core.loop.answering.completion import Reader, page_lines
 from research_core.loop.memory.evidence import Evidence
 from research_core.loop.memory.goal_tree import Node
 from research_core.loop.memory.state import RunState
-from research_core.loop.publishing.extremes import Extreme, extreme_of
+from research_core.loop.publishing.extremes import Extreme, described, extreme_of
 from research_core.loop.publishing.series import Series, charted, every_series
 from research_core.loop.report.reporter import (
     SOURCES_HEADING,
@@ -109,7 +109,7 @@ async def answer(r: Researcher, question: str, key: str, max_steps: int) -> Foll
 
 async def _from_memory(r: Researcher, asked: Asked) -> tuple[FollowUpOut, list[Source]]:
     evidence = await _closest(r, asked.text)
-    top = extreme_of(asked, await _thread_series(r, asked)) if asked.extreme else None
+    top = await _extreme(r, asked) if asked.extreme else None
     sources, carried = _numbered(r.state, evidence, top)
     said = _extreme_said(top, sources, asked.chinese)
     findings = [f"- {s.question}: {s.conclusion}"
@@ -130,6 +130,15 @@ async def _from_memory(r: Researcher, asked: Asked) -> tuple[FollowUpOut, list[S
 
     out = await r.gateway.try_structured("executor", "followup", messages, FollowUpOut, check)
     return out or await _assembled(r, asked, carried, sources, said), sources
+
+
+async def _extreme(r: Researcher, asked: Asked) -> Extreme | None:
+    """The extreme asked for, of the thread's series closest to the question."""
+    found = await _thread_series(r, asked)
+    if not found:
+        return None
+    [closeness] = await r.similarity.matrix([asked.text], [described(s) for s in found])
+    return extreme_of(asked, found, closeness)
 
 
 async def _thread_series(r: Researcher, asked: Asked) -> list[Series]:
