@@ -19,7 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.slack_fields import channel_of, clicker_of, object_of, slack_id
 from bot.start import Starter, deep_permitted
 from contract.blocks import FEEDBACK_ACTION, parse_feedback, words_of
-from contract.home import publish_home, usage_text
+from contract.home import home_words, publish_home, usage_text
 from contract.keys import GREETED_S, greeted_key
 from contract.mrkdwn import one_line
 from contract.slack_client import SLACK_FAILURES, slack_error
@@ -115,11 +115,12 @@ class _Surfaces:
         if user is None or event.get("tab") not in (None, "home") or not await self._fresh(body):
             return  # a repeat of one delivery (its event id) publishes nothing again
         allowed = deep_permitted(user, self.starter.deep_allowed)
+        w = await home_words(client, user)
         everyone = None
         if self.usage is not None and self.starter.policy.is_admin(user):
-            everyone = usage_text(await self.usage(), self.starter.policy.caps)
+            everyone = usage_text(await self.usage(), self.starter.policy.caps, w)
         await publish_home(client, self.starter.requests.redis, user, self.budget, allowed,
-                           everyone)
+                           everyone, w)
 
     async def _agent_view_opened(self, body: JSON, event: JSON, user: str,
                                  client: AsyncWebClient) -> None:

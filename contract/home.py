@@ -180,3 +180,16 @@ def _section(text: str) -> Block:
 
 def _context(text: str) -> Block:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": text[:3000]}]}
+
+
+async def home_words(client: AsyncWebClient, user: str) -> Words:
+    """The person's own language for their Home tab: their Slack locale (users.info, scope
+    `users:read`), "zh-CN" → Chinese; English where Slack gives none or refuses."""
+    try:
+        found = await client.users_info(user=user, include_locale=True)
+    except SLACK_FAILURES as exc:
+        log.info("locale of %s unknown, Home in English: %s", user, slack_error(exc))
+        return ENGLISH_WORDS
+    person = found.get("user")
+    locale = person.get("locale") if isinstance(person, dict) else None
+    return Words(locale.split("-")[0].lower()) if isinstance(locale, str) else ENGLISH_WORDS

@@ -47,7 +47,7 @@ PACED = ("chat.postMessage", "chat.startStream")  # each posts a message to a ch
 # known token says them in its X-OAuth-Scopes header (`redsearch doctor` reads them).
 GRANTED_SCOPES = ("app_mentions:read", "chat:write", "channels:history", "groups:history",
                   "im:history", "assistant:write", "commands", "files:write", "files:read",
-                  "canvases:write")
+                  "canvases:write", "users:read")
 
 
 class FakeSlack:

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 from playground.fake_slack_blocks import check_view_blocks
 from playground.fake_slack_messages import JSON, TEAM_ID, Change, SlackError, json_argument
 
+USERS_SCOPE = "users:read"  # users.info
+
 if TYPE_CHECKING:
     from playground.fake_slack import FakeSlack
 
@@ -50,11 +52,12 @@ class FakeSurfaces:
         self.views: dict[str, JSON] = {}
         self.triggers: dict[str, str] = {}  # trigger id of an interaction -> who made it
         self.modals: dict[str, JSON] = {}  # view id -> the open modal (its `user` added)
+        self.locales: dict[str, str] = {}  # user -> Slack locale ("zh-CN"); else "en-US"
         for method, handler in {
             "assistant.threads.setStatus": self.set_status,
             "assistant.threads.setSuggestedPrompts": self.set_prompts,
             "assistant.threads.setTitle": self.set_title, "views.publish": self.publish,
-            "views.open": self.open_modal,
+            "views.open": self.open_modal, "users.info": self.user_info,
         }.items():
             fake.add_method(method, handler)
 
@@ -151,6 +154,20 @@ class FakeSurfaces:
         self.views[user] = published
         self.fake.announce(Change("view", "", published["id"], None, published, user))
         return {"view": published}
+
+    def user_info(self, params: JSON) -> JSON:
+        """users.info (scope `users:read`): a person, with their `locale` when the call asks
+        for it (`include_locale`), as Slack gives it."""
+        if USERS_SCOPE not in self.fake.scopes:
+            raise SlackError("missing_scope", needed=USERS_SCOPE,
+                             provided=",".join(self.fake.scopes))
+        user = str(params.get("user") or "")
+        if not user.startswith("U"):
+            raise SlackError("user_not_found")
+        person: JSON = {"id": user, "team_id": TEAM_ID, "name": user.lower(), "is_bot": False}
+        if str(params.get("include_locale")).lower() in ("true", "1"):
+            person["locale"] = self.locales.get(user, "en-US")
+        return {"user": person}
 
     def trigger(self, trigger_id: str, user: str) -> None:
         """An interaction was delivered with `trigger_id`: the app may open one modal with it."""

@@ -26,7 +26,7 @@ EVENTS = {"app_mention", "message.channels", "message.groups", "message.im",
           "assistant_thread_started", "app_home_opened"}
 SCOPES = {"app_mentions:read", "chat:write", "channels:history", "groups:history",
           "im:history", "assistant:write", "commands", "files:write", "files:read",
-          "canvases:write"}
+          "canvases:write", "users:read"}
 
 
 def load() -> dict[str, Any]:

@@ -258,12 +258,27 @@ async def test_replies_and_ephemerals_follow_the_questions_language(bot: Bot) ->
                     only + "更改这个讨论串的关注方式。", "只有已完成的研究才能关注。",
                     only + "停止这项研究。"], told
     assert ZH(PICK_FIRST) in thread and "这个问题有 60 个字符" in thread[-1], thread
+    home = await opened_home(bot)
+    assert "Your recent research" in home and QUESTION_ZH in home  # Alice's locale: en-US
+
+
+async def opened_home(bot: Bot) -> str:
+    """Alice opens the app's Home tab: what the bot publishes there."""
     opened = {"type": "app_home_opened", "user": ALICE, "channel": "D0ALICE", "tab": "home"}
     await bot.post(json.dumps({"token": "legacy", "team_id": "T0FAKE", "type": "event_callback",
                                "event_id": bot.next_event_id(), "event": opened}),
                    "application/json")
-    home = json.dumps(bot.fake.surfaces.views[ALICE], ensure_ascii=False)
-    assert "Your recent research" in home and QUESTION_ZH in home  # no locale: English
+    return json.dumps(bot.fake.surfaces.views[ALICE], ensure_ascii=False)
+
+
+async def test_the_home_tab_follows_the_persons_slack_locale(bot: Bot) -> None:
+    """Home has no question to follow: it speaks the person's Slack locale (users.info), and
+    English where Slack gives none (no `users:read` scope)."""
+    bot.fake.surfaces.locales[ALICE] = "zh-CN"
+    home = await opened_home(bot)
+    assert ZH("Your recent research") in home and "Your recent research" not in home
+    bot.fake.scopes = tuple(s for s in bot.fake.scopes if s != "users:read")
+    assert "Your recent research" in await opened_home(bot)
 
 
 def test_a_chinese_chart_says_its_own_words_in_chinese(monkeypatch: pytest.MonkeyPatch) -> None:

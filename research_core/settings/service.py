@@ -21,7 +21,8 @@ REDIS_SCHEMES = ("redis", "rediss", "unix", SENTINEL_SCHEME)
 
 
 OAUTH_SCOPES = ("app_mentions:read,chat:write,channels:history,groups:history,im:history,"
-                "assistant:write,commands,files:write,files:read,canvases:write")  # manifest.yml's
+                "assistant:write,commands,files:write,files:read,canvases:write,"
+                "users:read")  # manifest.yml's
 
 
 @dataclass(frozen=True)
