@@ -50,6 +50,7 @@ from playground.ui_http import (
 STATIC_DIR = Path(__file__).parent / "static"
 BOT_NAME = "RED Searcher"
 DEFAULT_USERS = {"U0ALICE": "Alice", "U0BOB": "Bob", "U0CAROL": "Carol"}
+DEFAULT_LOCALES = {"U0CAROL": "zh-CN"}  # Slack's locale of each (users.info); else en-US
 TEXT_LIMIT = 40_000
 RESPONSE_URLS_KEPT = 1000  # response_urls of the newest clicks; older ones answer expired_url
 NOTICES_KEPT = 20
@@ -69,6 +70,7 @@ class Playground:
         self.users = dict(users or DEFAULT_USERS)
         self.heartbeat_s = heartbeat_s
         self.fake = FakeSlack(token=token, post_interval=post_interval)
+        self.fake.surfaces.locales.update(DEFAULT_LOCALES)  # Carol's Home tab is Chinese
         self.fake.search.add_channel(channel, channel_name)  # the app may search it, once
         self.fake.search.scopes |= {"search:read.public", "channels:read"}  # the policy says
         self.deliverer = Deliverer(bot_url, signing_secret, ack_timeout_s=ack_timeout_s,
