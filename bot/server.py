@@ -32,7 +32,7 @@ from bot.metrics import (
 from bot.oauth import oauth_settings
 from bot.slack_fields import where
 from bot.slack_http import socket_mode_logger
-from contract.estimates import estimate_line
+from contract.estimates import RecentEstimates
 from contract.queue import JobQueue, connect
 from research_core import log_context
 from research_core.errors import PortBusy
@@ -153,7 +153,7 @@ async def start_bot(settings: Settings, redis_url: str, host: str | None = None,
                     deep_allowed=settings.budget.deep_allowed,
                     max_steps=settings.budget.steps, budget=settings.budget,
                     policy=settings.policy, plan_limit=settings.engine.max_children,
-                    estimate=lambda team, w: estimate_line(pool, team, w),
+                    estimate=RecentEstimates(pool).line,
                     usage=usage, oauth=oauth)
     web_application = web_app(app, settings.slack.signing_secret, pool)
     web_application.router.add_get("/healthz", _health)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
+import time
 
 import redis.asyncio as aioredis
 
@@ -21,6 +22,7 @@ from research_core.wording import ENGLISH_WORDS, Words
 
 RECENT_RUNS = 50
 KEEP_COSTS_S = 4 * KEEP_S
+MAX_TEAMS_KEPT = 1024  # workspaces whose recent runs the bot keeps in memory
 
 
 async def record_run(redis: aioredis.Redis, team: str | None, deep: bool,
@@ -51,8 +53,8 @@ def estimate(entries: list[dict[str, object]], w: Words = ENGLISH_WORDS) -> str:
     return w("Recent runs took: {times}", times=" · ".join(parts)) if parts else ""
 
 
-async def estimate_line(redis: aioredis.Redis, team: str | None,
-                        w: Words = ENGLISH_WORDS) -> str:
+async def recent_entries(redis: aioredis.Redis, team: str | None) -> list[dict[str, object]]:
+    """This workspace's recent runs as `record_run` noted them; unreadable entries skipped."""
     raw = await awaited(redis.lrange(costs_key(team), 0, RECENT_RUNS - 1))
     entries: list[dict[str, object]] = []
     for item in raw:
@@ -62,4 +64,30 @@ async def estimate_line(redis: aioredis.Redis, team: str | None,
             continue
         if isinstance(parsed, dict):
             entries.append(parsed)
-    return estimate(entries, w)
+    return entries
+
+
+async def estimate_line(redis: aioredis.Redis, team: str | None,
+                        w: Words = ENGLISH_WORDS) -> str:
+    return estimate(await recent_entries(redis, team), w)
+
+
+class RecentEstimates:
+    """The picker's line, its runs read from Redis at most once per `fresh_s` a workspace:
+    under a burst of mentions the bot reads them once, not once a mention (issue 45), and
+    a run that finished is in the line a second later."""
+
+    def __init__(self, redis: aioredis.Redis, fresh_s: float = 1.0) -> None:
+        self.redis = redis
+        self.fresh_s = fresh_s
+        self._read: dict[str | None, tuple[float, list[dict[str, object]]]] = {}
+
+    async def line(self, team: str | None, w: Words = ENGLISH_WORDS) -> str:
+        now = time.monotonic()
+        read = self._read.get(team)
+        if read is None or now - read[0] >= self.fresh_s:
+            read = (now, await recent_entries(self.redis, team))
+            if len(self._read) >= MAX_TEAMS_KEPT:
+                self._read.clear()
+            self._read[team] = read
+        return estimate(read[1], w)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -96,7 +96,9 @@ class ResearchRequestMsg:
         return replace(self, **changes)
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False)
+        # its fields read directly: `asdict` deep-copies, a cost on every mention (issue 45)
+        return json.dumps({name: getattr(self, name) for name in self.__dataclass_fields__},
+                          ensure_ascii=False)
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> ResearchRequestMsg:

@@ -14,8 +14,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import redis.asyncio as aioredis
 
-from contract.estimates import estimate
+from contract.estimates import RecentEstimates, estimate, record_run
 from redsearch.cli import main
 from research_core.budget.caps import CapBreach, CapStatus, Headroom
 from research_core.budget.owner import BudgetOwner
@@ -261,6 +262,20 @@ def test_the_picker_says_how_long_recent_runs_took_never_what_they_cost() -> Non
     assert line == "Recent runs took: *Standard* about 2 min · *Deep* about 7 min"
     assert estimate(runs[:1]) == "Recent runs took: *Standard* under a minute"
     assert estimate([]) == "" and estimate([{"deep": True, "tiers": {}}]) == ""
+
+
+async def test_the_picker_reads_recent_runs_once_a_moment_under_a_burst(
+        redis: aioredis.Redis) -> None:
+    estimates = RecentEstimates(redis, fresh_s=0.3)
+    await record_run(redis, "T1", False, 20.0)
+    first = await estimates.line("T1")
+    assert first == "Recent runs took: *Standard* under a minute"
+    await record_run(redis, "T1", True, 400.0)
+    await record_run(redis, "T2", True, 400.0)
+    assert await estimates.line("T1") == first  # read a moment ago: not read again
+    assert await estimates.line("T2") == "Recent runs took: *Deep* about 7 min"
+    await asyncio.sleep(0.35)
+    assert await estimates.line("T1") == first + " · *Deep* about 7 min"
 
 
 async def test_an_upgrade_that_would_breach_a_cap_is_refused_in_a_run(
