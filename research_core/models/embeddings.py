@@ -11,6 +11,7 @@ import math
 import re
 import threading
 from collections import Counter, OrderedDict
+from functools import lru_cache
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, Protocol
@@ -26,6 +27,7 @@ from research_core.models.openai_tier import UNUSED_KEY, endpoint_host
 from research_core.settings import EmbeddingSettings
 
 Vectors = npt.NDArray[np.float32]
+SHARES_CACHED = 32768  # texts: bounded in a long-lived worker
 CJK_LEXICAL_WEIGHT = 0.5  # share of the score given to bigram overlap when a text is Chinese
 OPENAI_BATCH = 256
 
@@ -216,6 +218,7 @@ class CachingEmbedder:
         return np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
 
 
+@lru_cache(maxsize=SHARES_CACHED)
 def cjk_share(text: str) -> float:
     units = _UNIT.findall(text)
     return sum(1 for u in units if _CJK.match(u)) / len(units) if units else 0.0
@@ -272,7 +275,8 @@ class EmbeddingSimilarity:
         vectors = await self.embedder.embed(rows + cols)
         scores = blend(vectors[: len(rows)] @ vectors[len(rows):].T, rows, cols)
         if self.number_mismatch_cap is not None:
-            differ = np.array([[_numbers(r) != _numbers(c) for c in cols] for r in rows])
+            row_numbers, col_numbers = [_numbers(r) for r in rows], [_numbers(c) for c in cols]
+            differ = np.array([[r != c for c in col_numbers] for r in row_numbers])
             scores = np.where(differ, np.minimum(scores, self.number_mismatch_cap), scores)
         return np.clip(scores, 0.0, 1.0).astype(np.float32)
 

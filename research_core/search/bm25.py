@@ -9,17 +9,26 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 from research_core.text.terms import segment
 
 K1, B = 1.2, 0.75
 _WORD = re.compile(r"\w")
+WORDS_CACHED = 32768  # texts: bounded in a long-lived worker
 
 
 def words(text: str) -> list[str]:
     """Lower-cased jieba words that hold a letter or a digit."""
-    return [w for w in (p.strip() for p in segment(text.lower(), search_mode=False))
-            if w and _WORD.search(w)]
+    return list(_words(text))
+
+
+@lru_cache(maxsize=WORDS_CACHED)
+def _words(text: str) -> tuple[str, ...]:
+    """`words`, once per text: the extractive answer ranks the same sentences at every
+    step, and jieba's segmentation is the cost."""
+    return tuple(w for w in (p.strip() for p in segment(text.lower(), search_mode=False))
+                 if w and _WORD.search(w))
 
 
 def scores(query: Counter[str], docs: Sequence[Counter[str]]) -> list[float]:

@@ -16,6 +16,7 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations, pairwise
 from typing import Generic, Protocol, TypeVar
 
@@ -30,6 +31,7 @@ SAME_TOPIC = 0.4
 SAME_MEASURE_RATIO = 1.6  # two versions of one figure differ by less than this factor
 MAX_SHOWN = 4
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
+WORDINGS_CACHED = 32768  # texts: bounded in a long-lived worker
 
 
 class Said(Protocol):
@@ -341,7 +343,13 @@ def names_in(line: Said) -> set[str]:
 
 
 def _topic(a: str, b: str) -> float:
-    return overlap(_NUMBERS.sub(" ", a), _NUMBERS.sub(" ", b))
+    return overlap(_wordings(a), _wordings(b))
+
+
+@lru_cache(maxsize=WORDINGS_CACHED)
+def _wordings(text: str) -> str:
+    """The text without its numbers, once per text (`every` compares each line with each)."""
+    return _NUMBERS.sub(" ", text)
 
 
 def _by_unit(text: str) -> dict[str, list[Figure]]:

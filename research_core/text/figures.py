@@ -14,8 +14,11 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 from research_core.text.periods import MONTH_NAMES
+
+FIGURES_CACHED = 32768  # texts: bounded in a long-lived worker
 
 _MAGNITUDES: dict[str, int] = {
     "万亿": 10**12, "千万": 10**7, "百万": 10**6, "千": 10**3, "万": 10**4, "亿": 10**8,
@@ -64,6 +67,13 @@ class Figure:
 
 def figures_in(text: str) -> list[Figure]:
     """Every figure of `text`, in order."""
+    return list(_figures_in(text))
+
+
+@lru_cache(maxsize=FIGURES_CACHED)
+def _figures_in(text: str) -> tuple[Figure, ...]:
+    """`figures_in`, once per text: the picker and the revision check read every sentence's
+    figures against every other's."""
     found = []
     for match in _FIGURE.finditer(text):
         number, suffix, unit = match.group(1), (match.group(2) or "").lower(), match.group(4)
@@ -71,7 +81,7 @@ def figures_in(text: str) -> list[Figure]:
         figure = _figure(text[match.start():end], number, suffix, _unit(unit), match.group(3))
         if figure is not None:
             found.append(figure)
-    return found
+    return tuple(found)
 
 
 # A count's noun (`counted`): English writes what a count counts right after it, as a noun

@@ -14,6 +14,9 @@ sentences the same (`sentence_key`).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+
+SENTENCES_CACHED = 32768  # texts: bounded in a long-lived worker
 
 _HEADING = re.compile(r"^\s*(?:#{1,6}\s.*|\*{1,2}[^*\n]+\*{1,2}\s*[:：]?)\s*$")
 _LINE_MARKER = re.compile(r"^\s*(?:#{1,6}\s+|>\s*|[-*•◦▪]\s+|\d{1,2}[.)]\s+)+")
@@ -95,6 +98,8 @@ def is_numbered_heading(line: str) -> bool:
     return _NUMBERED_HEADING.match(line) is not None
 
 
+@lru_cache(maxsize=SENTENCES_CACHED)
 def sentence_key(text: str) -> str:
-    """What makes two sentences the same: their words, without citations, case or spacing."""
+    """What makes two sentences the same: their words, without citations, case or spacing.
+    Once per text: the picker compares every candidate with every chosen sentence."""
     return " ".join(_NOT_WORD.sub(" ", _CITATION.sub("", text).casefold()).split())

@@ -137,8 +137,12 @@ def stem(term: str) -> str:
 
 def overlap(query: str, text: str) -> float:
     """The share of the query's distinct terms that occur in the text (0..1)."""
-    wanted = set(terms(query))
+    wanted = _term_set(query)
     if not wanted:
         return 0.0
-    have = set(terms(text))
-    return len(wanted & have) / len(wanted)
+    return len(wanted & _term_set(text)) / len(wanted)
+
+
+@lru_cache(maxsize=TERMS_CACHED)
+def _term_set(text: str) -> frozenset[str]:
+    return frozenset(_terms(text))
