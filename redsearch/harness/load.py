@@ -9,7 +9,7 @@
    fixed latency per call: queue wait (click → the run's first model call) and wall time
    (click → its closing message) as more runs share the worker, and the worker's CPU use.
 
-    python -m redsearch.harness.load [--rates 50,200,500] [--levels 1,2,4,8,16,32] …
+    python -m redsearch.harness.load [--rates 50,200,500,1000] [--levels 1,2,4,8,16,32] …
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def say(text: str) -> None:
 
 @dataclass(frozen=True)
 class LoadPlan:
-    rates: tuple[int, ...] = (50, 200, 500)
+    rates: tuple[int, ...] = (50, 200, 500, 1000)
     ack_seconds: float = 8.0
     clicks: int = 20
     levels: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
