@@ -97,3 +97,16 @@ def test_a_figure_said_a_year_earlier_is_the_previous_year_s() -> None:
     news = Statement(rose, "news", dt.date(2026, 10, 5), 0.6, "Harbour News")
     assert [(d.period, d.second[1].text) for d in conflicts.every([board, news])] == [
         ("2025-09", "2.49 million")]
+
+
+def test_a_series_is_named_by_words_that_state_no_figure() -> None:
+    """Where the question's words are not the sources' (a Chinese question, English pages),
+    the name is the words the sentences share; a stretch of them across a figure runs over a
+    clause ("Record of 248,000 residential heat pumps"), and is no name."""
+    items = [item(f"s{i}", f"A record of {n} residential heat pumps was sold in {month}.")
+             for i, (n, month) in enumerate((("189,000", "December 2024"),
+                                             ("248,000", "December 2025"),
+                                             ("214,000", "September 2026")))]
+    found = series_of(items, "哪个月的销量最高？")
+    assert found is not None and len(found.points) == 3
+    assert not any(c.isdigit() for c in found.measure + found.title), found.title

@@ -41,7 +41,7 @@ from research_core.text import measures
 from research_core.text.conflicts import SAME_MEASURE_RATIO, names_in, unit_of
 from research_core.text.dated import bracketed, dated_figures
 from research_core.text.figure_status import statuses
-from research_core.text.figures import Figure, counted
+from research_core.text.figures import Figure, counted, figures_in
 from research_core.text.periods import MONTH_NAMES, states_span
 from research_core.text.terms import content_terms, has_cjk, stem
 from research_core.wording import ENGLISH_WORDS, N_, Words
@@ -320,15 +320,18 @@ def _measure(found: list[_Candidate], about: str) -> str:
 
 def _stretch(text: str, words: list[str]) -> str:
     """The stretch of `text` from the first to the last of `words` where it holds them all
-    and is no longer than a name, its first letter a capital; "" otherwise."""
+    and is a name: no longer than one, and stating no figure (a stretch across one,
+    "Record of 248,000 residential heat pumps", runs over a clause); its first letter a
+    capital; "" otherwise."""
     found = [_find(text, w) for w in words]
     if not words or not all(found):
         return ""
     low = min(m.start() for m in found if m)
     high = max(m.end() for m in found if m)
     stretch = text[low:high].strip()
-    return stretch[:1].upper() + stretch[1:] if len(content_terms(stretch)) <= MEASURE_TERMS \
-        else ""
+    if len(content_terms(stretch)) > MEASURE_TERMS or figures_in(stretch):
+        return ""
+    return stretch[:1].upper() + stretch[1:]
 
 
 def _find(text: str, word: str) -> re.Match[str] | None:
