@@ -4,7 +4,7 @@ runs yet, no line. What runs cost in tokens and money is the operator's to see (
 usage view, `redsearch usage`, `/metrics`), never the channel's (issue 44).
 
 Workers note each finished run's depth and active time (`record_run`, the newest RECENT_RUNS
-kept in Redis); the bot reads them (`estimate_line`)."""
+kept in Redis); the bot reads them (`RecentEstimates`)."""
 
 from __future__ import annotations
 
@@ -65,11 +65,6 @@ async def recent_entries(redis: aioredis.Redis, team: str | None) -> list[dict[s
         if isinstance(parsed, dict):
             entries.append(parsed)
     return entries
-
-
-async def estimate_line(redis: aioredis.Redis, team: str | None,
-                        w: Words = ENGLISH_WORDS) -> str:
-    return estimate(await recent_entries(redis, team), w)
 
 
 class RecentEstimates:

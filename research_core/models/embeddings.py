@@ -25,9 +25,9 @@ from research_core.models.llama_tier import ModelLock
 from research_core.models.offload import Offload, capture_load_log, gpu_build
 from research_core.models.openai_tier import UNUSED_KEY, endpoint_host
 from research_core.settings import EmbeddingSettings
+from research_core.text.terms import TEXTS_CACHED
 
 Vectors = npt.NDArray[np.float32]
-SHARES_CACHED = 32768  # texts: bounded in a long-lived worker
 CJK_LEXICAL_WEIGHT = 0.5  # share of the score given to bigram overlap when a text is Chinese
 OPENAI_BATCH = 256
 
@@ -218,7 +218,7 @@ class CachingEmbedder:
         return np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
 
 
-@lru_cache(maxsize=SHARES_CACHED)
+@lru_cache(maxsize=TEXTS_CACHED)
 def cjk_share(text: str) -> float:
     units = _UNIT.findall(text)
     return sum(1 for u in units if _CJK.match(u)) / len(units) if units else 0.0

@@ -11,11 +11,10 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
-from research_core.text.terms import segment
+from research_core.text.terms import TEXTS_CACHED, segment
 
 K1, B = 1.2, 0.75
 _WORD = re.compile(r"\w")
-WORDS_CACHED = 32768  # texts: bounded in a long-lived worker
 
 
 def words(text: str) -> list[str]:
@@ -23,7 +22,7 @@ def words(text: str) -> list[str]:
     return list(_words(text))
 
 
-@lru_cache(maxsize=WORDS_CACHED)
+@lru_cache(maxsize=TEXTS_CACHED)
 def _words(text: str) -> tuple[str, ...]:
     """`words`, once per text: the extractive answer ranks the same sentences at every
     step, and jieba's segmentation is the cost."""

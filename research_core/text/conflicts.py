@@ -25,13 +25,12 @@ from research_core.text.dated import a_year, aside, period_of, places_of, year_b
 from research_core.text.figures import Figure, figures_in, rounding_of
 from research_core.text.periods import named
 from research_core.text.sentences import sentences
-from research_core.text.terms import function_words, has_cjk, nouns, overlap
+from research_core.text.terms import TEXTS_CACHED, function_words, has_cjk, nouns, overlap
 
 SAME_TOPIC = 0.4
 SAME_MEASURE_RATIO = 1.6  # two versions of one figure differ by less than this factor
 MAX_SHOWN = 4
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
-WORDINGS_CACHED = 32768  # texts: bounded in a long-lived worker
 
 
 class Said(Protocol):
@@ -346,7 +345,7 @@ def _topic(a: str, b: str) -> float:
     return overlap(_wordings(a), _wordings(b))
 
 
-@lru_cache(maxsize=WORDINGS_CACHED)
+@lru_cache(maxsize=TEXTS_CACHED)
 def _wordings(text: str) -> str:
     """The text without its numbers, once per text (`every` compares each line with each)."""
     return _NUMBERS.sub(" ", text)

@@ -17,8 +17,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
 from research_core.text.periods import MONTH_NAMES
-
-FIGURES_CACHED = 32768  # texts: bounded in a long-lived worker
+from research_core.text.terms import TEXTS_CACHED
 
 _MAGNITUDES: dict[str, int] = {
     "万亿": 10**12, "千万": 10**7, "百万": 10**6, "千": 10**3, "万": 10**4, "亿": 10**8,
@@ -70,7 +69,7 @@ def figures_in(text: str) -> list[Figure]:
     return list(_figures_in(text))
 
 
-@lru_cache(maxsize=FIGURES_CACHED)
+@lru_cache(maxsize=TEXTS_CACHED)
 def _figures_in(text: str) -> tuple[Figure, ...]:
     """`figures_in`, once per text: the picker and the revision check read every sentence's
     figures against every other's."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-SENTENCES_CACHED = 32768  # texts: bounded in a long-lived worker
+from research_core.text.terms import TEXTS_CACHED
 
 _HEADING = re.compile(r"^\s*(?:#{1,6}\s.*|\*{1,2}[^*\n]+\*{1,2}\s*[:：]?)\s*$")
 _LINE_MARKER = re.compile(r"^\s*(?:#{1,6}\s+|>\s*|[-*•◦▪]\s+|\d{1,2}[.)]\s+)+")
@@ -98,7 +98,7 @@ def is_numbered_heading(line: str) -> bool:
     return _NUMBERED_HEADING.match(line) is not None
 
 
-@lru_cache(maxsize=SENTENCES_CACHED)
+@lru_cache(maxsize=TEXTS_CACHED)
 def sentence_key(text: str) -> str:
     """What makes two sentences the same: their words, without citations, case or spacing.
     Once per text: the picker compares every candidate with every chosen sentence."""

@@ -15,7 +15,10 @@ with warnings.catch_warnings():
 import stopwordsiso
 
 NOUNS_CACHED = 4096
-TERMS_CACHED = 32768  # texts (sentences, mostly): bounded in a long-lived worker
+# How many texts (sentences, mostly) each per-text cache of the text grammar holds: bounded
+# in a long-lived worker. The one size for all of them (`_terms`, `sentence_key`,
+# `figures_in`, BM25's words, the CJK share …).
+TEXTS_CACHED = 32768
 _WORD = re.compile(r"[\w.%-]+", re.UNICODE)
 CJK = re.compile(r"[\u3400-\u9fff]")
 _NUMBER = re.compile(r"[\d.,%-]+")
@@ -96,7 +99,7 @@ def terms(text: str) -> list[str]:
     return list(_terms(text))
 
 
-@lru_cache(maxsize=TERMS_CACHED)
+@lru_cache(maxsize=TEXTS_CACHED)
 def _terms(text: str) -> tuple[str, ...]:
     """`terms`, once per text: the conflict detector and the sentence picker compare every
     sentence with many others, and jieba's segmentation is the cost."""
@@ -143,6 +146,6 @@ def overlap(query: str, text: str) -> float:
     return len(wanted & _term_set(text)) / len(wanted)
 
 
-@lru_cache(maxsize=TERMS_CACHED)
+@lru_cache(maxsize=TEXTS_CACHED)
 def _term_set(text: str) -> frozenset[str]:
     return frozenset(_terms(text))
